@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_format.h - the on-disk gpushim trace: the specification, shared by the shim (writer) and
+ * the analyzer (reader). Only libc headers; fixed-width little-endian structs, 8-byte aligned,
+ * every size pinned by a static assert. Nothing here allocates or does I/O.
+ *
+ * File layout
+ *   struct trace_file_header, then its strings (header_bytes in all, a multiple of 8)
+ *   chunk*: struct trace_chunk_header, then one complete zstd frame of chunk.zstd_bytes bytes that
+ *           decompresses to exactly chunk.raw_bytes bytes of records.
+ *   A killed process leaves a file that ends inside a chunk; readers decode every complete chunk
+ *   and report the file as truncated. A cleanly closed trace ends with a chunk holding TRACE_REC_END.
+ *
+ * Records
+ *   Every record starts with struct trace_rec_hdr {type, size, dt_ns}. size counts the header,
+ *   is a multiple of 8 and at least 8. A reader skips types it does not know by size and accepts
+ *   a size larger than the struct it knows (tail growth); a size smaller than the struct it knows
+ *   is an error.
+ *
+ *   Records come in two streams inside a chunk:
+ *   - meta records (STRING, FUNC, DEVICE, API_DEF, OCCUPANCY, GPU_*, NOTE, END, ...): no time base;
+ *     their dt_ns is 0. Every id they define (string, function) is defined before the first
+ *     thread record that refers to it in file order.
+ *   - thread records follow a TRACE_REC_BLOCK that names the thread and gives the time base.
+ *     Each record's start time = previous start time (or BLOCK.base_ns) + hdr.dt_ns, in
+ *     CLOCK_MONOTONIC nanoseconds; TRACE_REC_TIME sets the current time absolutely (used when a
+ *     delta does not fit in 32 bits). A block ends at the next BLOCK or at the end of the chunk.
+ *
+ * Version policy
+ *   TRACE_VERSION_MAJOR changes when an existing layout or meaning changes; readers refuse
+ *   another major with a message naming both versions. TRACE_VERSION_MINOR changes when a record
+ *   type is added or a record grows at its tail. A type number is never reused: a retired type
+ *   leaves a "N was X: never reuse" line in the enum. Every change gets a line in README.md's
+ *   format changelog and a fixture in tests/traces/.
+ */
+#ifndef GPUSHIM_TRACE_FORMAT_H
+#define GPUSHIM_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
+#define TRACE_VERSION_MAJOR	1
+#define TRACE_VERSION_MINOR	0
+#define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
+
+/* Limits a reader enforces before trusting a length (and the writer never exceeds). */
+#define TRACE_MAX_HEADER_BYTES	(1u << 20)
+#define TRACE_MAX_CHUNK_RAW	(16u << 20)
+#define TRACE_MAX_RECORD	0xfff8u
+
+/* ---- File and chunk headers ---- */
+
+enum trace_file_flags {
+	TRACE_FILE_FORKED = 1u << 0,	/* written by a child after fork() */
+};
+
+struct trace_file_header {
+	char magic[8];			/* TRACE_MAGIC, NUL-terminated */
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint32_t header_bytes;		/* this struct + strings + padding; chunks start here */
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_mono_ns;		/* CLOCK_MONOTONIC and CLOCK_REALTIME read back to back */
+	uint64_t start_real_ns;
+	uint32_t flags;			/* enum trace_file_flags */
+	uint16_t shim_version_len;	/* strings follow the struct in this order, not NUL-terminated */
+	uint16_t host_len;
+	uint32_t cmdline_len;		/* argv joined by NUL bytes */
+	int32_t rank;			/* RANK / SLURM_PROCID / ...; -1 when none was set */
+	uint64_t _reserved;
+};
+_Static_assert(sizeof(struct trace_file_header) == 64, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_chunk_header {
+	uint32_t magic;			/* TRACE_CHUNK_MAGIC */
+	uint32_t seq;			/* 0, 1, 2, ... in file order */
+	uint32_t raw_bytes;		/* decompressed size, <= TRACE_MAX_CHUNK_RAW */
+	uint32_t zstd_bytes;		/* size of the zstd frame that follows */
+};
+_Static_assert(sizeof(struct trace_chunk_header) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* ---- Records ---- */
+
+enum trace_rec_type {
+	TRACE_REC_PAD		= 0,	/* ring-internal; never written to a file */
+	TRACE_REC_STRING	= 1,	/* meta: interned name */
+	TRACE_REC_API_DEF	= 2,	/* meta: entry-point id -> name, family */
+	TRACE_REC_BLOCK		= 3,	/* starts a run of one thread's records */
+	TRACE_REC_TIME		= 4,	/* thread: sets the current time absolutely */
+	TRACE_REC_LOST		= 5,	/* thread: records dropped by a full buffer before this one */
+	TRACE_REC_END		= 6,	/* meta: totals; present only in cleanly closed traces */
+	TRACE_REC_DEVICE	= 7,	/* meta: one GPU's properties */
+	TRACE_REC_FUNC		= 8,	/* meta: kernel handle -> name and attributes */
+	TRACE_REC_OCCUPANCY	= 9,	/* meta: occupancy-calculator result for a launch shape */
+	TRACE_REC_NOTE		= 10,	/* meta: timed event (shim disabled, CUPTI yielded, ...) */
+	TRACE_REC_LAUNCH	= 16,	/* thread: kernel launch of any flavour */
+	TRACE_REC_GRAPH_LAUNCH	= 17,	/* thread: cuGraphLaunch */
+	TRACE_REC_HOST_FUNC	= 18,	/* thread: cuLaunchHostFunc / cuStreamAddCallback */
+	TRACE_REC_MEM		= 19,	/* thread: allocation or release */
+	TRACE_REC_COPY		= 20,	/* thread: memcpy of any flavour */
+	TRACE_REC_SET		= 21,	/* thread: memset of any flavour */
+	TRACE_REC_SYNC		= 22,	/* thread: synchronize / query / wait / record */
+	TRACE_REC_CAPTURE	= 23,	/* thread: stream capture begin / end */
+	TRACE_REC_GRAPH		= 24,	/* thread: graph instantiate / exec destroy / upload */
+	TRACE_REC_MODULE	= 25,	/* thread: module / library load / unload */
+	TRACE_REC_CALL		= 26,	/* thread: any other intercepted call */
+	TRACE_REC_GPU_KERNEL	= 32,	/* meta: CUPTI kernel execution */
+	TRACE_REC_GPU_MEMCPY	= 33,	/* meta: CUPTI memcpy execution (incl. peer) */
+	TRACE_REC_GPU_MEMSET	= 34,	/* meta: CUPTI memset execution */
+	TRACE_REC_GPU_INFO	= 35,	/* meta: CUPTI session state and loss counters */
+	TRACE_REC_GPU_CORR	= 36,	/* meta: CUPTI correlation id -> the shim's call */
+	TRACE_REC_GPU_API	= 37,	/* meta: CUPTI API record (thread, interval) */
+};
+
+struct trace_rec_hdr {
+	uint16_t type;			/* enum trace_rec_type */
+	uint16_t size;			/* bytes including this header; multiple of 8 */
+	uint32_t dt_ns;			/* thread records: start time delta; meta records: 0 */
+};
+_Static_assert(sizeof(struct trace_rec_hdr) == 8, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* STRING: id is defined once per trace; ids start at 1, 0 means "none". */
+struct trace_rec_string {
+	struct trace_rec_hdr hdr;
+	uint32_t id;
+	uint32_t len;			/* bytes of text that follow, no NUL; padded to 8 */
+	/* char text[len]; */
+};
+_Static_assert(sizeof(struct trace_rec_string) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_api_family {
+	TRACE_FAM_INIT = 1,		/* cuInit, cuGetProcAddress */
+	TRACE_FAM_LAUNCH = 2,
+	TRACE_FAM_MEMORY = 3,		/* allocation, release, VMM */
+	TRACE_FAM_COPY = 4,
+	TRACE_FAM_SET = 5,
+	TRACE_FAM_SYNC = 6,
+	TRACE_FAM_CAPTURE = 7,		/* stream capture and graph objects */
+	TRACE_FAM_MODULE = 8,
+	TRACE_FAM_OTHER = 9,
+};
+
+enum trace_api_flags {
+	TRACE_API_PER_THREAD = 1u << 0,	/* _ptsz / _ptds variant: NULL stream = per-thread stream */
+	TRACE_API_ASYNC = 1u << 1,	/* stream-ordered by contract */
+};
+
+/* API_DEF: the writer lists every entry point it may record, so ids are per-trace. */
+struct trace_rec_api_def {
+	struct trace_rec_hdr hdr;
+	uint16_t api;
+	uint8_t family;			/* enum trace_api_family */
+	uint8_t flags;			/* enum trace_api_flags */
+	uint32_t name;			/* STRING id of the exported symbol name */
+};
+_Static_assert(sizeof(struct trace_rec_api_def) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_block {
+	struct trace_rec_hdr hdr;
+	uint32_t tid;			/* gettid() of the recording thread */
+	uint32_t thread_index;		/* 0, 1, ... in order of first record; high half of corr ids */
+	uint64_t base_ns;		/* start time of the record before the first in this block */
+};
+_Static_assert(sizeof(struct trace_rec_block) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_time {
+	struct trace_rec_hdr hdr;	/* dt_ns is 0 */
+	uint64_t ts_ns;
+};
+_Static_assert(sizeof(struct trace_rec_time) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_lost {
+	struct trace_rec_hdr hdr;
+	uint64_t nr_records;		/* dropped since the previous LOST of this thread */
+	uint64_t nr_bytes;
+};
+_Static_assert(sizeof(struct trace_rec_lost) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_end_reason {
+	TRACE_END_EXIT = 1,		/* process exit (destructor) */
+	TRACE_END_DISABLED = 2,		/* the shim turned itself off; see the NOTE before */
+};
+
+struct trace_rec_end {
+	struct trace_rec_hdr hdr;
+	uint64_t nr_records;		/* records written, this one excluded */
+	uint64_t nr_lost;		/* records dropped in all threads and the meta stream */
+	uint64_t nr_chunks;		/* chunks before the one holding this record */
+	uint64_t end_ns;
+	uint32_t reason;		/* enum trace_end_reason */
+	uint32_t nr_threads;
+};
+_Static_assert(sizeof(struct trace_rec_end) == 48, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_device {
+	struct trace_rec_hdr hdr;
+	uint32_t ordinal;
+	uint32_t name;			/* STRING id */
+	uint64_t total_bytes;
+	uint32_t sm_count;
+	uint32_t cc_major;
+	uint32_t cc_minor;
+	uint32_t max_threads_per_sm;
+	uint32_t max_blocks_per_sm;
+	uint32_t max_threads_per_block;
+	uint32_t regs_per_sm;
+	uint32_t smem_per_sm;
+	uint32_t clock_khz;
+	uint32_t mem_clock_khz;
+	uint32_t mem_bus_bits;
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_device) == 72, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_func_kind {
+	TRACE_FUNC_UNKNOWN = 0,		/* neither cuFuncGetName nor cuKernelGetName answered */
+	TRACE_FUNC_FUNCTION = 1,	/* CUfunction (cuModuleGetFunction: Triton, XLA) */
+	TRACE_FUNC_KERNEL = 2,		/* CUkernel (cudart, cuBLAS: cuLibraryGetKernel) */
+};
+
+enum trace_func_have {
+	TRACE_FUNC_HAVE_REGS = 1u << 0,
+	TRACE_FUNC_HAVE_SMEM = 1u << 1,
+	TRACE_FUNC_HAVE_MAX_THREADS = 1u << 2,
+	TRACE_FUNC_HAVE_LOCAL = 1u << 3,
+};
+
+/* FUNC: once per kernel handle (again after a module unload, which may recycle handles). */
+struct trace_rec_func {
+	struct trace_rec_hdr hdr;
+	uint64_t handle;
+	uint32_t id;			/* referenced by LAUNCH.func; starts at 1 */
+	uint32_t name;			/* STRING id, 0 when unknown */
+	uint16_t kind;			/* enum trace_func_kind */
+	uint16_t regs_per_thread;
+	uint32_t static_smem_bytes;
+	uint32_t max_threads_per_block;
+	uint32_t local_bytes_per_thread;
+	uint32_t have;			/* enum trace_func_have: which attributes were answered */
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_func) == 48, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* OCCUPANCY: once per (func, block threads, dynamic shared memory, device). */
+struct trace_rec_occupancy {
+	struct trace_rec_hdr hdr;
+	uint32_t func;
+	uint32_t block_threads;
+	uint32_t dyn_smem_bytes;
+	int32_t device;
+	uint32_t max_blocks_per_sm;	/* cuOccupancyMaxActiveBlocksPerMultiprocessor */
+	uint32_t result;		/* CUresult of the query; max_blocks_per_sm is 0 unless 0 */
+};
+_Static_assert(sizeof(struct trace_rec_occupancy) == 32, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_note_kind {
+	TRACE_NOTE_DISABLED = 1,	/* the shim stopped recording; text says why */
+	TRACE_NOTE_CUPTI_ON = 2,	/* GPU timestamps recorded from here on */
+	TRACE_NOTE_CUPTI_OFF = 3,	/* GPU timestamps absent from here on (yielded, failed, absent) */
+	TRACE_NOTE_WARNING = 4,
+};
+
+struct trace_rec_note {
+	struct trace_rec_hdr hdr;
+	uint64_t ts_ns;
+	uint32_t kind;			/* enum trace_note_kind */
+	uint32_t text;			/* STRING id */
+};
+_Static_assert(sizeof(struct trace_rec_note) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* ---- Intercepted calls (thread records) ---- */
+
+enum trace_call_flags {
+	TRACE_CALL_DUR_US = 1u << 0,	/* dur is in microseconds (the call took >= 2^32 ns) */
+	TRACE_CALL_CAPTURING = 1u << 1,	/* issued while a stream capture was active in the process */
+};
+
+/* Every intercepted-call record starts with this. */
+struct trace_call {
+	struct trace_rec_hdr hdr;	/* dt_ns -> the time the hook was entered */
+	uint32_t dur;			/* time inside the real call, ns (see TRACE_CALL_DUR_US) */
+	uint32_t result;		/* CUresult returned to the caller, unchanged */
+	uint16_t api;			/* API_DEF id */
+	uint16_t flags;			/* enum trace_call_flags */
+	uint32_t seq;			/* per-thread correlation number (1, 2, ...); 0 = none */
+};
+_Static_assert(sizeof(struct trace_call) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* The CUPTI external correlation id of a call: thread_index in the high half, seq in the low. */
+#define TRACE_CORR_ID(thread_index, seq) (((uint64_t)(thread_index) << 32) | (uint32_t)(seq))
+
+struct trace_rec_launch {
+	struct trace_call call;
+	uint64_t stream;		/* CUstream as passed (0 = NULL stream, see API flags) */
+	uint32_t func;			/* FUNC id; 0 if the handle was never resolved */
+	uint32_t dyn_smem_bytes;
+	uint32_t grid[3];
+	uint16_t block[3];
+	uint16_t cluster[3];		/* cluster dims of cuLaunchKernelEx, 0 when none */
+};
+_Static_assert(sizeof(struct trace_rec_launch) == 64, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_graph_launch {
+	struct trace_call call;
+	uint64_t stream;
+	uint64_t exec;			/* CUgraphExec */
+};
+_Static_assert(sizeof(struct trace_rec_graph_launch) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_host_func {
+	struct trace_call call;
+	uint64_t stream;
+	uint64_t fn;			/* host function address */
+};
+_Static_assert(sizeof(struct trace_rec_host_func) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_mem_kind {
+	TRACE_MEM_DEVICE = 1,		/* cuMemAlloc */
+	TRACE_MEM_PITCH = 2,		/* cuMemAllocPitch; bytes = pitch * height */
+	TRACE_MEM_MANAGED = 3,		/* cuMemAllocManaged */
+	TRACE_MEM_ASYNC = 4,		/* cuMemAllocAsync / cuMemFreeAsync (stream-ordered) */
+	TRACE_MEM_POOL = 5,		/* cuMemAllocFromPoolAsync; aux = pool */
+	TRACE_MEM_HOST = 6,		/* cuMemAllocHost / cuMemHostAlloc / cuMemFreeHost (pinned) */
+	TRACE_MEM_HOST_REGISTER = 7,	/* cuMemHostRegister / Unregister */
+	TRACE_MEM_VMM_PHYS = 8,		/* cuMemCreate / cuMemRelease; addr = allocation handle */
+	TRACE_MEM_VMM_VA = 9,		/* cuMemAddressReserve / Free */
+	TRACE_MEM_VMM_MAP = 10,		/* cuMemMap / Unmap; aux = allocation handle */
+	TRACE_MEM_VMM_ACCESS = 11,	/* cuMemSetAccess */
+};
+
+enum trace_mem_op {
+	TRACE_MEM_ALLOC = 1,
+	TRACE_MEM_FREE = 2,
+	TRACE_MEM_OTHER = 3,
+};
+
+struct trace_rec_mem {
+	struct trace_call call;
+	uint64_t addr;			/* 0 when the call failed before producing one */
+	uint64_t bytes;			/* 0 for frees of device pointers: the reader matches by addr */
+	uint64_t stream;		/* stream-ordered kinds */
+	uint64_t aux;			/* pitch, pool, or VMM allocation handle */
+	uint16_t kind;			/* enum trace_mem_kind */
+	uint16_t op;			/* enum trace_mem_op */
+	int32_t device;			/* device ordinal of the current context, -1 unknown */
+};
+_Static_assert(sizeof(struct trace_rec_mem) == 64, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_copy_dir {
+	TRACE_COPY_UNKNOWN = 0,		/* unified addressing (cuMemcpy, cuMemcpyAsync, batch) */
+	TRACE_COPY_H2D = 1,
+	TRACE_COPY_D2H = 2,
+	TRACE_COPY_D2D = 3,
+	TRACE_COPY_H2H = 4,
+	TRACE_COPY_PEER = 5,
+	TRACE_COPY_D2A = 6,
+	TRACE_COPY_A2D = 7,
+	TRACE_COPY_H2A = 8,
+	TRACE_COPY_A2H = 9,
+	TRACE_COPY_A2A = 10,
+};
+
+enum trace_copy_shape {
+	TRACE_COPY_1D = 1,
+	TRACE_COPY_2D = 2,
+	TRACE_COPY_3D = 3,
+	TRACE_COPY_BATCH = 4,		/* count = number of copies in the batch */
+};
+
+struct trace_rec_copy {
+	struct trace_call call;
+	uint64_t dst;			/* device pointer, host pointer or CUarray */
+	uint64_t src;
+	uint64_t bytes;			/* total bytes moved */
+	uint64_t stream;
+	uint16_t dir;			/* enum trace_copy_dir */
+	uint16_t shape;			/* enum trace_copy_shape */
+	uint32_t count;
+};
+_Static_assert(sizeof(struct trace_rec_copy) == 64, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_set {
+	struct trace_call call;
+	uint64_t dst;
+	uint64_t bytes;			/* elements * element size * rows */
+	uint64_t stream;
+	uint32_t value;
+	uint16_t elem_bytes;		/* 1, 2 or 4 */
+	uint16_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_set) == 56, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_sync_kind {
+	TRACE_SYNC_CTX = 1,		/* cuCtxSynchronize[_v2]: target = ctx (0 = current) */
+	TRACE_SYNC_STREAM = 2,		/* cuStreamSynchronize: target = stream */
+	TRACE_SYNC_EVENT = 3,		/* cuEventSynchronize: target = event */
+	TRACE_SYNC_STREAM_WAIT_EVENT = 4, /* device-side wait: target = stream, aux = event */
+	TRACE_SYNC_STREAM_QUERY = 5,
+	TRACE_SYNC_EVENT_QUERY = 6,
+	TRACE_SYNC_EVENT_RECORD = 7,	/* target = event, aux = stream */
+};
+
+struct trace_rec_sync {
+	struct trace_call call;
+	uint64_t target;
+	uint64_t aux;
+	uint16_t kind;			/* enum trace_sync_kind */
+	uint16_t _pad;
+	uint32_t _pad2;
+};
+_Static_assert(sizeof(struct trace_rec_sync) == 48, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_capture_op {
+	TRACE_CAPTURE_BEGIN = 1,
+	TRACE_CAPTURE_END = 2,
+};
+
+struct trace_rec_capture {
+	struct trace_call call;
+	uint64_t stream;
+	uint64_t graph;			/* END: the captured CUgraph; BEGIN_TO_GRAPH: the target */
+	uint32_t op;			/* enum trace_capture_op */
+	uint32_t mode;			/* CUstreamCaptureMode */
+};
+_Static_assert(sizeof(struct trace_rec_capture) == 48, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_graph_op {
+	TRACE_GRAPH_INSTANTIATE = 1,	/* exec <- graph */
+	TRACE_GRAPH_EXEC_DESTROY = 2,
+	TRACE_GRAPH_UPLOAD = 3,
+};
+
+struct trace_rec_graph {
+	struct trace_call call;
+	uint64_t exec;
+	uint64_t graph;
+	uint64_t stream;
+	uint32_t op;			/* enum trace_graph_op */
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_graph) == 56, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_module_op {
+	TRACE_MODULE_LOAD = 1,
+	TRACE_MODULE_UNLOAD = 2,
+};
+
+enum trace_module_kind {
+	TRACE_MODULE_MODULE = 1,	/* CUmodule */
+	TRACE_MODULE_LIBRARY = 2,	/* CUlibrary */
+};
+
+struct trace_rec_module {
+	struct trace_call call;
+	uint64_t handle;
+	uint16_t op;			/* enum trace_module_op */
+	uint16_t kind;			/* enum trace_module_kind */
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_module) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_call {
+	struct trace_call call;
+	uint64_t arg0;			/* entry-point specific, see README's record table */
+	uint64_t arg1;
+};
+_Static_assert(sizeof(struct trace_rec_call) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* ---- GPU activity from CUPTI (meta records; absolute CLOCK_MONOTONIC times) ---- */
+
+/*
+ * How GPU work is joined to the intercepted call that caused it (the reader does the join):
+ *   1. GPU_CORR maps a CUPTI correlation id to the external id the shim pushed around the call:
+ *      TRACE_CORR_ID(thread_index, seq) of a LAUNCH/GRAPH_LAUNCH/COPY/SET record.
+ *   2. Otherwise GPU_API gives the thread and interval of the CUDA API call (driver or runtime)
+ *      that owns the correlation id; the intercepted call on that thread whose interval
+ *      overlaps it is the one (cudart's launch path reports the runtime call only).
+ * Kernels replayed from a CUDA graph carry the correlation id of their graph launch and a
+ * nonzero graph_id.
+ */
+struct trace_rec_gpu_kernel {
+	struct trace_rec_hdr hdr;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t graph_node;
+	uint32_t cupti_corr;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;		/* CUPTI stream id */
+	uint32_t graph_id;
+	uint32_t name;			/* STRING id of the mangled name */
+	uint32_t grid[3];
+	uint16_t block[3];
+	uint16_t regs_per_thread;
+	uint32_t static_smem_bytes;
+	uint32_t dyn_smem_bytes;
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_gpu_kernel) == 88, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_gpu_memkind {		/* CUpti_ActivityMemoryKind, kept by value */
+	TRACE_GPU_MEM_UNKNOWN = 0,
+	TRACE_GPU_MEM_PAGEABLE = 1,
+	TRACE_GPU_MEM_PINNED = 2,
+	TRACE_GPU_MEM_DEVICE = 3,
+	TRACE_GPU_MEM_ARRAY = 4,
+	TRACE_GPU_MEM_MANAGED = 5,
+};
+
+enum trace_gpu_copy_kind {		/* CUpti_ActivityMemcpyKind, kept by value */
+	TRACE_GPU_COPY_HTOD = 1,
+	TRACE_GPU_COPY_DTOH = 2,
+	TRACE_GPU_COPY_DTOD = 8,
+	TRACE_GPU_COPY_HTOH = 9,
+	TRACE_GPU_COPY_PTOP = 10,
+};
+
+struct trace_rec_gpu_memcpy {
+	struct trace_rec_hdr hdr;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint64_t graph_node;
+	uint32_t cupti_corr;
+	uint32_t device;		/* peer copies: the device that ran the copy */
+	uint32_t context;
+	uint32_t stream;
+	uint32_t graph_id;
+	uint8_t copy_kind;		/* enum trace_gpu_copy_kind (other CUPTI values possible) */
+	uint8_t src_kind;		/* enum trace_gpu_memkind */
+	uint8_t dst_kind;
+	uint8_t is_async;
+	uint32_t src_device;		/* peer copies; otherwise = device */
+	uint32_t dst_device;
+};
+_Static_assert(sizeof(struct trace_rec_gpu_memcpy) == 72, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_gpu_memset {
+	struct trace_rec_hdr hdr;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint64_t graph_node;
+	uint32_t cupti_corr;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t graph_id;
+	uint32_t value;
+	uint8_t mem_kind;		/* enum trace_gpu_memkind */
+	uint8_t is_async;
+	uint16_t _pad;
+	uint32_t _pad2;
+};
+_Static_assert(sizeof(struct trace_rec_gpu_memset) == 72, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_rec_gpu_corr {
+	struct trace_rec_hdr hdr;
+	uint64_t ext_id;		/* TRACE_CORR_ID of the intercepted call */
+	uint32_t cupti_corr;
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_gpu_corr) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_gpu_api_domain {
+	TRACE_GPU_API_DRIVER = 1,
+	TRACE_GPU_API_RUNTIME = 2,
+};
+
+struct trace_rec_gpu_api {
+	struct trace_rec_hdr hdr;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t cupti_corr;
+	uint32_t tid;			/* gettid() of the calling thread */
+	uint32_t cbid;			/* CUPTI callback id in its domain */
+	uint16_t domain;		/* enum trace_gpu_api_domain */
+	uint16_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_gpu_api) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* GPU_INFO: written when CUPTI starts, on every change of its counters, and at the end. */
+struct trace_rec_gpu_info {
+	struct trace_rec_hdr hdr;
+	uint64_t ts_ns;
+	uint64_t nr_records;		/* activity records converted so far */
+	uint64_t nr_dropped;		/* cuptiActivityGetNumDroppedRecords, summed */
+	uint64_t nr_zero_ts;		/* kernels/copies/sets with start or end 0: not written */
+	uint64_t nr_buffers;		/* activity buffers completed */
+	uint32_t cupti_version;		/* cuptiGetVersion */
+	uint32_t state;			/* enum trace_note_kind: CUPTI_ON or CUPTI_OFF */
+};
+_Static_assert(sizeof(struct trace_rec_gpu_info) == 56, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+#endif /* GPUSHIM_TRACE_FORMAT_H */

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config.c - every GPUSHIM_* environment variable the shim reads, with its default and meaning,
+ * in one table (README.md lists the same table). Parsed once, in the constructor; nothing else
+ * in the shim calls getenv for its own settings.
+ */
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum opt_type { OPT_STR, OPT_BOOL, OPT_UINT, OPT_INT, OPT_LEVEL };
+
+struct option_def {
+	const char *name;
+	enum opt_type type;
+	size_t offset;			/* into struct shim_config */
+	const char *def;
+	long min, max;			/* OPT_UINT / OPT_INT */
+	const char *doc;
+};
+
+#define OFF(field) offsetof(struct shim_config, field)
+
+/* clang-format off */
+static const struct option_def options[] = {
+	{ "GPUSHIM_OUTPUT", OPT_STR, OFF(output), "gpushim-%h-%p.trace", 0, 0,
+	  "trace path; %h host, %p pid, %r rank, %% a percent sign" },
+	{ "GPUSHIM_DISABLE", OPT_BOOL, OFF(is_disabled), "0", 0, 1,
+	  "1: pure pass-through, nothing is recorded or substituted" },
+	{ "GPUSHIM_BUFFER_KB", OPT_UINT, OFF(buffer_kb), "2048", 64, 1 << 20,
+	  "per-thread ring buffer (rounded up to a power of two); a full ring drops and counts" },
+	{ "GPUSHIM_FLUSH_MS", OPT_UINT, OFF(flush_ms), "250", 10, 60000,
+	  "longest time between two chunks written to the trace" },
+	{ "GPUSHIM_ZSTD_LEVEL", OPT_INT, OFF(zstd_level), "3", -7, 19,
+	  "zstd compression level of the chunks" },
+	{ "GPUSHIM_LOG", OPT_STR, OFF(log_path), NULL, 0, 0,
+	  "file for the shim's messages (appended); default stderr" },
+	{ "GPUSHIM_LOG_LEVEL", OPT_LEVEL, OFF(log_level), "warn", 0, 3,
+	  "error, warn, info or debug" },
+	{ "GPUSHIM_CUPTI", OPT_STR, OFF(cupti), NULL, 0, 0,
+	  "0: no GPU timestamps; a path: that libcupti; unset: search (already loaded first)" },
+	{ "GPUSHIM_CUPTI_BUFFER_KB", OPT_UINT, OFF(cupti_buffer_kb), "4096", 256, 65536,
+	  "size of each CUPTI activity buffer" },
+};
+/* clang-format on */
+
+static const char *level_names[] = { "error", "warn", "info", "debug" };
+
+/* Problems found while parsing; reported after the table is done so logging is configured. */
+static char problems[4][96];
+static int nr_problems;
+
+static void note_problem(const char *name, const char *value)
+{
+	if (nr_problems < 4)
+		snprintf(problems[nr_problems++], sizeof(problems[0]), "%s=%.40s is not valid", name,
+			 value);
+}
+
+static void set_option(struct shim_config *cfg, const struct option_def *o, const char *value,
+		       int is_default)
+{
+	char *p = (char *)cfg + o->offset;
+	char *end;
+	long v;
+	int i;
+
+	switch (o->type) {
+	case OPT_STR:
+		*(const char **)p = value && *value ? value : NULL;
+		return;
+	case OPT_BOOL:
+		if (!strcmp(value, "1") || !strcasecmp(value, "yes") || !strcasecmp(value, "true")) {
+			*(int *)p = 1;
+			return;
+		}
+		if (!strcmp(value, "0") || !strcasecmp(value, "no") || !strcasecmp(value, "false") ||
+		    !*value) {
+			*(int *)p = 0;
+			return;
+		}
+		break;
+	case OPT_UINT:
+	case OPT_INT:
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (errno || end == value || *end || v < o->min || v > o->max)
+			break;
+		if (o->type == OPT_UINT)
+			*(uint32_t *)p = (uint32_t)v;
+		else
+			*(int *)p = (int)v;
+		return;
+	case OPT_LEVEL:
+		for (i = 0; i < 4; i++) {
+			if (!strcasecmp(value, level_names[i])) {
+				*(int *)p = i;
+				return;
+			}
+		}
+		break;
+	}
+	if (!is_default) {
+		note_problem(o->name, value);
+		set_option(cfg, o, o->def, 1);
+	}
+}
+
+void config_load(struct shim_config *cfg)
+{
+	size_t i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		const struct option_def *o = &options[i];
+		const char *value = getenv(o->name);
+
+		if (o->def)
+			set_option(cfg, o, o->def, 1);
+		if (value)
+			set_option(cfg, o, value, 0);
+	}
+	for (i = 0; i < (size_t)nr_problems; i++)
+		shim_log(LOG_WARN, "%s; using the default", problems[i]);
+}

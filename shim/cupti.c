@@ -1,0 +1,831 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cupti.c - GPU timestamps through CUPTI's Activity API: loading libcupti at run time, the
+ * session (the shim's clock registered before any kind is enabled; CONCURRENT_KERNEL, MEMCPY,
+ * MEMSET, MEMCPY2, external correlation, API records only for launch/copy/set calls), buffer
+ * hand-off to the writer, and coexistence with the application's own CUPTI client.
+ * Never holds a callback subscription. Never fatal: any failure leaves a host-only trace.
+ * Runs on: app threads (start, interposed cupti* calls, push/pop), CUPTI's threads (buffer
+ * callbacks: queue only, no decoding), the writer (flush, decoding), the exiting thread.
+ *
+ * Coexistence: when the application's profiler (torch.profiler/Kineto, Nsight) registers its
+ * own buffer callbacks, the shim flushes its records, turns its kinds off, stops pushing
+ * correlation ids and notes the span as host-only. When that client has disabled every kind it
+ * enabled (or finalized CUPTI), the shim flushes the client's buffers to the client and starts
+ * again. Completed buffers always pass through one proxy that returns each buffer to its owner.
+ */
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+_Atomic int cupti_active;
+
+/* CUSTOM0 and CUSTOM1 are Kineto's; the shim's ids must not land in its op correlation. */
+#define SHIM_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
+
+/* ---- The library ---- */
+
+struct cupti_fns {
+	CUptiResult (*GetVersion)(uint32_t *);
+	CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+						 CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
+	CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
+	CUptiResult (*ActivityDisable)(CUpti_ActivityKind);
+	CUptiResult (*ActivityFlushAll)(uint32_t);
+	CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
+	CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
+	CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
+	CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId, uint8_t);
+	CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId, uint8_t);
+	CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char **);
+	CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
+	CUptiResult (*Finalize)(void);
+};
+
+static struct cupti_fns cu;
+static void *cupti_lib;
+static uint32_t cupti_version;
+static char cupti_path[PATH_MAX];
+
+static int load_symbols(void *h)
+{
+#define SYM(field, name)                                                                           \
+	do {                                                                                       \
+		cu.field = (__typeof__(cu.field))resolve_dlsym(h, name);                          \
+		if (!cu.field)                                                                     \
+			return -1;                                                                 \
+	} while (0)
+	SYM(GetVersion, "cuptiGetVersion");
+	SYM(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks");
+	SYM(ActivityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback");
+	SYM(ActivityEnable, "cuptiActivityEnable");
+	SYM(ActivityDisable, "cuptiActivityDisable");
+	SYM(ActivityFlushAll, "cuptiActivityFlushAll");
+	SYM(ActivityGetNextRecord, "cuptiActivityGetNextRecord");
+	SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
+	SYM(ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
+	SYM(ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
+	SYM(ActivityEnableDriverApi, "cuptiActivityEnableDriverApi");
+	SYM(ActivityEnableRuntimeApi, "cuptiActivityEnableRuntimeApi");
+	SYM(GetCallbackName, "cuptiGetCallbackName");
+	SYM(SetThreadIdType, "cuptiSetThreadIdType");
+	SYM(Finalize, "cuptiFinalize");
+#undef SYM
+	return 0;
+}
+
+/* Directory of an already loaded library whose file name starts with @prefix. */
+struct find_dir {
+	const char *prefix;
+	char dir[PATH_MAX];
+};
+
+static int find_loaded_dir(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_dir *f = arg;
+	const char *base;
+
+	(void)size;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	base = strrchr(info->dlpi_name, '/');
+	if (!base || strncmp(base + 1, f->prefix, strlen(f->prefix)))
+		return 0;
+	snprintf(f->dir, sizeof(f->dir), "%.*s", (int)(base - info->dlpi_name), info->dlpi_name);
+	return 1;
+}
+
+static void *try_open(const char *path, int flags)
+{
+	void *h = dlopen(path, flags);
+
+	if (!h)
+		dlerror();
+	return h;
+}
+
+/*
+ * Where libcupti comes from (reference/cupti.md §7): a copy the application already loaded
+ * (PyTorch's wheel) first, so two copies never meet; then GPUSHIM_CUPTI; then next to the CUDA
+ * runtime the application loaded; then the toolkit. Only CUDA 13's CUPTI: record layouts are
+ * per major version.
+ */
+static void *locate_cupti(void)
+{
+	static const char *const dirs[] = { "/usr/local/cuda/lib64",
+					    "/usr/local/cuda/extras/CUPTI/lib64",
+					    "/usr/local/cuda/targets/x86_64-linux/lib" };
+	const char *home = getenv("CUDA_HOME");
+	struct find_dir f;
+	char path[PATH_MAX + 32];
+	void *h;
+	size_t i;
+
+	h = try_open("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	if (h)
+		return h;
+	if (shim.cfg.cupti)
+		return try_open(shim.cfg.cupti, RTLD_NOW | RTLD_LOCAL);
+	f.prefix = "libcudart.so.13";
+	if (dl_iterate_phdr(find_loaded_dir, &f)) {
+		snprintf(path, sizeof(path), "%s/libcupti.so.13", f.dir);
+		if ((h = try_open(path, RTLD_NOW | RTLD_LOCAL)))
+			return h;
+	}
+	if (home) {
+		snprintf(path, sizeof(path), "%s/lib64/libcupti.so.13", home);
+		if ((h = try_open(path, RTLD_NOW | RTLD_LOCAL)))
+			return h;
+		snprintf(path, sizeof(path), "%s/extras/CUPTI/lib64/libcupti.so.13", home);
+		if ((h = try_open(path, RTLD_NOW | RTLD_LOCAL)))
+			return h;
+	}
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/libcupti.so.13", dirs[i]);
+		if ((h = try_open(path, RTLD_NOW | RTLD_LOCAL)))
+			return h;
+	}
+	return try_open("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+}
+
+/* ---- Session state ---- */
+
+enum cupti_state {
+	CS_NONE = 0,			/* never started (or unavailable) */
+	CS_ACTIVE = 1,
+	CS_YIELDED = 2,			/* the application's client owns CUPTI */
+	CS_EXITING = 3,
+};
+
+/* Recursive: a client's completion callback, run inside our flush, may call back into CUPTI. */
+static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static _Atomic int state;
+
+/* ---- Buffers: allocated here, completed by CUPTI, decoded by the writer ---- */
+
+/* Enough to ride out a slow writer; beyond it CUPTI drops and counts. */
+#define MAX_BUFFERS 64
+
+struct cbuf {
+	uint8_t *data;
+	size_t valid;
+};
+
+static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *all_bufs[MAX_BUFFERS];	/* every buffer the shim owns */
+static int nr_all;
+static uint8_t *free_bufs[MAX_BUFFERS];
+static int nr_free;
+static struct cbuf done_bufs[MAX_BUFFERS];
+static int nr_done;
+static size_t buf_bytes;
+static _Atomic uint64_t nr_dropped, nr_buffers_done, nr_buffers_converted;
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	uint8_t *b = NULL;
+
+	pthread_mutex_lock(&buf_lock);
+	if (nr_free)
+		b = free_bufs[--nr_free];
+	else if (nr_all < MAX_BUFFERS && (b = aligned_alloc(8, buf_bytes)))
+		all_bufs[nr_all++] = b;
+	pthread_mutex_unlock(&buf_lock);
+	*buffer = b;			/* NULL: CUPTI drops the records and counts them */
+	*size = b ? buf_bytes : 0;
+	*max_records = 0;
+}
+
+static int is_ours(const uint8_t *b)
+{
+	int i;
+
+	for (i = 0; i < nr_all; i++)
+		if (all_bufs[i] == b)
+			return 1;
+	return 0;
+}
+
+static CUpti_BuffersCallbackCompleteFunc foreign_complete;
+
+/* The one completion callback ever registered: every buffer goes back to whoever owns it. */
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+				      size_t valid)
+{
+	size_t dropped = 0;
+	int mine;
+
+	pthread_mutex_lock(&buf_lock);
+	mine = is_ours(buffer);
+	if (mine && atomic_load(&state) == CS_EXITING) {
+		/* After the exit flush nothing is decoded any more (libcupti may be gone). */
+		free_bufs[nr_free++] = buffer;
+		pthread_mutex_unlock(&buf_lock);
+		return;
+	}
+	if (mine && nr_done < MAX_BUFFERS) {
+		done_bufs[nr_done].data = buffer;
+		done_bufs[nr_done].valid = valid;
+		nr_done++;
+	}
+	pthread_mutex_unlock(&buf_lock);
+	if (!mine) {
+		if (foreign_complete)
+			foreign_complete(ctx, stream, buffer, size, valid);
+		return;
+	}
+	if (cu.ActivityGetNumDroppedRecords &&
+	    cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		atomic_fetch_add(&nr_dropped, dropped);
+	atomic_fetch_add(&nr_buffers_done, 1);
+	tbuf_kick_writer();
+}
+
+/* ---- The session ---- */
+
+static int is_wanted;			/* the shim should be running CUPTI when it can */
+static uint64_t foreign_kinds;		/* kinds the application's client has enabled */
+static int has_foreign;
+
+static const CUpti_ActivityKind shim_kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,	       CUPTI_ACTIVITY_KIND_MEMCPY2,
+	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+
+static uint64_t CUPTIAPI shim_timestamp(void)
+{
+	return clock_now_ns();
+}
+
+static int api_wanted(const char *name, const char *const *prefixes)
+{
+	for (; *prefixes; prefixes++)
+		if (!strncmp(name, *prefixes, strlen(*prefixes)))
+			return 1;
+	return 0;
+}
+
+/* API records for calls that create GPU work only: what the join needs, nothing else. */
+static void enable_api_records(uint8_t enable)
+{
+	static const char *const drv_prefixes[] = { "cuLaunch", "cuMemcpy", "cuMemset",
+						    "cuGraphLaunch", NULL };
+	static const char *const rt_prefixes[] = { "cudaLaunch", "cudaMemcpy", "cudaMemset",
+						   "cudaGraphLaunch", NULL };
+	const char *name;
+	uint32_t cbid;
+
+	for (cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+		if (cu.GetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
+		    name && api_wanted(name, drv_prefixes))
+			cu.ActivityEnableDriverApi(cbid, enable);
+	for (cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+		if (cu.GetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS &&
+		    name && api_wanted(name, rt_prefixes))
+			cu.ActivityEnableRuntimeApi(cbid, enable);
+}
+
+static void write_info(uint32_t st);
+
+/* Context: state_lock held. Returns 0 or a CUptiResult. */
+static int session_start(void)
+{
+	CUptiResult r;
+	size_t i;
+
+	/* The clock first: every record must share the trace's CLOCK_MONOTONIC timeline. */
+	r = cu.ActivityRegisterTimestampCallback(shim_timestamp);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	cu.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++) {
+		r = cu.ActivityEnable(shim_kinds[i]);
+		if (r != CUPTI_SUCCESS && shim_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			return r;
+	}
+	enable_api_records(1);
+	atomic_store(&state, CS_ACTIVE);
+	atomic_store(&cupti_active, 1);
+	return 0;
+}
+
+/* Context: state_lock held. */
+static void session_stop(int new_state)
+{
+	size_t i;
+
+	atomic_store(&cupti_active, 0);
+	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	enable_api_records(0);
+	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
+		cu.ActivityDisable(shim_kinds[i]);
+	atomic_store(&state, new_state);
+}
+
+static void cupti_atexit(void)
+{
+	uint64_t want;
+	int i;
+
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&state) == CS_ACTIVE) {
+		atomic_store(&cupti_active, 0);
+		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	}
+	/* From here on nothing calls into libcupti: its destructors may run before ours. */
+	atomic_store(&state, CS_EXITING);
+	pthread_mutex_unlock(&state_lock);
+
+	/* Let the writer decode what the flush returned (bounded: at most 2 s). */
+	want = atomic_load(&nr_buffers_done);
+	for (i = 0; i < 2000 && atomic_load(&nr_buffers_converted) < want; i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		tbuf_kick_writer();
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void note_off(const char *why)
+{
+	rec_note(TRACE_NOTE_CUPTI_OFF, clock_now_ns(), why);
+	shim_log(LOG_INFO, "GPU timestamps off: %s", why);
+}
+
+void cupti_start(void)
+{
+	char why[PATH_MAX + 64];
+	int ret;
+
+	if (shim.cfg.cupti && !strcmp(shim.cfg.cupti, "0")) {
+		note_off("GPUSHIM_CUPTI=0");
+		return;
+	}
+	if (getenv("CUDA_INJECTION64_PATH")) {
+		/* Nsight Systems/Compute or another injected tool owns CUPTI for this process. */
+		note_off("another CUDA tool is injected (CUDA_INJECTION64_PATH)");
+		return;
+	}
+	if (!resolve_driver_sym("cuGetExportTable")) {
+		/* CUPTI needs the real driver's private tables; a stand-in driver has none. */
+		note_off("the CUDA driver in this process has no cuGetExportTable");
+		return;
+	}
+	cupti_lib = locate_cupti();
+	if (!cupti_lib) {
+		note_off("libcupti.so.13 not found (set GPUSHIM_CUPTI=/path/to/libcupti.so.13)");
+		return;
+	}
+	if (load_symbols(cupti_lib) < 0 || cu.GetVersion(&cupti_version) != CUPTI_SUCCESS) {
+		note_off("libcupti lacks the Activity API entry points");
+		cupti_lib = NULL;
+		return;
+	}
+	if (cupti_version / 10000 != 13) {
+		snprintf(why, sizeof(why), "CUPTI API version %u is not CUDA 13's", cupti_version);
+		note_off(why);
+		cupti_lib = NULL;
+		return;
+	}
+	{
+		Dl_info info;
+
+		if (dladdr((void *)cu.GetVersion, &info) && info.dli_fname)
+			snprintf(cupti_path, sizeof(cupti_path), "%s", info.dli_fname);
+	}
+	buf_bytes = (size_t)shim.cfg.cupti_buffer_kb * 1024;
+
+	pthread_mutex_lock(&state_lock);
+	is_wanted = 1;
+	if (has_foreign) {
+		/* The application's profiler got there first: start when it is done. */
+		atomic_store(&state, CS_YIELDED);
+		pthread_mutex_unlock(&state_lock);
+		note_off("the application's CUPTI client is active; waiting for it");
+		return;
+	}
+	ret = session_start();
+	pthread_mutex_unlock(&state_lock);
+	if (ret) {
+		snprintf(why, sizeof(why), "CUPTI activity setup failed (%d)", ret);
+		note_off(why);
+		return;
+	}
+	atexit(cupti_atexit);
+	snprintf(why, sizeof(why), "CUPTI %u from %s", cupti_version, cupti_path);
+	rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(), why);
+	write_info(TRACE_NOTE_CUPTI_ON);
+}
+
+void cupti_push(uint64_t corr_id)
+{
+	cu.ActivityPushExternalCorrelationId(SHIM_EXT_KIND, corr_id);
+}
+
+void cupti_pop(void)
+{
+	uint64_t last;
+
+	cu.ActivityPopExternalCorrelationId(SHIM_EXT_KIND, &last);
+}
+
+/* ---- Decoding (writer thread) ---- */
+
+struct conv_stats {
+	uint64_t nr_records;
+	uint64_t nr_zero_ts;
+};
+
+static struct conv_stats stats;
+static struct conv_stats stats_written;
+static uint64_t dropped_written;
+
+static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
+{
+	static uint8_t rec[TRACE_MAX_RECORD + 8];
+	size_t len;
+	uint32_t id;
+	int is_new;
+
+	if (!name)
+		return 0;
+	len = strlen(name);
+	id = rec_intern(name, len, &is_new);
+	if (is_new) {
+		if (len > TRACE_MAX_RECORD - sizeof(struct trace_rec_string) - 8)
+			len = TRACE_MAX_RECORD - sizeof(struct trace_rec_string) - 8;
+		rec_string_encode(rec, id, name, len);
+		emit(ctx, NULL, rec, (uint32_t)rec_string_size(len));
+	}
+	return id;
+}
+
+static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx)
+{
+	switch ((int)a->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)a;
+		struct trace_rec_gpu_kernel r;
+
+		if (!k->start || !k->end) {
+			stats.nr_zero_ts++;
+			return;
+		}
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = TRACE_REC_GPU_KERNEL;
+		r.hdr.size = sizeof(r);
+		r.start_ns = k->start;
+		r.end_ns = k->end;
+		r.graph_node = k->graphNodeId;
+		r.cupti_corr = k->correlationId;
+		r.device = k->deviceId;
+		r.context = k->contextId;
+		r.stream = k->streamId;
+		r.graph_id = k->graphId;
+		r.name = intern_name(k->name, emit, ctx);
+		r.grid[0] = (uint32_t)k->gridX;
+		r.grid[1] = (uint32_t)k->gridY;
+		r.grid[2] = (uint32_t)k->gridZ;
+		r.block[0] = (uint16_t)k->blockX;
+		r.block[1] = (uint16_t)k->blockY;
+		r.block[2] = (uint16_t)k->blockZ;
+		r.regs_per_thread = k->registersPerThread;
+		r.static_smem_bytes = (uint32_t)k->staticSharedMemory;
+		r.dyn_smem_bytes = (uint32_t)k->dynamicSharedMemory;
+		emit(ctx, NULL, &r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)a;
+		struct trace_rec_gpu_memcpy r;
+
+		if (!m->start || !m->end) {
+			stats.nr_zero_ts++;
+			return;
+		}
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = TRACE_REC_GPU_MEMCPY;
+		r.hdr.size = sizeof(r);
+		r.start_ns = m->start;
+		r.end_ns = m->end;
+		r.bytes = m->bytes;
+		r.graph_node = m->graphNodeId;
+		r.cupti_corr = m->correlationId;
+		r.device = r.src_device = r.dst_device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.graph_id = m->graphId;
+		r.copy_kind = m->copyKind;
+		r.src_kind = m->srcKind;
+		r.dst_kind = m->dstKind;
+		r.is_async = !!(m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+		emit(ctx, NULL, &r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+		const CUpti_ActivityMemcpyPtoP4 *m = (const void *)a;
+		struct trace_rec_gpu_memcpy r;
+
+		if (!m->start || !m->end) {
+			stats.nr_zero_ts++;
+			return;
+		}
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = TRACE_REC_GPU_MEMCPY;
+		r.hdr.size = sizeof(r);
+		r.start_ns = m->start;
+		r.end_ns = m->end;
+		r.bytes = m->bytes;
+		r.graph_node = m->graphNodeId;
+		r.cupti_corr = m->correlationId;
+		r.device = m->deviceId;
+		r.src_device = m->srcDeviceId;
+		r.dst_device = m->dstDeviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.graph_id = m->graphId;
+		r.copy_kind = m->copyKind;
+		r.src_kind = m->srcKind;
+		r.dst_kind = m->dstKind;
+		r.is_async = !!(m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+		emit(ctx, NULL, &r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)a;
+		struct trace_rec_gpu_memset r;
+
+		if (!m->start || !m->end) {
+			stats.nr_zero_ts++;
+			return;
+		}
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = TRACE_REC_GPU_MEMSET;
+		r.hdr.size = sizeof(r);
+		r.start_ns = m->start;
+		r.end_ns = m->end;
+		r.bytes = m->bytes;
+		r.graph_node = m->graphNodeId;
+		r.cupti_corr = m->correlationId;
+		r.device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.graph_id = m->graphId;
+		r.value = m->value;
+		r.mem_kind = (uint8_t)m->memoryKind;
+		r.is_async = !!(m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC);
+		emit(ctx, NULL, &r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+		const CUpti_ActivityExternalCorrelation *e = (const void *)a;
+		struct trace_rec_gpu_corr r;
+
+		if (e->externalKind != SHIM_EXT_KIND)
+			return;
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = TRACE_REC_GPU_CORR;
+		r.hdr.size = sizeof(r);
+		r.ext_id = e->externalId;
+		r.cupti_corr = e->correlationId;
+		emit(ctx, NULL, &r, sizeof(r));
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_RUNTIME: {
+		const CUpti_ActivityAPI *api = (const void *)a;
+		struct trace_rec_gpu_api r;
+
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = TRACE_REC_GPU_API;
+		r.hdr.size = sizeof(r);
+		r.start_ns = api->start;
+		r.end_ns = api->end;
+		r.cupti_corr = api->correlationId;
+		r.tid = api->threadId;
+		r.cbid = api->cbid;
+		r.domain = a->kind == CUPTI_ACTIVITY_KIND_DRIVER ? TRACE_GPU_API_DRIVER :
+								  TRACE_GPU_API_RUNTIME;
+		emit(ctx, NULL, &r, sizeof(r));
+		break;
+	}
+	default:
+		return;
+	}
+	stats.nr_records++;
+}
+
+static tbuf_emit_fn info_emit;
+static void *info_ctx;
+
+static void write_info(uint32_t st)
+{
+	struct trace_rec_gpu_info r;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = TRACE_REC_GPU_INFO;
+	r.hdr.size = sizeof(r);
+	r.ts_ns = clock_now_ns();
+	r.nr_records = stats.nr_records;
+	r.nr_dropped = atomic_load(&nr_dropped);
+	r.nr_zero_ts = stats.nr_zero_ts;
+	r.nr_buffers = atomic_load(&nr_buffers_converted);
+	r.cupti_version = cupti_version;
+	r.state = st;
+	if (info_emit)
+		info_emit(info_ctx, NULL, &r, sizeof(r));
+	else
+		meta_append(&r, sizeof(r));	/* before the writer first polled */
+}
+
+/* Flush CUPTI's completed buffers this often: bounds the delay and the memory held. */
+#define CUPTI_FLUSH_NS (200u * 1000000u)
+
+void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
+{
+	static uint64_t last_flush;
+	struct cbuf work[MAX_BUFFERS];
+	uint64_t now = clock_now_ns();
+	int n, i;
+
+	if (!cupti_lib)
+		return;
+	info_emit = emit;
+	info_ctx = ctx;
+	if (!at_exit && atomic_load(&state) == CS_ACTIVE && now - last_flush >= CUPTI_FLUSH_NS) {
+		cu.ActivityFlushAll(0);
+		last_flush = now;
+	}
+
+	pthread_mutex_lock(&buf_lock);
+	n = nr_done;
+	memcpy(work, done_bufs, sizeof(work[0]) * n);
+	nr_done = 0;
+	pthread_mutex_unlock(&buf_lock);
+
+	for (i = 0; i < n; i++) {
+		CUpti_Activity *a = NULL;
+
+		while (cu.ActivityGetNextRecord(work[i].data, work[i].valid, &a) == CUPTI_SUCCESS)
+			convert_record(a, emit, ctx);
+		pthread_mutex_lock(&buf_lock);
+		free_bufs[nr_free++] = work[i].data;
+		pthread_mutex_unlock(&buf_lock);
+		atomic_fetch_add(&nr_buffers_converted, 1);
+	}
+
+	if (at_exit || stats.nr_records != stats_written.nr_records ||
+	    stats.nr_zero_ts != stats_written.nr_zero_ts ||
+	    atomic_load(&nr_dropped) != dropped_written) {
+		write_info(atomic_load(&state) == CS_ACTIVE ? TRACE_NOTE_CUPTI_ON :
+							       TRACE_NOTE_CUPTI_OFF);
+		stats_written = stats;
+		dropped_written = atomic_load(&nr_dropped);
+	}
+	info_emit = NULL;
+}
+
+void cupti_reset_after_fork(void)
+{
+	/* CUPTI does not follow a fork; the child's trace is host-only. */
+	pthread_mutexattr_t attr;
+
+	atomic_store(&cupti_active, 0);
+	atomic_store(&state, CS_NONE);
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&state_lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+	pthread_mutex_init(&buf_lock, NULL);
+	nr_done = 0;
+	is_wanted = 0;
+	cupti_lib = NULL;
+}
+
+/* ---- The application's CUPTI calls (interposed) ---- */
+
+/*
+ * The application's own calls go to the libcupti it loaded. The shim's calls use cu.*, which
+ * never pass through these functions.
+ */
+static void *app_cupti(const char *name)
+{
+	void *h = cupti_lib;
+
+	if (!h)
+		h = try_open("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		h = try_open("libcupti.so.12", RTLD_LAZY | RTLD_NOLOAD);
+	return h ? resolve_dlsym(h, name) : resolve_dlsym(RTLD_NEXT, name);
+}
+
+#define APP_CUPTI(fn) ((__typeof__(&fn))app_cupti(#fn))
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+static void resume_if_done(void)
+{
+	int ret;
+
+	if (!is_wanted || has_foreign || atomic_load(&state) != CS_YIELDED)
+		return;
+	/* Hand the client its last buffers while its callbacks are still the ones registered. */
+	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	ret = session_start();
+	if (ret == 0) {
+		rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(),
+			 "resumed after the application's CUPTI client finished");
+	} else {
+		atomic_store(&state, CS_NONE);
+		note_off("could not resume after the application's CUPTI client");
+	}
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
+	CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done)
+{
+	int saved = errno;
+	CUptiResult r;
+
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&state) == CS_ACTIVE) {
+		session_stop(CS_YIELDED);
+		rec_note(TRACE_NOTE_CUPTI_OFF, clock_now_ns(),
+			 "yielded to the application's CUPTI client (torch.profiler, Nsight)");
+	}
+	has_foreign = 1;
+	foreign_kinds = 0;
+	foreign_complete = done;
+	/* Completions still pass through the proxy: late buffers of ours come back to us. */
+	r = APP_CUPTI(cuptiActivityRegisterCallbacks)(req, cupti_lib ? buffer_completed : done);
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	CUptiResult r = APP_CUPTI(cuptiActivityEnable)(kind);
+
+	pthread_mutex_lock(&state_lock);
+	if (r == CUPTI_SUCCESS && (unsigned)kind < 64)
+		foreign_kinds |= 1ull << kind;
+	pthread_mutex_unlock(&state_lock);
+	return r;
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	CUptiResult r = APP_CUPTI(cuptiActivityDisable)(kind);
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	if ((unsigned)kind < 64)
+		foreign_kinds &= ~(1ull << kind);
+	if (has_foreign && !foreign_kinds) {
+		has_foreign = 0;
+		resume_if_done();
+	}
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
+	CUpti_TimestampCallbackFunc fn)
+{
+	/* The client's clock rules while it owns CUPTI; the shim re-registers its own on resume. */
+	return APP_CUPTI(cuptiActivityRegisterTimestampCallback)(fn);
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+	CUptiResult r;
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&state) == CS_ACTIVE)
+		session_stop(CS_YIELDED);
+	r = APP_CUPTI(cuptiFinalize)();
+	has_foreign = 0;
+	foreign_kinds = 0;
+	resume_if_done();
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
+}

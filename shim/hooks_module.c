@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hooks_module.c - cuInit (where recording, device discovery and CUPTI begin), the two
+ * cuGetProcAddress entry points (the door through which every CUDA runtime fetches the driver
+ * table: answered by address, never by name), and module/library load and unload (unloads
+ * forget cached kernel handles, which the driver may reuse). No I/O, no locks on hot paths.
+ * Runs on: application threads.
+ */
+#define _GNU_SOURCE
+#define SHIM_FILE_INIT YES
+#define SHIM_FILE_MODULE YES
+#include "shim.h"
+
+/* ---- cuInit ---- */
+
+HOOK_DEFINE(hook_cuInit, (unsigned int flags))
+{
+	static _Atomic int is_first = 1;
+	struct shim_tls *t = shim_enter();
+	struct trace_rec_call *r;
+	struct hook_ctx h;
+	CUresult res;
+
+	if (!t)
+		return REAL(cuInit)(flags);
+	/*
+	 * CUPTI must be set up before the driver loads any module (CONCURRENT_KERNEL instruments
+	 * kernels at module load), and the first cuInit comes before any module exists.
+	 */
+	if (atomic_exchange(&is_first, 0))
+		cupti_start();
+	hook_begin(t, &h, 0);
+	res = REAL(cuInit)(flags);
+	hook_end(&h);
+	if (res == CUDA_SUCCESS)
+		rec_devices_once();
+	r = rec_begin(t, TRACE_REC_CALL, sizeof(*r), h.t0);
+	if (r) {
+		HOOK_CALL_FILL(r, API_cuInit, &h, res);
+		r->arg0 = flags;
+		rec_commit(t, r);
+	}
+	return hook_leave(t, &h, res);
+}
+
+/* ---- cuGetProcAddress: not recorded (hundreds per runtime at start-up), only answered ---- */
+
+static void substitute(CUresult res, void **pfn)
+{
+	void *w;
+
+	if (res != CUDA_SUCCESS || !pfn || !*pfn || atomic_load(&shim.mode) == SHIM_OFF)
+		return;
+	w = resolve_wrapper_for(*pfn);
+	if (w)
+		*pfn = w;
+}
+
+HOOK_DEFINE(hook_cuGetProcAddress,
+	    (const char *symbol, void **pfn, int version, cuuint64_t flags))
+{
+	CUresult res = REAL(cuGetProcAddress)(symbol, pfn, version, flags);
+	int after = errno;
+
+	substitute(res, pfn);
+	errno = after;
+	return res;
+}
+
+HOOK_DEFINE(hook_cuGetProcAddress_v2, (const char *symbol, void **pfn, int version,
+				      cuuint64_t flags, CUdriverProcAddressQueryResult *status))
+{
+	CUresult res = REAL(cuGetProcAddress_v2)(symbol, pfn, version, flags, status);
+	int after = errno;
+
+	/* The driver's own status and result go back untouched; only the pointer is swapped. */
+	substitute(res, pfn);
+	errno = after;
+	return res;
+}
+
+/* ---- Modules and libraries ---- */
+
+static void record_module(struct shim_tls *t, struct hook_ctx *h, int api, CUresult res,
+			  uint16_t op, uint16_t kind, uint64_t handle)
+{
+	struct trace_rec_module *r = rec_begin(t, TRACE_REC_MODULE, sizeof(*r), h->t0);
+
+	if (op == TRACE_MODULE_UNLOAD && res == CUDA_SUCCESS)
+		rec_flush_funcs();
+	if (!r)
+		return;
+	HOOK_CALL_FILL(r, api, h, res);
+	r->op = op;
+	r->kind = kind;
+	r->handle = handle;
+	rec_commit(t, r);
+}
+
+#define MODULE_HOOK(name, params, args, op, kind, handle)                                          \
+	HOOK_DEFINE(hook_##name, params)                                              \
+	{                                                                                          \
+		struct shim_tls *t = shim_enter();                                                 \
+		struct hook_ctx h;                                                                 \
+		CUresult res;                                                                      \
+                                                                                                   \
+		if (!t)                                                                            \
+			return REAL_ID(API_##name, hook_##name) args;                              \
+		hook_begin(t, &h, 0);                                                              \
+		res = REAL_ID(API_##name, hook_##name) args;                                       \
+		hook_end(&h);                                                                      \
+		record_module(t, &h, API_##name, res, op, kind, handle);                           \
+		return hook_leave(t, &h, res);                                                     \
+	}
+
+#define HANDLE_OUT(p) (res == CUDA_SUCCESS && (p) ? (uint64_t)(uintptr_t) * (p) : 0)
+
+MODULE_HOOK(cuModuleLoad, (CUmodule * m, const char *fname), (m, fname), TRACE_MODULE_LOAD,
+	    TRACE_MODULE_MODULE, HANDLE_OUT(m))
+MODULE_HOOK(cuModuleLoadData, (CUmodule * m, const void *image), (m, image), TRACE_MODULE_LOAD,
+	    TRACE_MODULE_MODULE, HANDLE_OUT(m))
+MODULE_HOOK(cuModuleLoadDataEx,
+	    (CUmodule * m, const void *image, unsigned int n, CUjit_option *opts, void **vals),
+	    (m, image, n, opts, vals), TRACE_MODULE_LOAD, TRACE_MODULE_MODULE, HANDLE_OUT(m))
+MODULE_HOOK(cuModuleLoadFatBinary, (CUmodule * m, const void *fatbin), (m, fatbin),
+	    TRACE_MODULE_LOAD, TRACE_MODULE_MODULE, HANDLE_OUT(m))
+MODULE_HOOK(cuModuleUnload, (CUmodule m), (m), TRACE_MODULE_UNLOAD, TRACE_MODULE_MODULE,
+	    (uintptr_t)m)
+MODULE_HOOK(cuLibraryLoadData,
+	    (CUlibrary * l, const void *code, CUjit_option *jit_opts, void **jit_vals,
+	     unsigned int nr_jit, CUlibraryOption *lib_opts, void **lib_vals, unsigned int nr_lib),
+	    (l, code, jit_opts, jit_vals, nr_jit, lib_opts, lib_vals, nr_lib), TRACE_MODULE_LOAD,
+	    TRACE_MODULE_LIBRARY, HANDLE_OUT(l))
+MODULE_HOOK(cuLibraryLoadFromFile,
+	    (CUlibrary * l, const char *file, CUjit_option *jit_opts, void **jit_vals,
+	     unsigned int nr_jit, CUlibraryOption *lib_opts, void **lib_vals, unsigned int nr_lib),
+	    (l, file, jit_opts, jit_vals, nr_jit, lib_opts, lib_vals, nr_lib), TRACE_MODULE_LOAD,
+	    TRACE_MODULE_LIBRARY, HANDLE_OUT(l))
+MODULE_HOOK(cuLibraryUnload, (CUlibrary l), (l), TRACE_MODULE_UNLOAD, TRACE_MODULE_LIBRARY,
+	    (uintptr_t)l)
+
+GPUSHIM_APIS(SHIM_EXPORT_ENTRY)

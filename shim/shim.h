@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim.h - the internal API between the modules of libgpushim.so. Hooks include only this.
+ * Declares the global state, the per-thread state, the real-pointer table and the recording
+ * entry points. Every function documents its context (which threads call it, what it may do).
+ */
+#ifndef GPUSHIM_SHIM_H
+#define GPUSHIM_SHIM_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cuda.h>
+
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+#error "the shim wraps every variant by its exported name: build it without per-thread macros"
+#endif
+
+#include "gpushim/trace_api.h"
+#include "gpushim/trace_format.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define SHIM_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- Configuration (config.c) ---- */
+
+struct shim_config {
+	const char *output;		/* GPUSHIM_OUTPUT pattern */
+	int is_disabled;		/* GPUSHIM_DISABLE */
+	uint32_t buffer_kb;		/* GPUSHIM_BUFFER_KB: per-thread ring */
+	uint32_t flush_ms;		/* GPUSHIM_FLUSH_MS: longest time between chunks */
+	int zstd_level;			/* GPUSHIM_ZSTD_LEVEL */
+	const char *log_path;		/* GPUSHIM_LOG */
+	int log_level;			/* GPUSHIM_LOG_LEVEL: 0 quiet .. 3 debug */
+	const char *cupti;		/* GPUSHIM_CUPTI: NULL auto, "0" off, else a path */
+	uint32_t cupti_buffer_kb;	/* GPUSHIM_CUPTI_BUFFER_KB */
+};
+
+/*
+ * config_load - read every GPUSHIM_* variable into @cfg; unknown or malformed values keep the
+ * default and are reported through shim_log once logging is set up.
+ * Context: the constructor only (getenv is not thread-safe against setenv).
+ */
+void config_load(struct shim_config *cfg);
+
+/* ---- Global state (init.c) ---- */
+
+enum shim_mode {
+	SHIM_IDLE = 0,			/* nothing recorded yet: no writer, no file */
+	SHIM_STARTING = 1,		/* one thread is starting the writer; others record already */
+	SHIM_ON = 2,
+	SHIM_OFF = 3,			/* disabled (config or failure): every hook passes through */
+};
+
+struct shim_state {
+	struct shim_config cfg;		/* constructor writes; read-only afterwards */
+	_Atomic int mode;		/* enum shim_mode; app threads: IDLE->STARTING; anyone: ->OFF */
+	_Atomic uint32_t epoch;		/* fork child bumps: per-thread state of older epochs is stale */
+	_Atomic uint32_t func_gen;	/* module unload bumps: per-thread kernel caches flush */
+	_Atomic int nr_captures;	/* stream captures in progress (hooks_sync.c) */
+	_Atomic int writer_kick;	/* futex word: 1 = a producer asked the writer to drain */
+	_Atomic uint32_t nr_threads;	/* thread buffers ever created in this epoch */
+	int is_forked;			/* set in the fork child */
+	const char *disable_reason;	/* first shim_disable() reason; static string */
+	char disable_text[160];
+};
+
+extern struct shim_state shim SHIM_HIDDEN;
+
+/*
+ * shim_disable - turn every hook into a pass-through from now on and tell the writer to close
+ * the trace with a note. @fmt describes why; only the first call logs.
+ * Context: any thread; no locks; safe inside hooks and the writer.
+ */
+void shim_disable(const char *fmt, ...) __attribute__((format(printf, 1, 2))) SHIM_HIDDEN;
+
+/*
+ * shim_start - called by the first hook that wants to record: starts the writer thread. Returns
+ * 1 when recording may proceed, 0 when the shim is off.
+ * Context: app thread, from shim_enter(); may allocate and create a thread (once per process).
+ */
+int shim_start(void) SHIM_HIDDEN;
+
+/* ---- Logging (log.c) ---- */
+
+enum shim_log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+/*
+ * shim_log - "gpushim[pid]: " + message to GPUSHIM_LOG or stderr; at most a few lines per level
+ * per process, never fatal, errno preserved. Context: any thread; no allocation; one write(2).
+ */
+void shim_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3))) SHIM_HIDDEN;
+void log_reset_after_fork(void) SHIM_HIDDEN;
+
+/* ---- Clock ---- */
+
+static inline uint64_t clock_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* vDSO; never fails for this clock */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- Real entry points and interposition (resolve.c) ---- */
+
+extern void *_Atomic shim_real[API__COUNT] SHIM_HIDDEN;
+
+/*
+ * resolve_real_slow - fill the real-pointer table (once) and return the entry for @api; when the
+ * driver lacks the symbol, a stub that returns CUDA_ERROR_NOT_FOUND.
+ * Context: any thread; first call takes a once-lock and calls dlopen/dlsym (never a hooked function).
+ */
+void *resolve_real_slow(int api) SHIM_HIDDEN;
+
+static inline void *resolve_real(int api)
+{
+	void *p = atomic_load_explicit(&shim_real[api], memory_order_relaxed);
+
+	return likely(p != NULL) ? p : resolve_real_slow(api);
+}
+
+/*
+ * REAL(cuX) - the driver's own cuX, with cuX's exact type; for use inside hook_cuX. Macros that
+ * build hooks from a name parameter must use REAL_ID(API_##name, hook_##name): passing the name
+ * on would let cuda.h's version macros rewrite it (cuMemHostRegister -> cuMemHostRegister_v2).
+ */
+#define REAL_ID(api, hook) ((__typeof__(&hook))resolve_real(api))
+#define REAL(n) REAL_ID(API_##n, hook_##n)
+
+/* Driver functions the shim calls for itself (never hooked, never recorded). */
+struct shim_driver {
+	CUresult (*cuFuncGetName)(const char **, CUfunction);
+	CUresult (*cuKernelGetName)(const char **, CUkernel);
+	CUresult (*cuFuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+	CUresult (*cuKernelGetAttribute)(int *, CUfunction_attribute, CUkernel, CUdevice);
+	CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuDeviceGetCount)(int *);
+	CUresult (*cuDeviceGet)(CUdevice *, int);
+	CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+	CUresult (*cuDeviceTotalMem_v2)(size_t *, CUdevice);
+	CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+	CUresult (*cuDriverGetVersion)(int *);
+};
+
+extern struct shim_driver drv SHIM_HIDDEN;
+
+/*
+ * resolve_ensure - make shim_real[], drv and the address map valid once libcuda is loaded.
+ * Returns 1 when they are. Never waits: while another thread is building them (which may wait
+ * for the loader lock) it returns 0 and callers use the per-address fallback.
+ * Context: any thread, including dlsym() called from a library constructor.
+ */
+int resolve_ensure(void) SHIM_HIDDEN;
+
+/*
+ * resolve_wrapper_for - the shim's wrapper for a real libcuda entry point, or NULL when @real is
+ * not one the shim wraps. Lock-free lookup in a table built once. Context: any thread.
+ */
+void *resolve_wrapper_for(const void *real) SHIM_HIDDEN;
+
+/*
+ * resolve_init - find the real dlsym; with @is_passthrough every dlsym query is forwarded
+ * unchanged (GPUSHIM_DISABLE). Context: the constructor.
+ */
+void resolve_init(int is_passthrough) SHIM_HIDDEN;
+
+/* resolve_driver_sym - a libcuda symbol the shim does not wrap, or NULL. Context: any thread. */
+void *resolve_driver_sym(const char *name) SHIM_HIDDEN;
+
+/* resolve_dlsym - the real dlsym, for the shim's own lookups. */
+void *resolve_dlsym(void *handle, const char *name) SHIM_HIDDEN;
+
+/* ---- Per-thread state ---- */
+
+struct tbuf;
+
+#define FUNC_CACHE_SIZE 64		/* direct-mapped; a training step uses tens of kernels */
+
+struct func_cache_entry {
+	uintptr_t handle;
+	uint32_t id;
+	uint32_t gen;
+	uint32_t occ_block;		/* last launch shape whose occupancy is known */
+	uint32_t occ_smem;
+};
+
+struct shim_tls {
+	int depth;			/* >0 while inside a hook: nested driver calls pass through */
+	uint32_t epoch;			/* shim.epoch when buf was made */
+	struct tbuf *buf;		/* this thread's ring; NULL until the first record */
+	struct func_cache_entry fcache[FUNC_CACHE_SIZE];
+};
+
+extern __thread struct shim_tls shim_tls __attribute__((tls_model("initial-exec"))) SHIM_HIDDEN;
+
+/*
+ * shim_enter - every hook starts here. Returns the thread state when the call is to be recorded,
+ * NULL when it must pass straight through (shim off, or a driver call made from inside a hook).
+ * Context: app thread; no locks, no allocation (the first call of the process starts the writer).
+ */
+static inline struct shim_tls *shim_enter(void)
+{
+	struct shim_tls *t = &shim_tls;
+	int mode = atomic_load_explicit(&shim.mode, memory_order_relaxed);
+
+	if (unlikely(mode != SHIM_ON) && (mode == SHIM_OFF || !shim_start()))
+		return NULL;
+	if (unlikely(t->depth))
+		return NULL;
+	t->depth = 1;
+	return t;
+}
+
+static inline void shim_leave(struct shim_tls *t)
+{
+	t->depth = 0;
+}
+
+/* ---- Thread ring buffers (tbuf.c) ---- */
+
+struct tbuf {
+	uint8_t *data;
+	uint32_t mask;			/* capacity - 1; capacity is a power of two */
+	uint32_t index;			/* thread_index of the trace */
+	uint32_t tid;
+	uint32_t seq;			/* producer: last correlation number handed out */
+	_Atomic uint64_t head;		/* producer publishes (release) bytes produced */
+	_Atomic uint64_t tail;		/* writer publishes (release) bytes consumed */
+	uint64_t cached_tail;		/* producer's last view of tail */
+	uint64_t rec_pos;		/* producer: position of the record being written */
+	uint64_t last_ns;		/* producer: start time of the last record */
+	uint64_t lost_pending;		/* producer: drops not yet reported by a LOST record */
+	uint64_t lost_pending_bytes;
+	_Atomic uint64_t nr_lost;	/* producer adds; writer reads for END */
+	_Atomic int is_dead;		/* the thread exited; writer frees once drained */
+	struct tbuf *next;		/* registry list (push at head only) */
+	uint64_t w_last_ns;		/* writer: time of the last record drained */
+};
+
+/* The registry of every thread ring, newest first. Pushed by app threads, pruned by the writer. */
+extern _Atomic(struct tbuf *) tbuf_list SHIM_HIDDEN;
+
+/*
+ * tbuf_get - this thread's ring, created on first use. NULL when it cannot be created (counted).
+ * Context: app thread; the first call per thread mmaps the ring and takes no lock.
+ */
+struct tbuf *tbuf_get(struct shim_tls *t) SHIM_HIDDEN;
+
+/*
+ * tbuf_reserve / tbuf_commit - claim @size bytes (8-aligned, <= TRACE_MAX_RECORD) for one record,
+ * fill them, publish. reserve returns NULL when the ring is full: the record is counted as lost.
+ * Context: the owning thread only; wait-free.
+ */
+void *tbuf_reserve(struct tbuf *b, uint32_t size) SHIM_HIDDEN;
+void tbuf_commit(struct tbuf *b, uint32_t size) SHIM_HIDDEN;
+
+/*
+ * tbuf_drain - writer side: hand every committed record of @b up to @head to @emit (PAD skipped).
+ * When @emit runs, b->w_last_ns is the start time of the record before @rec (the base a BLOCK
+ * written in front of @rec needs); drain then advances it. Releases the space at the end.
+ * Returns bytes consumed. Context: writer thread only.
+ * @emit is also used for meta records (GPU activity), with @b NULL.
+ */
+typedef void (*tbuf_emit_fn)(void *ctx, const struct tbuf *b, const void *rec, uint32_t size);
+uint64_t tbuf_drain(struct tbuf *b, uint64_t head, tbuf_emit_fn emit, void *ctx) SHIM_HIDDEN;
+
+void tbuf_init(void) SHIM_HIDDEN;		/* constructor: pthread key */
+void tbuf_reset_after_fork(void) SHIM_HIDDEN;	/* fork child: forget the parent's rings */
+void tbuf_free(struct tbuf *b) SHIM_HIDDEN;	/* writer: a dead, drained ring */
+void tbuf_kick_writer(void) SHIM_HIDDEN;
+
+/* ---- Recording (record.c) ---- */
+
+/*
+ * rec_begin - start a thread record of @type and @size stamped at @start_ns. Returns the space
+ * to fill (header written), or NULL when the record is dropped (counted in LOST).
+ * rec_commit publishes it. Context: app thread inside a hook; no locks, no allocation.
+ */
+void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns) SHIM_HIDDEN;
+void rec_commit(struct shim_tls *t, const void *rec) SHIM_HIDDEN;
+
+/* rec_next_seq - a fresh per-thread correlation number (0 if the thread has no ring). */
+uint32_t rec_next_seq(struct shim_tls *t) SHIM_HIDDEN;
+
+static inline void rec_fill_call(struct trace_call *c, int api, uint64_t t0, uint64_t t1,
+				 CUresult res, uint32_t seq)
+{
+	uint64_t dur = t1 > t0 ? t1 - t0 : 0;
+
+	c->flags = 0;
+	if (unlikely(dur > UINT32_MAX)) {
+		dur /= 1000;
+		c->flags = TRACE_CALL_DUR_US;
+	}
+	c->dur = (uint32_t)dur;
+	c->result = (uint32_t)res;
+	c->api = (uint16_t)api;
+	c->seq = seq;
+	if (unlikely(atomic_load_explicit(&shim.nr_captures, memory_order_relaxed) > 0))
+		c->flags |= TRACE_CALL_CAPTURING;
+}
+
+/*
+ * rec_func_id - FUNC id for a kernel handle; on first sight queries name and attributes through
+ * the driver and writes FUNC (and STRING) to the meta stream. Call after the real launch returned.
+ * Context: app thread inside a hook; cache hit is lock-free, a miss takes the meta lock briefly.
+ */
+uint32_t rec_func_id(struct shim_tls *t, uintptr_t handle) SHIM_HIDDEN;
+
+/*
+ * rec_occupancy - make sure an OCCUPANCY record exists for (func, block threads, dyn smem,
+ * device): the occupancy calculator is asked once per shape. Only for launches that succeeded.
+ * Context: app thread inside a hook, after the real launch returned; a per-thread cache of the
+ * last shape per kernel keeps the common case lock-free.
+ */
+void rec_occupancy(struct shim_tls *t, uint32_t func, uintptr_t handle, uint32_t block_threads,
+		   uint32_t dyn_smem) SHIM_HIDDEN;
+
+/* rec_devices_once - write one DEVICE record per GPU (first successful cuInit). */
+void rec_devices_once(void) SHIM_HIDDEN;
+
+/* rec_current_device - ordinal of the calling thread's current context, -1 when none. */
+int32_t rec_current_device(void) SHIM_HIDDEN;
+
+/* rec_flush_funcs - forget every kernel handle (module unload): FUNC records are written anew. */
+void rec_flush_funcs(void) SHIM_HIDDEN;
+
+/*
+ * rec_intern - id of the STRING @s (len bytes); *is_new says the caller must write the STRING
+ * record itself (writer thread) - app threads use rec_intern_meta, which also writes it.
+ * Context: any thread; takes the meta lock.
+ */
+uint32_t rec_intern_meta(const char *s, size_t len) SHIM_HIDDEN;
+uint32_t rec_intern(const char *s, size_t len, int *is_new) SHIM_HIDDEN;
+
+/* rec_note - a timed NOTE record (with its text) into the meta stream. Context: any thread. */
+void rec_note(uint32_t kind, uint64_t ts_ns, const char *text) SHIM_HIDDEN;
+
+/*
+ * Meta stream: records with no time base, written under one lock by any thread and drained by
+ * the writer (which swaps the buffer out under the same lock).
+ */
+int meta_append(const void *rec, size_t size) SHIM_HIDDEN;
+/* meta_swap - writer: exchange its (emptied) buffer with the meta stream's. */
+void meta_swap(uint8_t **buf, size_t *len, size_t *cap) SHIM_HIDDEN;
+uint64_t meta_nr_lost(void) SHIM_HIDDEN;
+void record_reset_after_fork(void) SHIM_HIDDEN;
+/* rec_string_size / rec_string_encode - the STRING record for @len bytes of text. */
+size_t rec_string_size(size_t len) SHIM_HIDDEN;
+void rec_string_encode(void *dst, uint32_t id, const char *s, size_t len) SHIM_HIDDEN;
+
+/* ---- Writer (writer.c) ---- */
+
+/*
+ * writer_start - create the writer thread (all signals blocked); it opens the output file.
+ * Returns 0 or -errno. Context: app thread, once, from shim_start().
+ */
+int writer_start(void) SHIM_HIDDEN;
+
+/* writer_stop - final drain, END record, close; joins the thread. Context: exit path. */
+void writer_stop(void) SHIM_HIDDEN;
+void writer_reset_after_fork(void) SHIM_HIDDEN;
+
+/* ---- CUPTI (cupti.c) ---- */
+
+/*
+ * cupti_start - locate and load libcupti, register buffers and the shim's clock, enable the
+ * activity kinds. Called by the cuInit hook before the real cuInit. Never fatal: on any failure
+ * the trace says GPU timestamps are absent. Context: app thread inside a hook, once.
+ */
+void cupti_start(void) SHIM_HIDDEN;
+
+/* cupti_is_active - nonzero while external correlation ids should be pushed. */
+extern _Atomic int cupti_active SHIM_HIDDEN;
+
+/* cupti_push / cupti_pop - bracket a forwarded call with the shim's correlation id. */
+void cupti_push(uint64_t corr_id) SHIM_HIDDEN;
+void cupti_pop(void) SHIM_HIDDEN;
+
+/*
+ * cupti_writer_poll - writer thread: flush CUPTI's completed buffers and convert them to GPU_*
+ * records through @emit; at_exit forces the final flush. Context: writer thread.
+ */
+void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx) SHIM_HIDDEN;
+void cupti_reset_after_fork(void) SHIM_HIDDEN;
+
+/* ---- Exported aliases ---- */
+
+/*
+ * Each hooks_*.c file defines SHIM_FILE_<FAMILY> as YES for the families whose hooks it holds
+ * and expands GPUSHIM_APIS(SHIM_EXPORT_ENTRY) at its end: that emits, for every entry point of
+ * those families, the global symbol with the exact libcuda name as an alias of hook_<name>. A
+ * listed entry point with no hook fails to assemble, so the list and the hooks cannot drift.
+ */
+#define SHIM_EXPORT_AS(str, hook)                                                                  \
+	__asm__(".globl " str "\n\t.type " str ", @function\n\t.set " str ", " #hook "\n");
+#define SHIM_EXPORT_CHOOSE_YES(str, hook) SHIM_EXPORT_AS(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_INIT(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_LAUNCH(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_MEMORY(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_COPY(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_SET(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_SYNC(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_CAPTURE(str, hook)
+#define SHIM_EXPORT_CHOOSE_SHIM_FILE_MODULE(str, hook)
+#define SHIM_EXPORT_SEL2(sel, str, hook) SHIM_EXPORT_CHOOSE_##sel(str, hook)
+#define SHIM_EXPORT_SEL(sel, str, hook) SHIM_EXPORT_SEL2(sel, str, hook)
+#define SHIM_EXPORT_ENTRY(n, fam, fl) SHIM_EXPORT_SEL(SHIM_FILE_##fam, #n, hook_##n)
+
+/* ---- The shape of every hook ---- */
+
+/*
+ * struct hook_ctx - one intercepted call in flight. hook_begin() runs just before the real call,
+ * hook_end() just after it, hook_leave() returns. errno is what the application set before the
+ * call when the real call starts, and what the real call left when the hook returns: the shim's
+ * own work in between (mmap, futex, CUPTI) never shows. With want_corr the call gets a
+ * correlation number, pushed to CUPTI around the real call so its GPU work joins it exactly.
+ * Context: app thread, between shim_enter() and shim_leave(); no locks, no allocation.
+ */
+struct hook_ctx {
+	uint64_t t0, t1;
+	uint32_t seq;
+	int saved_errno;
+	int is_pushed;
+};
+
+static inline void hook_begin(struct shim_tls *t, struct hook_ctx *h, int want_corr)
+{
+	int saved = errno;
+
+	h->seq = want_corr ? rec_next_seq(t) : 0;
+	h->is_pushed = 0;
+	if (h->seq && atomic_load_explicit(&cupti_active, memory_order_relaxed)) {
+		cupti_push(TRACE_CORR_ID(t->buf->index, h->seq));
+		h->is_pushed = 1;
+	}
+	errno = saved;
+	h->t0 = clock_now_ns();
+}
+
+static inline void hook_end(struct hook_ctx *h)
+{
+	h->saved_errno = errno;
+	h->t1 = clock_now_ns();
+	if (h->is_pushed)
+		cupti_pop();
+}
+
+static inline CUresult hook_leave(struct shim_tls *t, struct hook_ctx *h, CUresult res)
+{
+	errno = h->saved_errno;
+	shim_leave(t);
+	return res;
+}
+
+/*
+ * HOOK_DEFINE(hook_cuX, (params)) - the head of a hook definition, with its (hidden) prototype.
+ * Pass the already pasted name: see REAL_ID.
+ */
+#define HOOK_DEFINE(fn, params)                                                                    \
+	CUresult fn params SHIM_HIDDEN;                                                            \
+	CUresult fn params
+
+/* Fill the common part of a thread record begun with rec_begin. */
+#define HOOK_CALL_FILL(r, api, h, res) rec_fill_call(&(r)->call, (api), (h)->t0, (h)->t1, (res), (h)->seq)
+
+#endif /* GPUSHIM_SHIM_H */

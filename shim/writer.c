@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: MIT
+/*
+ * writer.c - the writer thread: the only shim code that opens, writes or compresses. It drains
+ * the thread rings and the meta stream into chunks, compresses each chunk into one zstd frame,
+ * and appends it to the trace at least every GPUSHIM_FLUSH_MS, so a killed process leaves a
+ * trace readable up to its last chunk. It never calls a CUDA driver function.
+ * Runs on: its own thread, with every signal blocked; writer_stop on the exiting thread.
+ */
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "config.h"
+
+/* A chunk holds at most this many record bytes: big enough for zstd, small enough to lose. */
+#define CHUNK_RAW_BYTES (4u << 20)
+
+struct writer {
+	pthread_t thread;
+	int has_thread;
+	_Atomic int stop;
+	int fd;
+	ZSTD_CCtx *cctx;
+	uint8_t *raw;			/* the chunk being filled */
+	size_t raw_len;
+	uint8_t *out;			/* its compressed frame */
+	size_t out_cap;
+	const struct tbuf *block_owner;	/* ring whose BLOCK is current in the chunk */
+	uint32_t seq;			/* chunks written */
+	uint64_t nr_records;
+	uint8_t *meta;			/* swapped with the meta stream */
+	size_t meta_len, meta_cap;
+	int is_failed;			/* a write failed: nothing more goes to the file */
+	char path[PATH_MAX];
+};
+
+static struct writer w = { .fd = -1 };
+
+/* ---- Output file ---- */
+
+static int rank_from_env(void)
+{
+	static const char *const vars[] = { "RANK", "LOCAL_RANK", "SLURM_PROCID",
+					    "OMPI_COMM_WORLD_RANK" };
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		long r;
+
+		if (!v || !*v)
+			continue;
+		r = strtol(v, &end, 10);
+		if (!*end && r >= 0 && r < INT32_MAX)
+			return (int)r;
+	}
+	return -1;
+}
+
+/* Expand %h %p %r %% of GPUSHIM_OUTPUT. Returns 0 or -ENAMETOOLONG. */
+static int expand_path(char *dst, size_t cap, const char *pattern, const char *host, int rank)
+{
+	size_t n = 0;
+	const char *p;
+
+	for (p = pattern; *p; p++) {
+		char tmp[32];
+		const char *add = tmp;
+
+		if (*p != '%' || !p[1]) {
+			tmp[0] = *p;
+			tmp[1] = 0;
+		} else {
+			switch (*++p) {
+			case 'h':
+				add = host;
+				break;
+			case 'p':
+				snprintf(tmp, sizeof(tmp), "%d", (int)getpid());
+				break;
+			case 'r':
+				snprintf(tmp, sizeof(tmp), "%d", rank < 0 ? 0 : rank);
+				break;
+			case '%':
+				strcpy(tmp, "%");
+				break;
+			default:
+				snprintf(tmp, sizeof(tmp), "%%%c", *p);
+				break;
+			}
+		}
+		if (n + strlen(add) + 1 > cap)
+			return -ENAMETOOLONG;
+		memcpy(dst + n, add, strlen(add));
+		n += strlen(add);
+	}
+	dst[n] = 0;
+	return 0;
+}
+
+static int write_all(const struct iovec *iov, int nr)
+{
+	struct iovec v[8];
+	int i;
+
+	if (nr > 8)
+		return -EINVAL;
+	memcpy(v, iov, sizeof(*iov) * nr);
+	i = 0;
+	while (i < nr) {
+		ssize_t n = writev(w.fd, v + i, nr - i);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (i < nr && (size_t)n >= v[i].iov_len) {
+			n -= v[i].iov_len;
+			i++;
+		}
+		if (i < nr) {
+			v[i].iov_base = (char *)v[i].iov_base + n;
+			v[i].iov_len -= n;
+		}
+	}
+	return 0;
+}
+
+static size_t read_cmdline(char *buf, size_t cap)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return 0;
+	while (len < cap) {
+		ssize_t n = read(fd, buf + len, cap - len);
+
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	while (len && buf[len - 1] == 0)	/* drop the final NUL */
+		len--;
+	return len;
+}
+
+static int open_trace(void)
+{
+	static char cmdline[16384];
+	struct trace_file_header hdr;
+	char host[256] = "unknown";
+	static const uint8_t zeros[8];
+	struct iovec iov[5];
+	size_t cmd_len, ver_len, host_len, total;
+	struct timespec mono, real;
+	int rank = rank_from_env();
+	int ret;
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = 0;
+	ret = expand_path(w.path, sizeof(w.path), shim.cfg.output, host, rank);
+	if (ret < 0) {
+		shim_disable("GPUSHIM_OUTPUT expands to a path that is too long");
+		return ret;
+	}
+	w.fd = open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w.fd < 0) {
+		ret = -errno;
+		shim_disable("cannot create trace %s: %s", w.path, strerror(errno));
+		return ret;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	cmd_len = read_cmdline(cmdline, sizeof(cmdline));
+	ver_len = strlen(GPUSHIM_VERSION);
+	host_len = strlen(host);
+	total = sizeof(hdr) + ver_len + host_len + cmd_len;
+
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, TRACE_MAGIC, sizeof(TRACE_MAGIC));
+	hdr.version_major = TRACE_VERSION_MAJOR;
+	hdr.version_minor = TRACE_VERSION_MINOR;
+	hdr.header_bytes = (uint32_t)((total + 7) & ~(size_t)7);
+	hdr.pid = (uint32_t)getpid();
+	hdr.ppid = (uint32_t)getppid();
+	hdr.start_mono_ns = (uint64_t)mono.tv_sec * 1000000000u + mono.tv_nsec;
+	hdr.start_real_ns = (uint64_t)real.tv_sec * 1000000000u + real.tv_nsec;
+	hdr.flags = shim.is_forked ? TRACE_FILE_FORKED : 0;
+	hdr.shim_version_len = (uint16_t)ver_len;
+	hdr.host_len = (uint16_t)host_len;
+	hdr.cmdline_len = (uint32_t)cmd_len;
+	hdr.rank = rank;
+
+	iov[0] = (struct iovec){ &hdr, sizeof(hdr) };
+	iov[1] = (struct iovec){ (void *)GPUSHIM_VERSION, ver_len };
+	iov[2] = (struct iovec){ host, host_len };
+	iov[3] = (struct iovec){ cmdline, cmd_len };
+	iov[4] = (struct iovec){ (void *)zeros, hdr.header_bytes - total };
+	ret = write_all(iov, 5);
+	if (ret < 0) {
+		shim_disable("cannot write trace %s: %s", w.path, strerror(-ret));
+		close(w.fd);
+		w.fd = -1;
+		return ret;
+	}
+	return 0;
+}
+
+/* ---- Chunks ---- */
+
+static void chunk_flush(void)
+{
+	struct trace_chunk_header ch;
+	struct iovec iov[2];
+	size_t n;
+	int ret;
+
+	if (!w.raw_len)
+		return;
+	if (w.is_failed || w.fd < 0)
+		goto out;
+	n = ZSTD_compress2(w.cctx, w.out, w.out_cap, w.raw, w.raw_len);
+	if (ZSTD_isError(n)) {
+		shim_disable("zstd: %s", ZSTD_getErrorName(n));
+		w.is_failed = 1;
+		goto out;
+	}
+	ch.magic = TRACE_CHUNK_MAGIC;
+	ch.seq = w.seq;
+	ch.raw_bytes = (uint32_t)w.raw_len;
+	ch.zstd_bytes = (uint32_t)n;
+	iov[0] = (struct iovec){ &ch, sizeof(ch) };
+	iov[1] = (struct iovec){ w.out, n };
+	ret = write_all(iov, 2);
+	if (ret < 0) {
+		/* Disk full, quota, I/O error: what is written stays readable. */
+		shim_disable("cannot write trace %s: %s", w.path, strerror(-ret));
+		w.is_failed = 1;
+		goto out;
+	}
+	w.seq++;
+out:
+	w.raw_len = 0;
+	w.block_owner = NULL;
+}
+
+static void chunk_put(const void *rec, uint32_t size)
+{
+	memcpy(w.raw + w.raw_len, rec, size);
+	w.raw_len += size;
+	w.nr_records++;
+}
+
+static void emit(void *ctx, const struct tbuf *b, const void *rec, uint32_t size)
+{
+	(void)ctx;
+	if (w.raw_len + size + sizeof(struct trace_rec_block) > CHUNK_RAW_BYTES)
+		chunk_flush();
+	if (b && w.block_owner != b) {
+		struct trace_rec_block blk;
+
+		memset(&blk, 0, sizeof(blk));
+		blk.hdr.type = TRACE_REC_BLOCK;
+		blk.hdr.size = sizeof(blk);
+		blk.tid = b->tid;
+		blk.thread_index = b->index;
+		blk.base_ns = b->w_last_ns;
+		chunk_put(&blk, sizeof(blk));
+		w.nr_records--;		/* framing, not data */
+		w.block_owner = b;
+	}
+	chunk_put(rec, size);
+}
+
+static void emit_meta_buffer(const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off + sizeof(struct trace_rec_hdr) <= len) {
+		const struct trace_rec_hdr *h = (const void *)(buf + off);
+
+		if (h->size < sizeof(*h) || h->size > len - off)
+			break;
+		emit(NULL, NULL, h, h->size);
+		off += h->size;
+	}
+}
+
+/* Entry-point names go first, so ids in every later record have a meaning. */
+static void emit_api_defs(void)
+{
+	static const char *const names[API__COUNT] = {
+#define N(n, fam, fl) [API_##n] = #n,
+		GPUSHIM_APIS(N)
+#undef N
+	};
+	static const uint8_t families[API__COUNT] = {
+#define F(n, fam, fl) [API_##n] = TRACE_FAM_##fam,
+		GPUSHIM_APIS(F)
+#undef F
+	};
+	static const uint8_t flags[API__COUNT] = {
+#define FL(n, fam, fl) [API_##n] = (fl),
+		GPUSHIM_APIS(FL)
+#undef FL
+	};
+	uint8_t rec[256];
+	int i;
+
+	for (i = 1; i < API__COUNT; i++) {
+		struct trace_rec_api_def d;
+		size_t len = strlen(names[i]);
+		int is_new;
+
+		memset(&d, 0, sizeof(d));
+		d.hdr.type = TRACE_REC_API_DEF;
+		d.hdr.size = sizeof(d);
+		d.api = (uint16_t)i;
+		d.family = families[i];
+		d.flags = flags[i];
+		d.name = rec_intern(names[i], len, &is_new);
+		if (is_new) {
+			rec_string_encode(rec, d.name, names[i], len);
+			emit(NULL, NULL, rec, (uint32_t)rec_string_size(len));
+		}
+		emit(NULL, NULL, &d, sizeof(d));
+	}
+}
+
+/*
+ * One pass over everything recorded so far. Ring heads are read before the meta stream is
+ * taken: every id a drained thread record uses was defined in meta before that head was
+ * published, so definitions always precede uses in the file.
+ */
+static void drain_all(int at_exit)
+{
+	static uint64_t *heads;
+	static size_t heads_cap;
+	struct tbuf *list = atomic_load_explicit(&tbuf_list, memory_order_acquire);
+	struct tbuf *b, *prev;
+	size_t i, n = 0;
+
+	for (b = list; b; b = b->next) {
+		if (n == heads_cap) {
+			size_t cap = heads_cap ? heads_cap * 2 : 64;
+			uint64_t *p = realloc(heads, cap * sizeof(*heads));
+
+			if (!p)
+				break;	/* the rest is drained next time */
+			heads = p;
+			heads_cap = cap;
+		}
+		heads[n++] = atomic_load_explicit(&b->head, memory_order_acquire);
+	}
+
+	meta_swap(&w.meta, &w.meta_len, &w.meta_cap);
+	emit_meta_buffer(w.meta, w.meta_len);
+	w.meta_len = 0;
+
+	for (b = list, i = 0; b && i < n; b = b->next, i++)
+		tbuf_drain(b, heads[i], emit, NULL);
+
+	cupti_writer_poll(at_exit, emit, NULL);
+
+	/* Free the rings of threads that exited and are empty (not the list head: pushes race). */
+	prev = NULL;
+	b = atomic_load_explicit(&tbuf_list, memory_order_acquire);
+	while (b) {
+		struct tbuf *next = b->next;
+
+		if (atomic_load_explicit(&b->is_dead, memory_order_acquire) &&
+		    atomic_load(&b->head) == atomic_load(&b->tail)) {
+			if (prev) {
+				prev->next = next;
+				tbuf_free(b);
+				b = next;
+				continue;
+			}
+			if (atomic_compare_exchange_strong(&tbuf_list, &b, next)) {
+				tbuf_free(b);
+				b = next;
+				continue;
+			}
+			b = atomic_load(&tbuf_list);
+			prev = NULL;
+			continue;
+		}
+		prev = b;
+		b = next;
+	}
+}
+
+static uint64_t total_lost(void)
+{
+	uint64_t n = meta_nr_lost();
+	struct tbuf *b;
+
+	for (b = atomic_load(&tbuf_list); b; b = b->next)
+		n += atomic_load_explicit(&b->nr_lost, memory_order_relaxed);
+	return n;
+}
+
+static void write_end(uint32_t reason)
+{
+	struct trace_rec_end e;
+
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = TRACE_REC_END;
+	e.hdr.size = sizeof(e);
+	e.nr_records = w.nr_records;
+	e.nr_lost = total_lost();
+	e.nr_chunks = w.seq;
+	e.end_ns = clock_now_ns();
+	e.reason = reason;
+	e.nr_threads = atomic_load(&shim.nr_threads);
+	if (w.raw_len + sizeof(e) > CHUNK_RAW_BYTES)
+		chunk_flush();
+	e.nr_chunks = w.seq;
+	chunk_put(&e, sizeof(e));
+	chunk_flush();
+}
+
+static void wait_for_work(uint32_t ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	if (!atomic_load(&shim.writer_kick) && !atomic_load(&w.stop))
+		syscall(SYS_futex, &shim.writer_kick, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	atomic_store(&shim.writer_kick, 0);
+}
+
+static void *writer_main(void *arg)
+{
+	uint32_t flush_ms = shim.cfg.flush_ms;
+	uint32_t wake_ms = flush_ms / 2 < 25 ? flush_ms / 2 : 25;
+	uint64_t last_flush;
+
+	(void)arg;
+	if (open_trace() < 0)
+		return NULL;
+	emit_api_defs();
+	last_flush = clock_now_ns();
+	for (;;) {
+		int stopping, is_off;
+		uint64_t now;
+
+		wait_for_work(wake_ms);
+		stopping = atomic_load(&w.stop);
+		is_off = atomic_load(&shim.mode) == SHIM_OFF;
+		drain_all(stopping);
+		now = clock_now_ns();
+		if (is_off) {
+			rec_note(TRACE_NOTE_DISABLED, now,
+				 shim.disable_reason ? shim.disable_reason : "disabled");
+			drain_all(1);
+			write_end(TRACE_END_DISABLED);
+			break;
+		}
+		if (stopping) {
+			write_end(TRACE_END_EXIT);
+			break;
+		}
+		/* Flush early enough that no chunk is more than flush_ms apart. */
+		if (now - last_flush + (uint64_t)wake_ms * 1000000 >= (uint64_t)flush_ms * 1000000) {
+			chunk_flush();
+			last_flush = now;
+		}
+	}
+	close(w.fd);
+	w.fd = -1;
+	return NULL;
+}
+
+int writer_start(void)
+{
+	sigset_t all, old;
+	int ret;
+
+	/* After a fork these already exist (copied from the parent). */
+	if (!w.cctx)
+		w.cctx = ZSTD_createCCtx();
+	if (!w.raw)
+		w.raw = malloc(CHUNK_RAW_BYTES);
+	w.out_cap = ZSTD_compressBound(CHUNK_RAW_BYTES);
+	if (!w.out)
+		w.out = malloc(w.out_cap);
+	if (!w.cctx || !w.raw || !w.out)
+		return -ENOMEM;
+	ZSTD_CCtx_setParameter(w.cctx, ZSTD_c_compressionLevel, shim.cfg.zstd_level);
+	ZSTD_CCtx_setParameter(w.cctx, ZSTD_c_checksumFlag, 1);
+
+	/* The application's signal handlers must never run on our thread (heaptrack's rule). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&w.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return -ret;
+	w.has_thread = 1;
+	return 0;
+}
+
+void writer_stop(void)
+{
+	if (!w.has_thread)
+		return;
+	atomic_store(&w.stop, 1);
+	atomic_store(&shim.writer_kick, 1);
+	syscall(SYS_futex, &shim.writer_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(w.thread, NULL);
+	w.has_thread = 0;
+}
+
+void writer_reset_after_fork(void)
+{
+	/* The writer thread does not exist in the child; its buffers are reused. */
+	if (w.fd >= 0)
+		close(w.fd);
+	w.fd = -1;
+	w.has_thread = 0;
+	atomic_store(&w.stop, 0);
+	w.raw_len = 0;
+	w.block_owner = NULL;
+	w.seq = 0;
+	w.nr_records = 0;
+	w.is_failed = 0;
+	w.meta_len = 0;
+	if (w.cctx)
+		ZSTD_CCtx_reset(w.cctx, ZSTD_reset_session_only);
+}
