@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_common.c - what several commands share: loading a trace into a model with the
+ * user-facing messages (error with offset; warning for a truncated trace).
+ */
+#include <stdio.h>
+
+#include "cmds.h"
+#include "model.h"
+#include "trace_reader.h"
+
+int cmd_load_model(struct model *m, const char *path, int is_quiet)
+{
+	struct trace_reader rd;
+	int ret;
+
+	if (trace_reader_open(&rd, path) < 0) {
+		fprintf(stderr, "gpushim: %s\n", rd.err);
+		return -1;
+	}
+	ret = model_load(m, &rd);
+	if (ret < 0) {
+		fprintf(stderr, "gpushim: %s\n", rd.err);
+		trace_reader_close(&rd);
+		model_free(m);
+		return -1;
+	}
+	if (m->is_truncated && !is_quiet)
+		fprintf(stderr,
+			"gpushim: warning: %s is truncated (no END record after %llu chunks): "
+			"the report covers what was written\n",
+			path, (unsigned long long)m->nr_chunks);
+	trace_reader_close(&rd);
+	return 0;
+}

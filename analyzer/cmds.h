@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmds.h - the subcommands of `gpushim`. Each cmd_X.c owns its options, usage text and --help,
+ * wires the modules together and returns the exit code (0 ok, 1 error or regression, 2 usage).
+ */
+#ifndef GPUSHIM_CMDS_H
+#define GPUSHIM_CMDS_H
+
+#define EXIT_USAGE 2
+
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+/* Shared by the commands that read traces: open @path or print why not. 0 or -1. */
+struct trace_reader;
+struct model;
+int cmd_load_model(struct model *m, const char *path, int is_quiet);
+
+#endif /* GPUSHIM_CMDS_H */

@@ -1,0 +1,707 @@
+// SPDX-License-Identifier: MIT
+/*
+ * model.c - builds struct model from a trace: one pass over the records through trace_reader,
+ * then sorting, and the join of GPU operations to the calls that caused them. Ids read from the
+ * trace are bounds-checked before they index anything. Never prints.
+ */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_reader.h"
+#include "util.h"
+
+/* Ids the trace may define: beyond this a trace is treated as hostile (dense ids from 1). */
+#define MAX_ID (1u << 26)
+
+/* CUresult values the analyzer interprets (cuda.h is not needed to read a trace). */
+#define CUDA_ERROR_NOT_READY_VALUE 600
+
+/* ---- Dictionaries ---- */
+
+static void set_string(struct model *m, uint32_t id, const char *s, size_t len)
+{
+	if (!id || id >= MAX_ID)
+		return;
+	if (id >= m->nr_strings) {
+		XGROW(m->strings, m->strings_cap, (size_t)id + 1);
+		memset(m->strings + m->nr_strings, 0, (id + 1 - m->nr_strings) * sizeof(char *));
+		m->nr_strings = (size_t)id + 1;
+	}
+	if (!m->strings[id])
+		m->strings[id] = xstrndup(s, len);
+}
+
+const char *model_string(const struct model *m, uint32_t id, const char *fallback)
+{
+	if (id && id < m->nr_strings && m->strings[id])
+		return m->strings[id];
+	return fallback;
+}
+
+const char *model_api_name(const struct model *m, uint16_t api)
+{
+	if (api < m->nr_apis && m->apis[api].name)
+		return m->apis[api].name;
+	return "api ?";
+}
+
+/* Give every entry-point id a call uses a name, even if the trace never defined it. */
+static void name_undefined_apis(struct model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_calls; i++) {
+		uint16_t api = m->calls[i].api;
+		char buf[32];
+
+		if (api < m->nr_apis && m->apis[api].name)
+			continue;
+		if (api >= m->nr_apis) {
+			XGROW(m->apis, m->apis_cap, (size_t)api + 1);
+			memset(m->apis + m->nr_apis, 0, (api + 1 - m->nr_apis) * sizeof(*m->apis));
+			m->nr_apis = (size_t)api + 1;
+		}
+		snprintf(buf, sizeof(buf), "api %u", api);
+		m->owned_names = xrealloc(m->owned_names,
+					  (m->nr_owned_names + 1) * sizeof(*m->owned_names));
+		m->owned_names[m->nr_owned_names] = xstrdup(buf);
+		m->apis[api].name = m->owned_names[m->nr_owned_names++];
+	}
+}
+
+const char *model_func_name(const struct model *m, uint32_t func)
+{
+	if (func && func < m->nr_funcs)
+		return model_string(m, m->funcs[func].name, "<unknown kernel>");
+	return "<unknown kernel>";
+}
+
+static int occ_cmp_key(const struct m_occupancy *o, uint32_t name, uint32_t block,
+		       uint32_t smem)
+{
+	if (o->name != name)
+		return o->name < name ? -1 : 1;
+	if (o->block_threads != block)
+		return o->block_threads < block ? -1 : 1;
+	if (o->dyn_smem != smem)
+		return o->dyn_smem < smem ? -1 : 1;
+	return 0;
+}
+
+static int cmp_occ(const void *a, const void *b)
+{
+	const struct m_occupancy *y = b;
+	int c = occ_cmp_key(a, y->name, y->block_threads, y->dyn_smem);
+
+	if (c)
+		return c;
+	/* Answered entries first: a failed query never hides a good one. */
+	return ((const struct m_occupancy *)a)->max_blocks_per_sm > y->max_blocks_per_sm ? -1 :
+	       ((const struct m_occupancy *)a)->max_blocks_per_sm < y->max_blocks_per_sm;
+}
+
+uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_threads,
+			 uint32_t dyn_smem)
+{
+	size_t lo = 0, hi = m->nr_occ;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (occ_cmp_key(&m->occ[mid], name, block_threads, dyn_smem) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nr_occ && !occ_cmp_key(&m->occ[lo], name, block_threads, dyn_smem))
+		return m->occ[lo].max_blocks_per_sm;
+	return 0;
+}
+
+const struct trace_rec_device *model_device(const struct model *m, int dev)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_devices; i++)
+		if ((int)m->devices[i].ordinal == dev)
+			return &m->devices[i];
+	return NULL;
+}
+
+static void add_api(struct model *m, const struct trace_rec_api_def *d)
+{
+	if (d->api == 0)
+		return;
+	if (d->api >= m->nr_apis) {
+		XGROW(m->apis, m->apis_cap, (size_t)d->api + 1);
+		memset(m->apis + m->nr_apis, 0, (d->api + 1 - m->nr_apis) * sizeof(*m->apis));
+		m->nr_apis = (size_t)d->api + 1;
+	}
+	m->apis[d->api].name = model_string(m, d->name, NULL);
+	m->apis[d->api].family = d->family;
+	m->apis[d->api].flags = d->flags;
+}
+
+static void add_func(struct model *m, const struct trace_rec_func *f)
+{
+	struct m_func *e;
+
+	if (!f->id || f->id >= MAX_ID)
+		return;
+	if (f->id >= m->nr_funcs) {
+		XGROW(m->funcs, m->funcs_cap, (size_t)f->id + 1);
+		memset(m->funcs + m->nr_funcs, 0, (f->id + 1 - m->nr_funcs) * sizeof(*m->funcs));
+		m->nr_funcs = (size_t)f->id + 1;
+	}
+	e = &m->funcs[f->id];
+	e->handle = f->handle;
+	e->name = f->name;
+	e->kind = f->kind;
+	e->regs = f->regs_per_thread;
+	e->static_smem = f->static_smem_bytes;
+	e->max_threads = f->max_threads_per_block;
+	e->have = f->have;
+}
+
+static uint32_t thread_slot(struct model *m, uint32_t tid, uint32_t index)
+{
+	size_t i;
+
+	/* Few threads record CUDA calls; the last one used is the likely one. */
+	for (i = m->nr_threads; i-- > 0;)
+		if (m->threads[i].index == index && m->threads[i].tid == tid)
+			return (uint32_t)i;
+	XGROW(m->threads, m->threads_cap, m->nr_threads + 1);
+	m->threads[m->nr_threads].tid = tid;
+	m->threads[m->nr_threads].index = index;
+	return (uint32_t)m->nr_threads++;
+}
+
+/* ---- Calls ---- */
+
+static struct m_call *new_call(struct model *m, const struct trace_record *r,
+			       const struct trace_call *c, uint8_t kind)
+{
+	struct m_call *e;
+	uint64_t dur = c->dur;
+	const struct m_api *api = c->api < m->nr_apis ? &m->apis[c->api] : NULL;
+
+	XGROW(m->calls, m->calls_cap, m->nr_calls + 1);
+	e = &m->calls[m->nr_calls++];
+	memset(e, 0, sizeof(*e));
+	if (c->flags & TRACE_CALL_DUR_US)
+		dur *= 1000;
+	e->t0 = r->ts_ns;
+	e->t1 = r->ts_ns + dur;
+	e->result = c->result;
+	e->api = c->api;
+	e->kind = kind;
+	e->thread = thread_slot(m, r->tid, r->thread_index);
+	e->corr_id = c->seq ? TRACE_CORR_ID(r->thread_index, c->seq) : 0;
+	e->device = -1;
+	if (c->flags & TRACE_CALL_CAPTURING)
+		e->flags |= MCF_CAPTURING;
+	if (api && (api->flags & TRACE_API_ASYNC))
+		e->flags |= MCF_ASYNC;
+	if (api && (api->flags & TRACE_API_PER_THREAD))
+		e->flags |= MCF_PER_THREAD;
+	if (c->result != 0)
+		e->flags |= MCF_ERROR;
+	return e;
+}
+
+static void add_thread_record(struct model *m, const struct trace_record *r)
+{
+	const void *p = r->rec;
+	struct m_call *e;
+
+	switch (r->type) {
+	case TRACE_REC_LAUNCH: {
+		const struct trace_rec_launch *l = p;
+
+		e = new_call(m, r, &l->call, MC_LAUNCH);
+		e->stream = l->stream;
+		e->func = l->func;
+		e->blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+		e->block_threads = (uint32_t)l->block[0] * l->block[1] * l->block[2];
+		memcpy(e->grid, l->grid, sizeof(e->grid));
+		memcpy(e->block, l->block, sizeof(e->block));
+		e->dyn_smem = l->dyn_smem_bytes;
+		break;
+	}
+	case TRACE_REC_GRAPH_LAUNCH: {
+		const struct trace_rec_graph_launch *g = p;
+
+		e = new_call(m, r, &g->call, MC_GRAPH_LAUNCH);
+		e->stream = g->stream;
+		e->addr = g->exec;
+		break;
+	}
+	case TRACE_REC_HOST_FUNC: {
+		const struct trace_rec_host_func *h = p;
+
+		e = new_call(m, r, &h->call, MC_HOST_FUNC);
+		e->stream = h->stream;
+		e->addr = h->fn;
+		break;
+	}
+	case TRACE_REC_MEM: {
+		const struct trace_rec_mem *mem = p;
+
+		e = new_call(m, r, &mem->call, MC_MEM);
+		e->addr = mem->addr;
+		e->bytes = mem->bytes;
+		e->stream = mem->stream;
+		e->sub = (uint8_t)mem->kind;
+		e->op = (uint8_t)mem->op;
+		e->device = (int16_t)(mem->device < -1 || mem->device > 1023 ? -1 : mem->device);
+		break;
+	}
+	case TRACE_REC_COPY: {
+		const struct trace_rec_copy *c = p;
+
+		e = new_call(m, r, &c->call, MC_COPY);
+		e->addr = c->dst;
+		e->bytes = c->bytes;
+		e->stream = c->stream;
+		e->sub = (uint8_t)c->dir;
+		break;
+	}
+	case TRACE_REC_SET: {
+		const struct trace_rec_set *s = p;
+
+		e = new_call(m, r, &s->call, MC_SET);
+		e->addr = s->dst;
+		e->bytes = s->bytes;
+		e->stream = s->stream;
+		break;
+	}
+	case TRACE_REC_SYNC: {
+		const struct trace_rec_sync *s = p;
+
+		e = new_call(m, r, &s->call, MC_SYNC);
+		e->addr = s->target;
+		e->stream = s->kind == TRACE_SYNC_EVENT_RECORD ? s->aux : s->target;
+		e->sub = (uint8_t)s->kind;
+		/* A query that finds work pending reports CUDA_ERROR_NOT_READY: not a failure. */
+		if ((s->kind == TRACE_SYNC_STREAM_QUERY || s->kind == TRACE_SYNC_EVENT_QUERY) &&
+		    s->call.result == CUDA_ERROR_NOT_READY_VALUE)
+			e->flags &= ~MCF_ERROR;
+		break;
+	}
+	case TRACE_REC_CAPTURE: {
+		const struct trace_rec_capture *c = p;
+
+		e = new_call(m, r, &c->call, MC_CAPTURE);
+		e->stream = c->stream;
+		e->addr = c->graph;
+		e->sub = (uint8_t)c->op;
+		break;
+	}
+	case TRACE_REC_GRAPH: {
+		const struct trace_rec_graph *g = p;
+
+		e = new_call(m, r, &g->call, MC_GRAPH);
+		e->addr = g->exec;
+		e->stream = g->stream;
+		e->sub = (uint8_t)g->op;
+		break;
+	}
+	case TRACE_REC_MODULE: {
+		const struct trace_rec_module *mod = p;
+
+		e = new_call(m, r, &mod->call, MC_MODULE);
+		e->addr = mod->handle;
+		e->sub = (uint8_t)mod->op;
+		break;
+	}
+	case TRACE_REC_CALL: {
+		const struct trace_rec_call *c = p;
+
+		e = new_call(m, r, &c->call, MC_OTHER);
+		e->addr = c->arg0;
+		e->bytes = c->arg1;
+		break;
+	}
+	case TRACE_REC_LOST:
+		m->lost_records += ((const struct trace_rec_lost *)p)->nr_records;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- GPU operations ---- */
+
+static struct m_gpu_op *new_gpu(struct model *m, uint8_t kind, uint64_t start, uint64_t end)
+{
+	struct m_gpu_op *g;
+
+	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
+	g = &m->gpu[m->nr_gpu++];
+	memset(g, 0, sizeof(*g));
+	g->kind = kind;
+	g->start = start;
+	g->end = end >= start ? end : start;
+	g->call = -1;
+	m->has_cupti = 1;
+	return g;
+}
+
+static void add_meta_record(struct model *m, const struct trace_record *r)
+{
+	const void *p = r->rec;
+
+	switch (r->type) {
+	case TRACE_REC_STRING: {
+		const struct trace_rec_string *s = p;
+
+		set_string(m, s->id, (const char *)(s + 1), s->len);
+		break;
+	}
+	case TRACE_REC_API_DEF:
+		add_api(m, p);
+		break;
+	case TRACE_REC_DEVICE:
+		XGROW(m->devices, m->devices_cap, m->nr_devices + 1);
+		memcpy(&m->devices[m->nr_devices++], p, sizeof(*m->devices));
+		break;
+	case TRACE_REC_FUNC:
+		add_func(m, p);
+		break;
+	case TRACE_REC_OCCUPANCY: {
+		const struct trace_rec_occupancy *o = p;
+
+		XGROW(m->occ, m->occ_cap, m->nr_occ + 1);
+		m->occ[m->nr_occ].func = o->func;
+		m->occ[m->nr_occ].block_threads = o->block_threads;
+		m->occ[m->nr_occ].dyn_smem = o->dyn_smem_bytes;
+		m->occ[m->nr_occ].device = o->device;
+		m->occ[m->nr_occ].max_blocks_per_sm = o->result == 0 ? o->max_blocks_per_sm : 0;
+		m->nr_occ++;
+		break;
+	}
+	case TRACE_REC_NOTE: {
+		const struct trace_rec_note *n = p;
+
+		XGROW(m->notes, m->notes_cap, m->nr_notes + 1);
+		m->notes[m->nr_notes].ts = n->ts_ns;
+		m->notes[m->nr_notes].kind = n->kind;
+		m->notes[m->nr_notes].text = n->text;
+		m->nr_notes++;
+		if (n->kind == TRACE_NOTE_CUPTI_ON)
+			m->has_cupti = 1;
+		break;
+	}
+	case TRACE_REC_END: {
+		const struct trace_rec_end *e = p;
+
+		m->is_complete = 1;
+		m->lost_in_end = e->nr_lost;
+		m->end_reason = e->reason;
+		m->end_ns = e->end_ns;
+		break;
+	}
+	case TRACE_REC_GPU_KERNEL: {
+		const struct trace_rec_gpu_kernel *k = p;
+		struct m_gpu_op *g = new_gpu(m, MG_KERNEL, k->start_ns, k->end_ns);
+
+		g->cupti_corr = k->cupti_corr;
+		g->device = k->device;
+		g->stream = k->stream;
+		g->graph_id = k->graph_id;
+		g->name = k->name;
+		g->blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
+		g->block_threads = (uint32_t)k->block[0] * k->block[1] * k->block[2];
+		g->dyn_smem = k->dyn_smem_bytes;
+		g->static_smem = k->static_smem_bytes;
+		g->regs = k->regs_per_thread;
+		break;
+	}
+	case TRACE_REC_GPU_MEMCPY: {
+		const struct trace_rec_gpu_memcpy *c = p;
+		struct m_gpu_op *g = new_gpu(m, MG_MEMCPY, c->start_ns, c->end_ns);
+
+		g->cupti_corr = c->cupti_corr;
+		g->device = c->device;
+		g->stream = c->stream;
+		g->graph_id = c->graph_id;
+		g->bytes = c->bytes;
+		g->copy_kind = c->copy_kind;
+		g->src_kind = c->src_kind;
+		g->dst_kind = c->dst_kind;
+		g->is_async = c->is_async;
+		break;
+	}
+	case TRACE_REC_GPU_MEMSET: {
+		const struct trace_rec_gpu_memset *s = p;
+		struct m_gpu_op *g = new_gpu(m, MG_MEMSET, s->start_ns, s->end_ns);
+
+		g->cupti_corr = s->cupti_corr;
+		g->device = s->device;
+		g->stream = s->stream;
+		g->graph_id = s->graph_id;
+		g->bytes = s->bytes;
+		g->dst_kind = s->mem_kind;
+		g->is_async = s->is_async;
+		break;
+	}
+	case TRACE_REC_GPU_INFO: {
+		const struct trace_rec_gpu_info *i = p;
+
+		if (i->state == TRACE_NOTE_CUPTI_ON)
+			m->has_cupti = 1;
+		m->cupti_version = i->cupti_version;
+		m->gpu_records = i->nr_records;	/* cumulative: the last one counts */
+		m->gpu_dropped = i->nr_dropped;
+		m->gpu_zero_ts = i->nr_zero_ts;
+		break;
+	}
+	case TRACE_REC_GPU_CORR: {
+		const struct trace_rec_gpu_corr *c = p;
+
+		XGROW(m->corrs, m->corrs_cap, m->nr_corrs + 1);
+		m->corrs[m->nr_corrs].ext_id = c->ext_id;
+		m->corrs[m->nr_corrs].cupti_corr = c->cupti_corr;
+		m->nr_corrs++;
+		break;
+	}
+	case TRACE_REC_GPU_API: {
+		const struct trace_rec_gpu_api *a = p;
+
+		XGROW(m->api_joins, m->api_joins_cap, m->nr_api_joins + 1);
+		m->api_joins[m->nr_api_joins].start = a->start_ns;
+		m->api_joins[m->nr_api_joins].end = a->end_ns;
+		m->api_joins[m->nr_api_joins].cupti_corr = a->cupti_corr;
+		m->api_joins[m->nr_api_joins].tid = a->tid;
+		m->nr_api_joins++;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* ---- Sorting and joining ---- */
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct m_call *x = a, *y = b;
+
+	if (x->t0 != y->t0)
+		return x->t0 < y->t0 ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return 0;
+}
+
+static int cmp_gpu(const void *a, const void *b)
+{
+	const struct m_gpu_op *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->cupti_corr < y->cupti_corr ? -1 : x->cupti_corr > y->cupti_corr;
+}
+
+struct u64_pair {
+	uint64_t key;
+	uint64_t val;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct u64_pair *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static const struct u64_pair *find_pair(const struct u64_pair *v, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].key == key ? &v[lo] : NULL;
+}
+
+/* Does call @c create GPU work that CUPTI reports (a join target)? */
+static int is_gpu_call(const struct m_call *c)
+{
+	return c->kind == MC_LAUNCH || c->kind == MC_GRAPH_LAUNCH || c->kind == MC_COPY ||
+	       c->kind == MC_SET;
+}
+
+/*
+ * Join each GPU operation to its call: first by the external id pushed around the call
+ * (GPU_CORR), then by the API record's thread and interval (GPU_API: the call on that thread
+ * whose interval overlaps it). See trace_format.h.
+ */
+static void join_gpu(struct model *m)
+{
+	struct u64_pair *by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
+	struct u64_pair *corr = xcalloc(m->nr_corrs + 1, sizeof(*corr));
+	struct u64_pair *api = xcalloc(m->nr_api_joins + 1, sizeof(*api));
+	size_t i, n_ext = 0;
+
+	for (i = 0; i < m->nr_calls; i++) {
+		if (m->calls[i].corr_id) {
+			by_ext[n_ext].key = m->calls[i].corr_id;
+			by_ext[n_ext].val = i;
+			n_ext++;
+		}
+	}
+	qsort(by_ext, n_ext, sizeof(*by_ext), cmp_pair);
+	for (i = 0; i < m->nr_corrs; i++) {
+		corr[i].key = m->corrs[i].cupti_corr;
+		corr[i].val = m->corrs[i].ext_id;
+	}
+	qsort(corr, m->nr_corrs, sizeof(*corr), cmp_pair);
+	for (i = 0; i < m->nr_api_joins; i++) {
+		api[i].key = m->api_joins[i].cupti_corr;
+		api[i].val = i;
+	}
+	qsort(api, m->nr_api_joins, sizeof(*api), cmp_pair);
+
+	for (i = 0; i < m->nr_gpu; i++) {
+		struct m_gpu_op *g = &m->gpu[i];
+		const struct u64_pair *p = find_pair(corr, m->nr_corrs, g->cupti_corr);
+		int64_t call = -1;
+
+		if (p) {
+			const struct u64_pair *c = find_pair(by_ext, n_ext, p->val);
+
+			if (c)
+				call = (int64_t)c->val;
+		}
+		if (call < 0 && (p = find_pair(api, m->nr_api_joins, g->cupti_corr))) {
+			const struct m_api_join *a = &m->api_joins[p->val];
+			size_t lo = 0, hi = m->nr_calls, j;
+			uint64_t best = 0;
+
+			/* Calls are sorted by t0: scan those that started before the API ended. */
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (m->calls[mid].t0 <= a->end)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (j = lo; j-- > 0;) {
+				const struct m_call *c = &m->calls[j];
+				uint64_t s, e;
+
+				if (c->t1 + 1000000000ull < a->start)
+					break;	/* no API call lasts a second inside a hook */
+				if (!is_gpu_call(c) || m->threads[c->thread].tid != a->tid)
+					continue;
+				s = c->t0 > a->start ? c->t0 : a->start;
+				e = c->t1 < a->end ? c->t1 : a->end;
+				if (e >= s && e - s + 1 > best) {
+					best = e - s + 1;
+					call = (int64_t)j;
+				}
+			}
+		}
+		g->call = call;
+		if (call >= 0) {
+			m->calls[call].nr_gpu++;
+			m->gpu_joined++;
+		} else {
+			m->gpu_unjoined++;
+		}
+	}
+	free(by_ext);
+	free(corr);
+	free(api);
+}
+
+static void model_finish(struct model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_occ; i++)
+		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
+	qsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
+	name_undefined_apis(m);
+	qsort(m->calls, m->nr_calls, sizeof(*m->calls), cmp_call);
+	qsort(m->gpu, m->nr_gpu, sizeof(*m->gpu), cmp_gpu);
+	if (m->nr_gpu)
+		join_gpu(m);
+	if (m->is_complete && m->lost_in_end > m->lost_records)
+		m->lost_records = m->lost_in_end;
+}
+
+int model_load(struct model *m, struct trace_reader *rd)
+{
+	struct trace_record r;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->path = xstrdup(rd->path);
+	m->host = xstrdup(rd->host);
+	m->cmdline = xstrdup(rd->cmdline);
+	m->shim_version = xstrdup(rd->shim_version);
+	m->pid = rd->hdr.pid;
+	m->ppid = rd->hdr.ppid;
+	m->rank = rd->hdr.rank;
+	m->version_major = rd->hdr.version_major;
+	m->version_minor = rd->hdr.version_minor;
+	m->start_mono_ns = rd->hdr.start_mono_ns;
+	m->start_real_ns = rd->hdr.start_real_ns;
+	m->file_flags = rd->hdr.flags;
+
+	while ((ret = trace_reader_next(rd, &r)) > 0) {
+		m->nr_by_type[r.type < 64 ? r.type : 0]++;
+		if (r.is_thread)
+			add_thread_record(m, &r);
+		else
+			add_meta_record(m, &r);
+	}
+	m->is_truncated = rd->is_truncated;
+	m->nr_records = rd->nr_records;
+	m->nr_chunks = rd->nr_chunks;
+	if (!m->is_complete && !rd->is_truncated && ret == 0)
+		m->is_truncated = 1;	/* ended on a chunk boundary, but without END */
+	model_finish(m);
+	return ret < 0 ? ret : 0;
+}
+
+void model_free(struct model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_strings; i++)
+		free(m->strings[i]);
+	free(m->strings);
+	free(m->apis);
+	free(m->funcs);
+	free(m->devices);
+	free(m->occ);
+	free(m->threads);
+	free(m->calls);
+	free(m->gpu);
+	free(m->notes);
+	free(m->api_joins);
+	free(m->corrs);
+	free(m->path);
+	free(m->host);
+	free(m->cmdline);
+	free(m->shim_version);
+	for (i = 0; i < m->nr_owned_names; i++)
+		free(m->owned_names[i]);
+	free(m->owned_names);
+	memset(m, 0, sizeof(*m));
+}

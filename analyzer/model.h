@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.h - the in-memory run model built from one trace: the intercepted calls, the GPU
+ * operations CUPTI reported (joined to the calls that caused them), the kernels, devices,
+ * threads, entry points and notes. Loading goes through trace_reader only; everything after
+ * loading is plain data for the pure modules (stats, findings, diff). Never prints.
+ */
+#ifndef GPUSHIM_MODEL_H
+#define GPUSHIM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpushim/trace_format.h"
+
+struct trace_reader;
+
+enum m_call_kind {
+	MC_LAUNCH = 1,			/* kernel launch of any flavour */
+	MC_GRAPH_LAUNCH,
+	MC_HOST_FUNC,
+	MC_MEM,
+	MC_COPY,
+	MC_SET,
+	MC_SYNC,
+	MC_CAPTURE,
+	MC_GRAPH,
+	MC_MODULE,
+	MC_OTHER,
+};
+
+enum m_call_flags {
+	MCF_CAPTURING = 1u << 0,	/* issued during a stream capture: does not run now */
+	MCF_ASYNC = 1u << 1,		/* the entry point is stream-ordered */
+	MCF_PER_THREAD = 1u << 2,
+	MCF_ERROR = 1u << 3,		/* failed (CUDA_ERROR_NOT_READY of a query is no failure) */
+};
+
+/* One intercepted call. */
+struct m_call {
+	uint64_t t0, t1;		/* CLOCK_MONOTONIC ns: hook entry, real call returned */
+	uint64_t corr_id;		/* TRACE_CORR_ID, 0 when the call has none */
+	uint64_t bytes;			/* copies, sets, allocations */
+	uint64_t stream;		/* CUstream handle as passed */
+	uint64_t addr;			/* allocation address/handle; sync target; copy dst */
+	uint64_t blocks;		/* launches: grid x*y*z */
+	uint32_t grid[3];		/* launches */
+	uint16_t block[3];		/* launches */
+	uint32_t result;
+	uint32_t func;			/* launches: FUNC id */
+	uint32_t thread;		/* index into model.threads */
+	uint32_t block_threads;		/* launches */
+	uint32_t dyn_smem;		/* launches */
+	uint16_t api;
+	uint8_t kind;			/* enum m_call_kind */
+	uint8_t sub;			/* sync kind, copy direction, mem kind, capture/graph/module op */
+	uint8_t op;			/* mem: enum trace_mem_op */
+	uint8_t flags;			/* enum m_call_flags */
+	int16_t device;			/* mem: device ordinal, -1 unknown */
+	int32_t nr_gpu;			/* GPU operations joined to this call */
+};
+
+enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
+
+/* One GPU operation from CUPTI. */
+struct m_gpu_op {
+	uint64_t start, end;
+	uint64_t bytes;
+	uint64_t blocks;		/* kernels: grid x*y*z */
+	int64_t call;			/* index into model.calls, -1 when not joined */
+	uint32_t cupti_corr;
+	uint32_t device;
+	uint32_t stream;		/* CUPTI stream id */
+	uint32_t graph_id;
+	uint32_t name;			/* kernels: STRING id */
+	uint32_t block_threads;
+	uint32_t dyn_smem;
+	uint32_t static_smem;
+	uint16_t regs;
+	uint8_t kind;			/* enum m_gpu_kind */
+	uint8_t copy_kind;		/* CUpti_ActivityMemcpyKind */
+	uint8_t src_kind, dst_kind;	/* CUpti_ActivityMemoryKind */
+	uint8_t is_async;
+};
+
+struct m_api {
+	const char *name;		/* NULL: never defined */
+	uint8_t family;			/* enum trace_api_family */
+	uint8_t flags;			/* enum trace_api_flags */
+};
+
+struct m_func {
+	uint64_t handle;
+	uint32_t name;			/* STRING id */
+	uint16_t kind;
+	uint16_t regs;
+	uint32_t static_smem;
+	uint32_t max_threads;
+	uint32_t have;
+};
+
+struct m_occupancy {
+	uint32_t name;			/* STRING id of the kernel (filled after loading) */
+	uint32_t func;
+	uint32_t block_threads;
+	uint32_t dyn_smem;
+	int32_t device;
+	uint32_t max_blocks_per_sm;	/* 0 when the calculator did not answer */
+};
+
+struct m_thread {
+	uint32_t tid;
+	uint32_t index;
+};
+
+struct m_note {
+	uint64_t ts;
+	uint32_t kind;			/* enum trace_note_kind */
+	uint32_t text;			/* STRING id */
+};
+
+struct m_api_join {			/* GPU_API: which thread and when owned a CUPTI correlation */
+	uint64_t start, end;
+	uint32_t cupti_corr;
+	uint32_t tid;
+};
+
+struct m_corr {				/* GPU_CORR */
+	uint64_t ext_id;
+	uint32_t cupti_corr;
+};
+
+struct model {
+	/* From the header */
+	char *path;
+	char *host;
+	char *cmdline;
+	char *shim_version;
+	uint32_t pid, ppid;
+	int32_t rank;
+	uint16_t version_major, version_minor;
+	uint64_t start_mono_ns, start_real_ns;
+	uint32_t file_flags;
+
+	/* State of the file */
+	int is_complete;		/* END read */
+	int is_truncated;
+	uint64_t nr_records;
+	uint64_t nr_chunks;
+	uint64_t nr_by_type[64];	/* records per type (types >= 64 under [0]) */
+	uint64_t lost_records;		/* sum of LOST records (END's total when complete) */
+	uint64_t lost_in_end;
+	uint32_t end_reason;
+	uint64_t end_ns;
+
+	/* Dictionaries: ids are dense from 1 */
+	char **strings;
+	size_t nr_strings;
+	struct m_api *apis;
+	size_t nr_apis;
+	struct m_func *funcs;
+	size_t nr_funcs;
+	struct trace_rec_device *devices;
+	size_t nr_devices;
+	struct m_occupancy *occ;
+	size_t nr_occ, occ_cap;
+	struct m_thread *threads;
+	size_t nr_threads, threads_cap;
+
+	/* Events */
+	struct m_call *calls;		/* sorted by t0 after model_finish */
+	size_t nr_calls, calls_cap;
+	struct m_gpu_op *gpu;		/* sorted by start after model_finish */
+	size_t nr_gpu, gpu_cap;
+	struct m_note *notes;
+	size_t nr_notes, notes_cap;
+	struct m_api_join *api_joins;
+	size_t nr_api_joins, api_joins_cap;
+	struct m_corr *corrs;
+	size_t nr_corrs, corrs_cap;
+
+	/* CUPTI session */
+	int has_cupti;			/* a GPU_INFO with state CUPTI_ON, or any GPU record */
+	uint32_t cupti_version;
+	uint64_t gpu_records, gpu_dropped, gpu_zero_ts;
+	uint64_t gpu_joined, gpu_unjoined;
+
+	size_t strings_cap, apis_cap, funcs_cap, devices_cap;
+	char **owned_names;		/* "api N" names made for undefined entry points */
+	size_t nr_owned_names;
+};
+
+/*
+ * model_load - read the whole trace behind @rd into @m. Return: 0 (also for a truncated trace:
+ * m->is_truncated says so), or -errno with rd->err describing the corrupt record.
+ * Call model_free() in both cases.
+ */
+int model_load(struct model *m, struct trace_reader *rd);
+void model_free(struct model *m);
+
+/* The string with id @id, or @fallback when the trace never defined it. */
+const char *model_string(const struct model *m, uint32_t id, const char *fallback);
+
+/* Name of a call's entry point ("cuLaunchKernel"); every id used by a call has one after
+ * loading ("api N" when the trace never defined it). */
+const char *model_api_name(const struct model *m, uint16_t api);
+
+/* Kernel name of a FUNC id, "<unknown kernel>" when unresolved. */
+const char *model_func_name(const struct model *m, uint32_t func);
+
+/*
+ * Max active blocks per SM for a kernel (by name, so graph replays of a captured kernel find
+ * the answer recorded at capture) and launch shape; 0 when the calculator was not asked or
+ * did not answer. Binary search: the table is sorted after loading.
+ */
+uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_threads,
+			 uint32_t dyn_smem);
+
+/* The device record of ordinal @dev, or NULL. */
+const struct trace_rec_device *model_device(const struct model *m, int dev);
+
+#endif /* GPUSHIM_MODEL_H */

@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats.c - see stats.h. Pure: reads the model, fills struct stats. No I/O.
+ */
+#define _GNU_SOURCE
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uthash.h"
+#include "util.h"
+
+int stats_is_host_sync(const struct m_call *c)
+{
+	return c->kind == MC_SYNC && (c->sub == TRACE_SYNC_CTX || c->sub == TRACE_SYNC_STREAM ||
+				      c->sub == TRACE_SYNC_EVENT);
+}
+
+int stats_is_device_mem(uint8_t kind)
+{
+	return kind == TRACE_MEM_DEVICE || kind == TRACE_MEM_PITCH || kind == TRACE_MEM_MANAGED ||
+	       kind == TRACE_MEM_ASYNC || kind == TRACE_MEM_POOL || kind == TRACE_MEM_VMM_PHYS;
+}
+
+double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_t block_threads,
+		  uint32_t dyn_smem, int device, int *is_estimate)
+{
+	const struct trace_rec_device *d = model_device(m, device);
+	uint32_t per_sm = model_occupancy(m, name, block_threads, dyn_smem);
+	double fill;
+
+	*is_estimate = 0;
+	if (!d || !d->sm_count || !block_threads)
+		return -1;
+	if (!per_sm) {
+		/* No calculator answer: the thread limit bounds the blocks per SM from above. */
+		uint32_t by_threads = d->max_threads_per_sm / block_threads;
+
+		per_sm = d->max_blocks_per_sm && d->max_blocks_per_sm < by_threads ?
+				 d->max_blocks_per_sm :
+				 by_threads;
+		if (!per_sm)
+			per_sm = 1;
+		*is_estimate = 1;
+	}
+	fill = (double)blocks / ((double)d->sm_count * per_sm);
+	return fill > 1 ? 1 : fill;
+}
+
+/* ---- Span and counts ---- */
+
+static void compute_span(struct stats *s, const struct model *m)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i;
+
+	for (i = 0; i < m->nr_calls; i++) {
+		if (m->calls[i].t0 < lo)
+			lo = m->calls[i].t0;
+		if (m->calls[i].t1 > hi)
+			hi = m->calls[i].t1;
+	}
+	for (i = 0; i < m->nr_gpu; i++) {
+		if (m->gpu[i].start < lo)
+			lo = m->gpu[i].start;
+		if (m->gpu[i].end > hi)
+			hi = m->gpu[i].end;
+	}
+	if (lo > hi)
+		lo = hi = 0;
+	s->span_start = lo;
+	s->span_end = hi;
+	s->span_ns = hi - lo;
+}
+
+static void compute_counts(struct s_counts *n, const struct model *m)
+{
+	size_t i;
+
+	memset(n, 0, sizeof(*n));
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+		int is_err = (c->flags & MCF_ERROR) != 0;
+
+		n->calls++;
+		n->errors += is_err;
+		switch (c->kind) {
+		case MC_LAUNCH:
+		case MC_GRAPH_LAUNCH:
+		case MC_HOST_FUNC:
+			n->launches++;
+			n->launch_errors += is_err;
+			n->kernel_launches += c->kind == MC_LAUNCH;
+			n->graph_launches += c->kind == MC_GRAPH_LAUNCH;
+			n->host_funcs += c->kind == MC_HOST_FUNC;
+			n->captured_launches += c->kind == MC_LAUNCH && (c->flags & MCF_CAPTURING);
+			break;
+		case MC_SYNC:
+			n->syncs += stats_is_host_sync(c);
+			n->ctx_syncs += c->sub == TRACE_SYNC_CTX;
+			n->stream_syncs += c->sub == TRACE_SYNC_STREAM;
+			n->event_syncs += c->sub == TRACE_SYNC_EVENT;
+			n->queries += c->sub == TRACE_SYNC_STREAM_QUERY ||
+				      c->sub == TRACE_SYNC_EVENT_QUERY;
+			n->stream_waits += c->sub == TRACE_SYNC_STREAM_WAIT_EVENT;
+			n->event_records += c->sub == TRACE_SYNC_EVENT_RECORD;
+			break;
+		case MC_MEM:
+			if (stats_is_device_mem(c->sub)) {
+				n->allocs += c->op == TRACE_MEM_ALLOC;
+				n->frees += c->op == TRACE_MEM_FREE;
+				n->alloc_errors += is_err;
+			} else if (c->sub == TRACE_MEM_HOST || c->sub == TRACE_MEM_HOST_REGISTER) {
+				n->host_allocs += c->op == TRACE_MEM_ALLOC;
+				n->host_frees += c->op == TRACE_MEM_FREE;
+			}
+			break;
+		case MC_COPY:
+			n->memcpys++;
+			if (!is_err)
+				n->memcpy_bytes += c->bytes;
+			break;
+		case MC_SET:
+			n->memsets++;
+			if (!is_err)
+				n->memset_bytes += c->bytes;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- Entry points ---- */
+
+static int cmp_api(const void *a, const void *b)
+{
+	const struct s_api *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void compute_apis(struct stats *s, const struct model *m)
+{
+	struct s_api *by_id = xcalloc(m->nr_apis + 1, sizeof(*by_id));
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+		uint64_t dur = c->t1 - c->t0;
+		struct s_api *a;
+
+		if (c->api >= m->nr_apis + 1)
+			continue;
+		a = &by_id[c->api];
+		a->calls++;
+		a->errors += (c->flags & MCF_ERROR) != 0;
+		a->total_ns += dur;
+		if (dur > a->max_ns)
+			a->max_ns = dur;
+	}
+	s->apis = xcalloc(m->nr_apis + 1, sizeof(*s->apis));
+	for (i = 0; i <= m->nr_apis; i++) {
+		if (!by_id[i].calls)
+			continue;
+		s->apis[n] = by_id[i];
+		s->apis[n].api = (uint16_t)i;
+		s->apis[n].name = model_api_name(m, (uint16_t)i);
+		s->apis[n].family = i < m->nr_apis ? m->apis[i].family : 0;
+		n++;
+	}
+	s->nr_apis = n;
+	qsort(s->apis, n, sizeof(*s->apis), cmp_api);
+	free(by_id);
+}
+
+/* ---- Kernels ---- */
+
+struct durs {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct shape_key {
+	uint32_t grid[3];
+	uint32_t block[3];
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t percentile(const uint64_t *v, size_t n, double p)
+{
+	size_t idx;
+
+	if (!n)
+		return 0;
+	idx = (size_t)ceil(p * (double)n);
+	if (idx < 1)
+		idx = 1;
+	if (idx > n)
+		idx = n;
+	return v[idx - 1];
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	const struct s_kernel *x = a, *y = b;
+
+	if (x->gpu_total_ns != y->gpu_total_ns)
+		return x->gpu_total_ns > y->gpu_total_ns ? -1 : 1;
+	if (x->launches != y->launches)
+		return x->launches > y->launches ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void compute_kernels(struct stats *s, const struct model *m)
+{
+	/* Kernels are keyed by name (STRING id): one entry per distinct kernel name. */
+	size_t nr_ids = m->nr_strings + 1;
+	int64_t *slot = xmalloc(nr_ids * sizeof(*slot));
+	struct durs *durs = NULL;
+	double *fill_sum = NULL, *fill_w = NULL;
+	size_t i, n = 0, cap = 0, aux_cap = 0;
+
+	for (i = 0; i < nr_ids; i++)
+		slot[i] = -1;
+	s->kernels = NULL;
+
+#define KERNEL_SLOT(key_id)                                                                        \
+	({                                                                                         \
+		uint32_t id_ = (key_id) < nr_ids ? (key_id) : 0;                                   \
+		if (slot[id_] < 0) {                                                               \
+			XGROW(s->kernels, cap, n + 1);                                             \
+			memset(&s->kernels[n], 0, sizeof(s->kernels[n]));                          \
+			s->kernels[n].name_id = id_;                                               \
+			s->kernels[n].name = model_string(m, id_, "<unknown kernel>");             \
+			s->kernels[n].fill = -1;                                                   \
+			slot[id_] = (int64_t)n++;                                                  \
+		}                                                                                  \
+		&s->kernels[slot[id_]];                                                            \
+	})
+
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+		uint32_t name = c->func < m->nr_funcs ? m->funcs[c->func].name : 0;
+		struct s_kernel *k;
+
+		if (c->kind != MC_LAUNCH)
+			continue;
+		k = KERNEL_SLOT(name);
+		if (!k->launches) {
+			memcpy(k->grid_first, c->grid, sizeof(k->grid_first));
+			k->block_first[0] = c->block[0];
+			k->block_first[1] = c->block[1];
+			k->block_first[2] = c->block[2];
+		}
+		k->launches++;
+		k->launch_errors += (c->flags & MCF_ERROR) != 0;
+		k->captured += (c->flags & MCF_CAPTURING) != 0;
+		k->blocks_total += c->blocks;
+		k->launch_host_ns += c->t1 - c->t0;
+	}
+
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+		struct s_kernel *k;
+		size_t ki;
+		int is_est;
+		double f;
+
+		if (g->kind != MG_KERNEL)
+			continue;
+		k = KERNEL_SLOT(g->name);
+		ki = (size_t)(k - s->kernels);
+		if (aux_cap < cap) {
+			size_t old = aux_cap;
+
+			durs = xrealloc(durs, cap * sizeof(*durs));
+			fill_sum = xrealloc(fill_sum, cap * sizeof(*fill_sum));
+			fill_w = xrealloc(fill_w, cap * sizeof(*fill_w));
+			memset(durs + old, 0, (cap - old) * sizeof(*durs));
+			memset(fill_sum + old, 0, (cap - old) * sizeof(*fill_sum));
+			memset(fill_w + old, 0, (cap - old) * sizeof(*fill_w));
+			aux_cap = cap;
+		}
+		k->gpu_count++;
+		k->gpu_total_ns += g->end - g->start;
+		k->from_graphs += g->graph_id != 0;
+		XGROW(durs[ki].v, durs[ki].cap, durs[ki].n + 1);
+		durs[ki].v[durs[ki].n++] = g->end - g->start;
+		f = stats_fill(m, g->name, g->blocks, g->block_threads, g->dyn_smem, (int)g->device,
+			       &is_est);
+		if (f >= 0) {
+			fill_sum[ki] += f * (double)(g->end - g->start);
+			fill_w[ki] += (double)(g->end - g->start);
+			k->fill_is_estimate |= is_est;
+		}
+	}
+#undef KERNEL_SLOT
+
+	for (i = 0; i < n; i++) {
+		struct s_kernel *k = &s->kernels[i];
+
+		if (i < aux_cap && durs[i].n) {
+			qsort(durs[i].v, durs[i].n, sizeof(uint64_t), cmp_u64);
+			k->gpu_min_ns = durs[i].v[0];
+			k->gpu_max_ns = durs[i].v[durs[i].n - 1];
+			k->gpu_p50_ns = percentile(durs[i].v, durs[i].n, 0.50);
+			k->gpu_p99_ns = percentile(durs[i].v, durs[i].n, 0.99);
+			if (fill_w[i] > 0)
+				k->fill = fill_sum[i] / fill_w[i];
+			free(durs[i].v);
+		}
+	}
+
+	/* Launch shapes, in a second pass now that every kernel has its slot. */
+	{
+		struct shape_entry {
+			UT_hash_handle hh;
+			struct {
+				uint32_t kernel;
+				struct shape_key shape;
+			} key;
+		} *shapes = NULL, *e, *tmp;
+
+		for (i = 0; i < m->nr_calls; i++) {
+			const struct m_call *c = &m->calls[i];
+			uint32_t name = c->func < m->nr_funcs ? m->funcs[c->func].name : 0;
+			struct s_kernel *k;
+			struct shape_entry probe;
+
+			if (c->kind != MC_LAUNCH)
+				continue;
+			k = &s->kernels[slot[name < nr_ids ? name : 0]];
+			memset(&probe, 0, sizeof(probe));
+			probe.key.kernel = (uint32_t)(k - s->kernels);
+			memcpy(probe.key.shape.grid, c->grid, sizeof(c->grid));
+			probe.key.shape.block[0] = c->block[0];
+			probe.key.shape.block[1] = c->block[1];
+			probe.key.shape.block[2] = c->block[2];
+			HASH_FIND(hh, shapes, &probe.key, sizeof(probe.key), e);
+			if (e)
+				continue;
+			e = xmalloc(sizeof(*e));
+			*e = probe;
+			HASH_ADD(hh, shapes, key, sizeof(e->key), e);
+			if (k->nr_shapes < 255)
+				k->nr_shapes++;
+		}
+		HASH_ITER(hh, shapes, e, tmp) {
+			HASH_DEL(shapes, e);
+			free(e);
+		}
+	}
+	free(durs);
+	free(fill_sum);
+	free(fill_w);
+	free(slot);
+	s->nr_kernels = n;
+	qsort(s->kernels, n, sizeof(*s->kernels), cmp_kernel);
+}
+
+/* ---- Memory ---- */
+
+struct live_entry {
+	UT_hash_handle hh;
+	struct {
+		uint64_t addr;
+		uint32_t is_vmm;	/* VMM handles and device pointers are different spaces */
+	} key;
+	size_t alloc;
+	uint64_t seq;
+};
+
+struct alloc_seq {
+	uint64_t a, f;			/* allocation and free order numbers; f = UINT64_MAX live */
+};
+
+static int cmp_live(const void *a, const void *b, void *ctx)
+{
+	const struct s_alloc *v = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (v[x].bytes != v[y].bytes)
+		return v[x].bytes > v[y].bytes ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static size_t dev_slot(struct s_memory *mem, const struct model *m, int device)
+{
+	size_t i;
+	const struct trace_rec_device *d;
+
+	for (i = 0; i < mem->nr_devices; i++)
+		if (mem->devices[i].device == device)
+			return i;
+	mem->devices = xrealloc(mem->devices, (mem->nr_devices + 1) * sizeof(*mem->devices));
+	memset(&mem->devices[i], 0, sizeof(mem->devices[i]));
+	mem->devices[i].device = device;
+	d = model_device(m, device);
+	mem->devices[i].total_bytes = d ? d->total_bytes : 0;
+	mem->devices[i].peak_pct = -1;
+	mem->nr_devices++;
+	return i;
+}
+
+static void compute_memory(struct s_memory *mem, const struct model *m)
+{
+	struct live_entry *live = NULL, *e, *tmp;
+	struct alloc_seq *seq = NULL;
+	uint64_t cur = 0, order = 0, peak_order = 0, *dev_cur = NULL;
+	size_t i, cap = 0, seq_cap = 0, nr_dev_cur = 0;
+
+	memset(mem, 0, sizeof(*mem));
+	mem->peak_device = -1;
+	mem->peak_pct = -1;
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+		struct live_entry key;
+
+		if (c->kind != MC_MEM)
+			continue;
+		if (stats_is_device_mem(c->sub) || c->sub == TRACE_MEM_HOST)
+			mem->alloc_ns += c->t1 - c->t0;
+		if (!stats_is_device_mem(c->sub) || (c->flags & MCF_ERROR))
+			continue;
+		memset(&key, 0, sizeof(key));
+		key.key.addr = c->addr;
+		key.key.is_vmm = c->sub == TRACE_MEM_VMM_PHYS;
+		order++;
+		if (c->op == TRACE_MEM_ALLOC) {
+			struct s_alloc *a;
+			size_t d;
+
+			if (!c->addr)
+				continue;
+			XGROW(mem->allocs, cap, mem->nr_allocs + 1);
+			XGROW(seq, seq_cap, mem->nr_allocs + 1);
+			a = &mem->allocs[mem->nr_allocs];
+			a->addr = c->addr;
+			a->bytes = c->bytes;
+			a->t_alloc = c->t1;
+			a->t_free = UINT64_MAX;
+			a->api = c->api;
+			a->kind = c->sub;
+			a->device = c->device;
+			seq[mem->nr_allocs].a = order;
+			seq[mem->nr_allocs].f = UINT64_MAX;
+			HASH_FIND(hh, live, &key.key, sizeof(key.key), e);
+			if (e) {
+				/* Re-allocated without a free we saw: the old one is gone. */
+				seq[e->alloc].f = order;
+				mem->allocs[e->alloc].t_free = c->t1;
+				cur -= mem->allocs[e->alloc].bytes;
+				dev_cur[dev_slot(mem, m, mem->allocs[e->alloc].device)] -=
+					mem->allocs[e->alloc].bytes;
+				HASH_DEL(live, e);
+				free(e);
+			}
+			e = xmalloc(sizeof(*e));
+			*e = key;
+			e->alloc = mem->nr_allocs++;
+			HASH_ADD(hh, live, key, sizeof(e->key), e);
+			cur += a->bytes;
+			mem->alloc_bytes_total += a->bytes;
+			d = dev_slot(mem, m, a->device);
+			if (mem->nr_devices > nr_dev_cur) {
+				dev_cur = xrealloc(dev_cur, mem->nr_devices * sizeof(*dev_cur));
+				dev_cur[nr_dev_cur++] = 0;
+			}
+			dev_cur[d] += a->bytes;
+			if (dev_cur[d] > mem->devices[d].peak_bytes) {
+				mem->devices[d].peak_bytes = dev_cur[d];
+				mem->devices[d].peak_ts = c->t1;
+			}
+			if (cur > mem->peak_bytes) {
+				mem->peak_bytes = cur;
+				mem->peak_ts = c->t1;
+				peak_order = order;
+			}
+		} else if (c->op == TRACE_MEM_FREE) {
+			HASH_FIND(hh, live, &key.key, sizeof(key.key), e);
+			if (!e) {
+				if (c->addr)
+					mem->unmatched_frees++;
+				continue;
+			}
+			seq[e->alloc].f = order;
+			mem->allocs[e->alloc].t_free = c->t0;
+			cur -= mem->allocs[e->alloc].bytes;
+			/* The device was given a slot when this allocation was made. */
+			dev_cur[dev_slot(mem, m, mem->allocs[e->alloc].device)] -=
+				mem->allocs[e->alloc].bytes;
+			HASH_DEL(live, e);
+			free(e);
+		}
+	}
+	mem->final_bytes = cur;
+	HASH_ITER(hh, live, e, tmp) {
+		HASH_DEL(live, e);
+		free(e);
+	}
+
+	/* The headline device is the fullest one (by share of its memory, else by bytes). */
+	for (i = 0; i < mem->nr_devices; i++) {
+		struct s_device_mem *d = &mem->devices[i];
+		const struct s_device_mem *best = NULL;
+		size_t j;
+
+		if (d->total_bytes)
+			d->peak_pct = 100.0 * (double)d->peak_bytes / (double)d->total_bytes;
+		for (j = 0; j < mem->nr_devices; j++)
+			if (mem->devices[j].device == mem->peak_device)
+				best = &mem->devices[j];
+		if (!best || d->peak_pct > best->peak_pct ||
+		    (d->peak_pct == best->peak_pct && d->peak_bytes > best->peak_bytes)) {
+			mem->peak_pct = d->peak_pct;
+			mem->peak_device = d->device;
+			mem->device_total_bytes = d->total_bytes;
+		}
+	}
+	if (mem->peak_device < 0 && m->nr_devices) {
+		mem->peak_device = (int)m->devices[0].ordinal;
+		mem->device_total_bytes = m->devices[0].total_bytes;
+	}
+
+	mem->live_at_peak = xcalloc(mem->nr_allocs + 1, sizeof(size_t));
+	for (i = 0; i < mem->nr_allocs; i++)
+		if (seq[i].a <= peak_order && seq[i].f > peak_order && peak_order)
+			mem->live_at_peak[mem->nr_live_at_peak++] = i;
+	qsort_r(mem->live_at_peak, mem->nr_live_at_peak, sizeof(size_t), cmp_live, mem->allocs);
+	free(seq);
+	free(dev_cur);
+}
+
+/* ---- GPU timeline ---- */
+
+struct union_acc {
+	uint64_t end;			/* end of the current merged interval */
+	uint64_t total;
+	int has;
+};
+
+static void union_add(struct union_acc *u, uint64_t start, uint64_t end)
+{
+	if (!u->has || start >= u->end) {
+		u->total += end - start;
+		u->end = end;
+		u->has = 1;
+	} else if (end > u->end) {
+		u->total += end - u->end;
+		u->end = end;
+	}
+}
+
+static void compute_gpu(struct stats *s, const struct model *m)
+{
+	struct s_gpu *g = &s->gpu;
+	struct union_acc *acc = NULL;	/* 4 per device: all, kernel, memcpy, memset */
+	size_t i, nd = 0;
+	double span_dev;
+	uint64_t off_since = 0;
+	int is_off = 0;
+
+	memset(g, 0, sizeof(*g));
+	g->has_cupti = m->has_cupti;
+	g->joined = m->gpu_joined;
+	g->unjoined = m->gpu_unjoined;
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *op = &m->gpu[i];
+		struct s_gpu_device *d = NULL;
+		size_t j;
+		int is_est;
+		double f;
+
+		for (j = 0; j < nd; j++)
+			if (g->devices[j].device == (int)op->device)
+				d = &g->devices[j];
+		if (!d) {
+			g->devices = xrealloc(g->devices, (nd + 1) * sizeof(*g->devices));
+			acc = xrealloc(acc, (nd + 1) * 4 * sizeof(*acc));
+			memset(&g->devices[nd], 0, sizeof(*d));
+			memset(&acc[nd * 4], 0, 4 * sizeof(*acc));
+			g->devices[nd].device = (int)op->device;
+			g->devices[nd].first_ns = op->start;
+			d = &g->devices[nd++];
+		}
+		j = (size_t)(d - g->devices);
+		if (op->end > d->last_ns)
+			d->last_ns = op->end;
+		union_add(&acc[j * 4], op->start, op->end);
+		union_add(&acc[j * 4 + op->kind], op->start, op->end);
+		switch (op->kind) {
+		case MG_KERNEL:
+			g->nr_kernels++;
+			f = stats_fill(m, op->name, op->blocks, op->block_threads, op->dyn_smem,
+				       (int)op->device, &is_est);
+			if (f >= 0)
+				d->fill_ns += f * (double)(op->end - op->start);
+			break;
+		case MG_MEMCPY:
+			g->nr_memcpys++;
+			break;
+		default:
+			g->nr_memsets++;
+			break;
+		}
+	}
+	g->nr_devices = nd;
+	for (i = 0; i < nd; i++) {
+		struct s_gpu_device *d = &g->devices[i];
+
+		d->busy_ns = acc[i * 4].total;
+		d->kernel_ns = acc[i * 4 + MG_KERNEL].total;
+		d->memcpy_ns = acc[i * 4 + MG_MEMCPY].total;
+		d->memset_ns = acc[i * 4 + MG_MEMSET].total;
+		g->busy_ns += d->busy_ns;
+		g->kernel_ns += d->kernel_ns;
+		g->memcpy_ns += d->memcpy_ns;
+		g->memset_ns += d->memset_ns;
+	}
+	span_dev = (double)s->span_ns * (double)(nd ? nd : 1);
+	g->idle_ns = span_dev > (double)g->busy_ns ? (uint64_t)(span_dev - (double)g->busy_ns) : 0;
+	if (span_dev > 0) {
+		double fill = 0;
+
+		for (i = 0; i < nd; i++)
+			fill += g->devices[i].fill_ns;
+		g->busy_pct = 100.0 * (double)g->busy_ns / span_dev;
+		g->fill_pct = 100.0 * fill / span_dev;
+		if (g->fill_pct > g->busy_pct)
+			g->fill_pct = g->busy_pct;
+	}
+
+	/* Host-only windows: CUPTI handed to another client (or failing) between notes. */
+	for (i = 0; i < m->nr_notes; i++) {
+		const struct m_note *n = &m->notes[i];
+
+		if (n->kind == TRACE_NOTE_CUPTI_OFF && g->has_cupti && !is_off) {
+			is_off = 1;
+			off_since = n->ts;
+		} else if (n->kind == TRACE_NOTE_CUPTI_ON && is_off) {
+			is_off = 0;
+			g->host_only_ns += n->ts > off_since ? n->ts - off_since : 0;
+		}
+	}
+	if (is_off && s->span_end > off_since && m->nr_gpu)
+		g->host_only_ns += s->span_end - off_since;
+	free(acc);
+}
+
+void stats_compute(struct stats *s, const struct model *m)
+{
+	memset(s, 0, sizeof(*s));
+	compute_span(s, m);
+	compute_counts(&s->counts, m);
+	compute_apis(s, m);
+	compute_kernels(s, m);
+	compute_memory(&s->mem, m);
+	compute_gpu(s, m);
+}
+
+void stats_free(struct stats *s)
+{
+	free(s->apis);
+	free(s->kernels);
+	free(s->mem.devices);
+	free(s->mem.allocs);
+	free(s->mem.live_at_peak);
+	free(s->gpu.devices);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_reader.h - the only code that knows the trace's byte layout. Opens a trace, validates
+ * the header, decompresses chunk after chunk, and hands out records one at a time with their
+ * absolute times. Every length, count and offset is checked before use; errors carry the file
+ * name and byte offset. A trace that ends inside a chunk is truncated, not corrupt: the reader
+ * stops there with is_truncated set, and everything before is valid. Never prints.
+ */
+#ifndef GPUSHIM_TRACE_READER_H
+#define GPUSHIM_TRACE_READER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpushim/trace_format.h"
+
+struct ZSTD_DCtx_s;
+
+struct trace_reader {
+	const char *path;
+	FILE *f;
+	uint64_t file_bytes;
+	struct trace_file_header hdr;
+	char *shim_version;		/* NUL-terminated copies of the header strings */
+	char *host;
+	char *cmdline;			/* arguments joined by spaces */
+	char **argv;			/* the arguments as recorded */
+	int argc;
+
+	struct ZSTD_DCtx_s *dctx;
+	uint8_t *zbuf;
+	size_t zbuf_cap;
+	uint8_t *raw;
+	size_t raw_len, raw_cap;
+	size_t pos;			/* next record in raw */
+	uint64_t next_chunk_off;	/* file offset of the next chunk header */
+	uint64_t chunk_off;		/* file offset of the current chunk header */
+	uint32_t chunk_seq;
+	uint64_t nr_chunks;
+
+	int in_block;			/* thread-record state of the current chunk */
+	uint32_t tid, thread_index;
+	uint64_t now_ns;
+
+	uint64_t nr_records;
+	int is_truncated;		/* the file ends inside a chunk (killed process, full disk) */
+	int has_end;			/* an END record was read: the trace was closed cleanly */
+	struct trace_rec_end end;
+	char err[512];
+};
+
+/*
+ * struct trace_record - one decoded record. @rec points into the reader's chunk buffer and stays
+ * valid until the next trace_reader_next(). Thread records have is_thread set and carry their
+ * start time, thread id and thread index; meta records carry ts_ns 0.
+ */
+struct trace_record {
+	const void *rec;
+	uint16_t type;
+	uint16_t size;
+	int is_thread;
+	uint64_t ts_ns;
+	uint32_t tid;
+	uint32_t thread_index;
+	uint64_t chunk_off;
+};
+
+/* Return: 0, or -errno with rd->err set ("path: offset 0x..: what"). */
+int trace_reader_open(struct trace_reader *rd, const char *path);
+
+/*
+ * trace_reader_next - the next record. Return: 1 with *out filled, 0 at the end of the trace
+ * (check rd->is_truncated / rd->has_end), or -errno with rd->err set (corrupt data).
+ */
+int trace_reader_next(struct trace_reader *rd, struct trace_record *out);
+
+void trace_reader_close(struct trace_reader *rd);
+
+/* The smallest size a record of @type may have; 0 for types this reader does not know. */
+uint16_t trace_record_min_size(uint16_t type);
+
+/* A record type's name for messages and dumps ("launch", "gpu_kernel", "type 99"). */
+const char *trace_record_type_name(uint16_t type);
+
+/* Is @type a thread record (time base from a BLOCK)? */
+int trace_record_is_thread(uint16_t type);
+
+/*
+ * The field layout of each record type, for the reference decoder (gpushim dump): name, offset,
+ * size and how to show it. Returns NULL (and *n = 0) for types this reader does not know.
+ */
+enum trace_field_kind {
+	TF_U,				/* unsigned, 1/2/4/8 bytes */
+	TF_I,				/* signed, 4 bytes */
+	TF_X,				/* hexadecimal: handles, addresses */
+	TF_STR,				/* a STRING id (4 bytes) */
+	TF_API,				/* an API_DEF id (2 bytes) */
+	TF_U32X3,			/* three uint32_t: x,y,z */
+	TF_U16X3,			/* three uint16_t */
+	TF_TEXT,			/* STRING payload: len bytes after the struct */
+};
+
+struct trace_field {
+	const char *name;
+	uint16_t offset;
+	uint8_t size;
+	uint8_t kind;			/* enum trace_field_kind */
+};
+
+const struct trace_field *trace_record_fields(uint16_t type, size_t *n);
+
+#endif /* GPUSHIM_TRACE_READER_H */

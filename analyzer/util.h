@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * util.h - analyzer-only helpers: allocation that dies on exhaustion (OOM is fatal in the
+ * analyzer, never in the shim), a growable string buffer, and the die()/warn() reporters used by
+ * main.c and cmd_*.c. Never linked into the shim.
+ */
+#ifndef GPUSHIM_UTIL_H
+#define GPUSHIM_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. */
+void xgrow(void **p, size_t *cap, size_t need, size_t size);
+#define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* die - "gpushim: " + message on stderr, exit(1). warn - the same without exiting. */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+
+void sb_init(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
+
+#endif /* GPUSHIM_UTIL_H */

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fake_client.c - a CUDA driver-API client that reaches the driver through each of the three
+ * doors the shim covers, running one fixed workload with exactly known numbers of launches,
+ * syncs, copies, sets, allocations and failing calls. It prints results (including CUresults and
+ * errno after the calls) that must be byte-identical with and without the shim.
+ *
+ *   fake_client direct    calls the exported symbols (linked against libcuda.so.1)
+ *   fake_client dlsym     dlopen("libcuda.so.1") + dlsym(handle, name), as JAX/XLA and Triton
+ *   fake_client cudart    the CUDA runtime's bootstrap: dlsym of cuGetProcAddress_v2, the empty
+ *                         probe, the self-query at 12000, every lookup through the pointer
+ *                         returned, with flags 0 and per-thread, the CUDA 13 cuCtxSynchronize
+ *   fake_client threads   four threads launching at once (direct), 2500 launches each
+ *   fake_client fork      launches in a parent and in its forked child
+ *   fake_client capture   stream capture, instantiate, two graph launches
+ *   fake_client nocuda    touches no CUDA at all
+ *
+ * Expected numbers per workload run (tests/shim_doors.sh pins them in the report):
+ *   launches 14: 10 vec_add + 2 scale (a CUkernel) + 1 failing NULL handle, + 1 host function
+ *   syncs 3 (2 stream, 1 context), queries 1 (answers NOT_READY: not an error)
+ *   memcpys 3 (2 HtoD, 1 DtoH, 12 MiB), memsets 1
+ *   allocs 6 (3 cuMemAlloc, 1 failing zero-byte cuMemAlloc, 1 cuMemCreate, 1 async)
+ *   frees 6 (3 cuMemFree, 1 failing unknown address, 1 cuMemRelease, 1 async)
+ *   peak 3 x 4 MiB = 12582912 bytes; failing calls 3 (launch, alloc, free)
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define N (1 << 20)
+
+struct api {
+	CUresult (*Init)(unsigned int);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*ModuleLoadData)(CUmodule *, const void *);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*LibraryLoadData)(CUlibrary *, const void *, CUjit_option *, void **,
+				    unsigned int, CUlibraryOption *, void **, unsigned int);
+	CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
+	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
+	CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+			      unsigned long long);
+	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+				      unsigned long long);
+	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+			   unsigned long long);
+	CUresult (*MemUnmap)(CUdeviceptr, size_t);
+	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+	CUresult (*MemsetD32)(CUdeviceptr, unsigned int, size_t);
+	CUresult (*LaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int,
+				 unsigned int, unsigned int, unsigned int, unsigned int, CUstream,
+				 void **, void **);
+	CUresult (*LaunchKernelAlt)(CUfunction, unsigned int, unsigned int, unsigned int,
+				    unsigned int, unsigned int, unsigned int, unsigned int,
+				    CUstream, void **, void **);
+	CUresult (*LaunchHostFunc)(CUstream, CUhostFn, void *);
+	CUresult (*StreamCreate)(CUstream *, unsigned int);
+	CUresult (*StreamSynchronize)(CUstream);
+	CUresult (*StreamQuery)(CUstream);
+	CUresult (*CtxSynchronizeV2)(CUcontext);	/* NULL: use the void ABI below */
+	CUresult (*CtxSynchronize)(void);
+};
+
+static void host_fn(void *data)
+{
+	++*(int *)data;
+}
+
+/* The workload: same calls, same numbers, whichever door filled @a. */
+static int workload(const struct api *a, const char *tag)
+{
+	static const char image[] = "fake module image";
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUlibrary lib;
+	CUfunction add;
+	CUkernel scale;
+	CUstream s;
+	CUdeviceptr da, db, dc, bad = 0, adyn, va;
+	CUmemGenericAllocationHandle h;
+	CUmemAllocationProp prop;
+	float *ha = malloc(N * sizeof(float)), *hb = malloc(N * sizeof(float));
+	float *hc = calloc(N, sizeof(float)), factor = 0.5f;
+	int n = N, i, host_calls = 0;
+	void *add_args[] = { &dc, &da, &db, &n };
+	void *scale_args[] = { &dc, &factor, &n };
+	double sum = 0;
+	CUresult r, r1, r2, r3, r4, r5, r6;
+
+	for (i = 0; i < N; i++) {
+		ha[i] = (float)(i % 7);
+		hb[i] = (float)(i % 5);
+	}
+	if ((r = a->Init(0)) || (r = a->DeviceGet(&dev, 0)) ||
+	    (r = a->PrimaryCtxRetain(&ctx, dev)) || (r = a->CtxSetCurrent(ctx))) {
+		printf("%s: init failed: %d\n", tag, r);
+		return 1;
+	}
+	a->ModuleLoadData(&mod, image);
+	a->ModuleGetFunction(&add, mod, "vec_add");
+	a->LibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
+	a->LibraryGetKernel(&scale, lib, "scale");
+	a->StreamCreate(&s, 0);
+
+	/* One call per statement: argument evaluation order is unspecified. */
+	r1 = a->MemAlloc(&da, N * sizeof(float));
+	r2 = a->MemAlloc(&db, N * sizeof(float));
+	r3 = a->MemAlloc(&dc, N * sizeof(float));
+	printf("%s: alloc %d %d %d\n", tag, r1, r2, r3);
+	printf("%s: zero-byte alloc -> %d\n", tag, a->MemAlloc(&bad, 0));
+	r1 = a->MemcpyHtoD(da, ha, N * sizeof(float));
+	r2 = a->MemcpyHtoD(db, hb, N * sizeof(float));
+	printf("%s: copies %d %d\n", tag, r1, r2);
+	for (i = 0; i < 10; i++) {
+		CUresult (*launch)(CUfunction, unsigned int, unsigned int, unsigned int,
+				   unsigned int, unsigned int, unsigned int, unsigned int, CUstream,
+				   void **, void **) = i % 2 ? a->LaunchKernelAlt : a->LaunchKernel;
+
+		r = launch(add, N / 256, 1, 1, 256, 1, 1, 0, i % 2 ? s : NULL, add_args, NULL);
+		if (r)
+			printf("%s: launch %d -> %d\n", tag, i, r);
+	}
+	/* A CUkernel handle (cudart's kind) through cuLaunchKernel. */
+	for (i = 0; i < 2; i++)
+		a->LaunchKernel((CUfunction)scale, N / 128, 1, 1, 128, 1, 1, 0, s, scale_args, NULL);
+	printf("%s: NULL kernel -> %d\n", tag,
+	       a->LaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+	printf("%s: host func -> %d\n", tag, a->LaunchHostFunc(s, host_fn, &host_calls));
+	printf("%s: memset -> %d\n", tag, a->MemsetD32(db, 0, N));
+	errno = 0;
+	r = a->StreamQuery(s);
+	printf("%s: query -> %d errno=%d\n", tag, r, errno);
+	r1 = a->StreamSynchronize(s);
+	r2 = a->CtxSynchronizeV2 ? a->CtxSynchronizeV2(NULL) : a->CtxSynchronize();
+	printf("%s: sync %d %d\n", tag, r1, r2);
+	printf("%s: copy back %d\n", tag, a->MemcpyDtoH(hc, dc, N * sizeof(float)));
+	for (i = 0; i < N; i++)
+		sum += hc[i];
+	printf("%s: sum %.1f, host funcs %d\n", tag, sum, host_calls);
+
+	errno = 0;
+	r = a->MemFree((CUdeviceptr)0xdead0000);
+	printf("%s: free unknown -> %d errno=%d\n", tag, r, errno);
+	r1 = a->MemFree(da);
+	r2 = a->MemFree(db);
+	r3 = a->MemFree(dc);
+	printf("%s: free %d %d %d\n", tag, r1, r2, r3);
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	r1 = a->MemCreate(&h, 2u << 20, &prop, 0);
+	r2 = a->MemAddressReserve(&va, 2u << 20, 0, 0, 0);
+	r3 = a->MemMap(va, 2u << 20, 0, h, 0);
+	r4 = a->MemUnmap(va, 2u << 20);
+	r5 = a->MemRelease(h);
+	r6 = a->MemAddressFree(va, 2u << 20);
+	printf("%s: vmm %d %d %d %d %d %d\n", tag, r1, r2, r3, r4, r5, r6);
+	r1 = a->MemAllocAsync(&adyn, 1u << 20, s);
+	r2 = a->MemFreeAsync(adyn, s);
+	r3 = a->StreamSynchronize(s);
+	printf("%s: async %d %d %d\n", tag, r1, r2, r3);
+	free(ha);
+	free(hb);
+	free(hc);
+	return 0;
+}
+
+/* ---- Door 3: exported symbols ---- */
+
+static void fill_direct(struct api *a)
+{
+	a->Init = cuInit;
+	a->DeviceGet = cuDeviceGet;
+	a->PrimaryCtxRetain = cuDevicePrimaryCtxRetain;
+	a->CtxSetCurrent = cuCtxSetCurrent;
+	a->ModuleLoadData = cuModuleLoadData;
+	a->ModuleGetFunction = cuModuleGetFunction;
+	a->LibraryLoadData = cuLibraryLoadData;
+	a->LibraryGetKernel = cuLibraryGetKernel;
+	a->MemAlloc = cuMemAlloc;
+	a->MemFree = cuMemFree;
+	a->MemAllocAsync = cuMemAllocAsync;
+	a->MemFreeAsync = cuMemFreeAsync;
+	a->MemCreate = cuMemCreate;
+	a->MemRelease = cuMemRelease;
+	a->MemAddressReserve = cuMemAddressReserve;
+	a->MemAddressFree = cuMemAddressFree;
+	a->MemMap = cuMemMap;
+	a->MemUnmap = cuMemUnmap;
+	a->MemcpyHtoD = cuMemcpyHtoD;
+	a->MemcpyDtoH = cuMemcpyDtoH;
+	a->MemsetD32 = cuMemsetD32;
+	a->LaunchKernel = cuLaunchKernel;
+	a->LaunchKernelAlt = cuLaunchKernel;
+	a->LaunchHostFunc = cuLaunchHostFunc;
+	a->StreamCreate = cuStreamCreate;
+	a->StreamSynchronize = cuStreamSynchronize;
+	a->StreamQuery = cuStreamQuery;
+	a->CtxSynchronizeV2 = NULL;
+	a->CtxSynchronize = cuCtxSynchronize;
+}
+
+/* ---- Door 2: dlsym on the libcuda handle ---- */
+
+static void *need(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	if (!p) {
+		fprintf(stderr, "dlsym %s failed\n", name);
+		exit(3);
+	}
+	return p;
+}
+
+#define SYM(field, name) a->field = (__typeof__(a->field))need(h, name)
+
+static void fill_dlsym(struct api *a)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		exit(3);
+	}
+	SYM(Init, "cuInit");
+	SYM(DeviceGet, "cuDeviceGet");
+	SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	SYM(CtxSetCurrent, "cuCtxSetCurrent");
+	SYM(ModuleLoadData, "cuModuleLoadData");
+	SYM(ModuleGetFunction, "cuModuleGetFunction");
+	SYM(LibraryLoadData, "cuLibraryLoadData");
+	SYM(LibraryGetKernel, "cuLibraryGetKernel");
+	SYM(MemAlloc, "cuMemAlloc_v2");
+	SYM(MemFree, "cuMemFree_v2");
+	SYM(MemAllocAsync, "cuMemAllocAsync");
+	SYM(MemFreeAsync, "cuMemFreeAsync");
+	SYM(MemCreate, "cuMemCreate");
+	SYM(MemRelease, "cuMemRelease");
+	SYM(MemAddressReserve, "cuMemAddressReserve");
+	SYM(MemAddressFree, "cuMemAddressFree");
+	SYM(MemMap, "cuMemMap");
+	SYM(MemUnmap, "cuMemUnmap");
+	SYM(MemcpyHtoD, "cuMemcpyHtoD_v2");
+	SYM(MemcpyDtoH, "cuMemcpyDtoH_v2");
+	SYM(MemsetD32, "cuMemsetD32_v2");
+	SYM(LaunchKernel, "cuLaunchKernel");
+	SYM(LaunchKernelAlt, "cuLaunchKernel_ptsz");
+	SYM(LaunchHostFunc, "cuLaunchHostFunc");
+	SYM(StreamCreate, "cuStreamCreate");
+	SYM(StreamSynchronize, "cuStreamSynchronize");
+	SYM(StreamQuery, "cuStreamQuery");
+	SYM(CtxSynchronizeV2, "cuCtxSynchronize_v2");
+	SYM(CtxSynchronize, "cuCtxSynchronize");
+}
+
+/* ---- Door 1: the CUDA runtime's cuGetProcAddress bootstrap ---- */
+
+typedef CUresult (*gpa_v2_fn)(const char *, void **, int, cuuint64_t,
+			      CUdriverProcAddressQueryResult *);
+
+static gpa_v2_fn gpa;
+
+static void *lookup(const char *name, int version, cuuint64_t flags)
+{
+	CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	void *p = NULL;
+	CUresult r = gpa(name, &p, version, flags, &st);
+
+	if (r || !p || st != CU_GET_PROC_ADDRESS_SUCCESS) {
+		fprintf(stderr, "cuGetProcAddress %s@%d/%llu: %d status %d\n", name, version,
+			(unsigned long long)flags, r, st);
+		exit(3);
+	}
+	return p;
+}
+
+#define GPA(field, name, ver, fl) a->field = (__typeof__(a->field))lookup(name, ver, fl)
+#define PT CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+
+static void fill_cudart(struct api *a)
+{
+	CUdriverProcAddressQueryResult st;
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	gpa_v2_fn boot;
+	void *p = (void *)1;
+	CUresult r;
+
+	if (!h) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		exit(3);
+	}
+	boot = (gpa_v2_fn)need(h, "cuGetProcAddress_v2");
+	r = boot("", &p, 0, 0, &st);
+	printf("cudart: probe -> %d %s status %d\n", r, p ? "non-null" : "null", st);
+	gpa = boot;	/* the self-query: every later lookup goes through its answer */
+	gpa = (gpa_v2_fn)lookup("cuGetProcAddress", 12000, 0);
+	(void)lookup("cuGetProcAddress", 11030, 0);
+	p = (void *)1;
+	r = gpa("cuNoSuchEntryPoint", &p, 12000, 0, &st);
+	printf("cudart: unknown -> %d %s status %d\n", r, p ? "non-null" : "null", st);
+	p = (void *)1;
+	r = gpa("cuLibraryLoadData", &p, 11000, 0, &st);
+	printf("cudart: too old -> %d %s status %d\n", r, p ? "non-null" : "null", st);
+	r = gpa("cuInit", &p, 99000, 0, &st);
+	printf("cudart: too new -> %d\n", r);
+
+	GPA(Init, "cuInit", 2000, 0);
+	GPA(DeviceGet, "cuDeviceGet", 2000, 0);
+	GPA(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, 0);
+	GPA(CtxSetCurrent, "cuCtxSetCurrent", 4000, 0);
+	GPA(ModuleLoadData, "cuModuleLoadData", 2000, 0);
+	GPA(ModuleGetFunction, "cuModuleGetFunction", 2000, 0);
+	GPA(LibraryLoadData, "cuLibraryLoadData", 12000, 0);
+	GPA(LibraryGetKernel, "cuLibraryGetKernel", 12000, 0);
+	GPA(MemAlloc, "cuMemAlloc", 3020, 0);
+	GPA(MemFree, "cuMemFree", 3020, 0);
+	GPA(MemAllocAsync, "cuMemAllocAsync", 11020, 0);
+	GPA(MemFreeAsync, "cuMemFreeAsync", 11020, 0);
+	GPA(MemCreate, "cuMemCreate", 10020, 0);
+	GPA(MemRelease, "cuMemRelease", 10020, 0);
+	GPA(MemAddressReserve, "cuMemAddressReserve", 10020, 0);
+	GPA(MemAddressFree, "cuMemAddressFree", 10020, 0);
+	GPA(MemMap, "cuMemMap", 10020, 0);
+	GPA(MemUnmap, "cuMemUnmap", 10020, 0);
+	GPA(MemcpyHtoD, "cuMemcpyHtoD", 3020, 0);
+	GPA(MemcpyDtoH, "cuMemcpyDtoH", 7000, PT);
+	GPA(MemsetD32, "cuMemsetD32", 3020, 0);
+	GPA(LaunchKernel, "cuLaunchKernel", 4000, 0);
+	GPA(LaunchKernelAlt, "cuLaunchKernel", 7000, PT);
+	GPA(LaunchHostFunc, "cuLaunchHostFunc", 10000, 0);
+	GPA(StreamCreate, "cuStreamCreate", 2000, 0);
+	GPA(StreamSynchronize, "cuStreamSynchronize", 7000, PT);
+	GPA(StreamQuery, "cuStreamQuery", 2000, 0);
+	GPA(CtxSynchronizeV2, "cuCtxSynchronize", 13000, 0);
+	a->CtxSynchronize = NULL;
+}
+
+/* ---- Other modes ---- */
+
+static CUfunction spin_fn;
+
+static void *thread_main(void *arg)
+{
+	int i, fails = 0;
+
+	(void)arg;
+	for (i = 0; i < 2500; i++)
+		fails += cuLaunchKernel(spin_fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != 0;
+	return (void *)(long)fails;
+}
+
+static int run_threads(void)
+{
+	pthread_t t[4];
+	CUmodule mod;
+	long fails = 0;
+	void *ret;
+	int i;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&spin_fn, mod, "_Z4spinv");
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, thread_main, NULL);
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], &ret);
+		fails += (long)ret;
+	}
+	cuCtxSynchronize();
+	printf("threads: 10000 launches, %ld failed\n", fails);
+	return 0;
+}
+
+static int run_fork(void)
+{
+	CUmodule mod;
+	CUfunction f;
+	int i, status = 0;
+	pid_t pid;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	for (i = 0; i < 3; i++)
+		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		for (i = 0; i < 5; i++)
+			cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+		cuCtxSynchronize();
+		printf("fork: child done\n");
+		exit(0);
+	}
+	waitpid(pid, &status, 0);
+	for (i = 0; i < 2; i++)
+		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	cuCtxSynchronize();
+	printf("fork: parent done, child exit %d\n", WEXITSTATUS(status));
+	return 0;
+}
+
+static int run_capture(void)
+{
+	CUmodule mod;
+	CUfunction f;
+	CUstream s;
+	CUgraph g;
+	CUgraphExec e;
+	int i;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	cuStreamCreate(&s, 0);
+	printf("capture: begin %d\n", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	for (i = 0; i < 3; i++)
+		cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, s, NULL, NULL);
+	printf("capture: end %d\n", cuStreamEndCapture(s, &g));
+	printf("capture: instantiate %d\n", cuGraphInstantiateWithFlags(&e, g, 0));
+	printf("capture: replay %d %d\n", cuGraphLaunch(e, s), cuGraphLaunch(e, s));
+	printf("capture: sync %d\n", cuStreamSynchronize(s));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct api a;
+	const char *mode = argc > 1 ? argv[1] : "";
+
+	memset(&a, 0, sizeof(a));
+	if (!strcmp(mode, "direct")) {
+		fill_direct(&a);
+		return workload(&a, mode);
+	}
+	if (!strcmp(mode, "dlsym")) {
+		fill_dlsym(&a);
+		return workload(&a, mode);
+	}
+	if (!strcmp(mode, "cudart")) {
+		fill_cudart(&a);
+		return workload(&a, mode);
+	}
+	if (!strcmp(mode, "threads"))
+		return run_threads();
+	if (!strcmp(mode, "fork"))
+		return run_fork();
+	if (!strcmp(mode, "capture"))
+		return run_capture();
+	if (!strcmp(mode, "nocuda")) {
+		printf("nocuda: %d\n", getpid() > 0);
+		return 0;
+	}
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|fork|capture|nocuda\n");
+	return 2;
+}
