@@ -110,9 +110,12 @@ int trace_record_is_thread(uint16_t type)
 
 #define F(st, fld, kind)                                                                           \
 	{ #fld, (uint16_t)offsetof(struct st, fld), (uint8_t)sizeof(((struct st *)0)->fld), kind }
+#define FN(st, fld, name, kind)                                                                    \
+	{ name, (uint16_t)offsetof(struct st, fld), (uint8_t)sizeof(((struct st *)0)->fld), kind }
 #define CALL_FIELDS(st)                                                                            \
-	F(st, call.dur, TF_U), F(st, call.result, TF_U), F(st, call.api, TF_API),                  \
-		F(st, call.flags, TF_X), F(st, call.seq, TF_U)
+	FN(st, call.dur, "dur", TF_U), FN(st, call.result, "result", TF_U),                         \
+		FN(st, call.api, "api", TF_API), FN(st, call.flags, "flags", TF_X),                \
+		FN(st, call.seq, "seq", TF_U)
 
 static const struct trace_field f_string[] = { F(trace_rec_string, id, TF_U),
 					       F(trace_rec_string, len, TF_TEXT) };

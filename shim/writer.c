@@ -380,7 +380,10 @@ static void drain_all(int at_exit)
 
 	cupti_writer_poll(at_exit, emit, NULL);
 
-	/* Free the rings of threads that exited and are empty (not the list head: pushes race). */
+	/*
+	 * Free the rings of threads that exited and are empty. A new ring may get the same
+	 * address, so the chunk's current BLOCK must not be taken to belong to it.
+	 */
 	prev = NULL;
 	b = atomic_load_explicit(&tbuf_list, memory_order_acquire);
 	while (b) {
@@ -388,6 +391,8 @@ static void drain_all(int at_exit)
 
 		if (atomic_load_explicit(&b->is_dead, memory_order_acquire) &&
 		    atomic_load(&b->head) == atomic_load(&b->tail)) {
+			if (w.block_owner == b)
+				w.block_owner = NULL;
 			if (prev) {
 				prev->next = next;
 				tbuf_free(b);

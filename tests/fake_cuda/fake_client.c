@@ -11,9 +11,12 @@
  *                         probe, the self-query at 12000, every lookup through the pointer
  *                         returned, with flags 0 and per-thread, the CUDA 13 cuCtxSynchronize
  *   fake_client threads   four threads launching at once (direct), 2500 launches each
+ *   fake_client serial    eight threads one after another, 100 launches each, pausing between
+ *                         them so the shim frees each exited thread's buffer before the next
  *   fake_client fork      launches in a parent and in its forked child
  *   fake_client capture   stream capture, instantiate, two graph launches
  *   fake_client nocuda    touches no CUDA at all
+ *   fake_client loop      launches for up to 20 s (to be killed by a test)
  *
  * Expected numbers per workload run (tests/shim_doors.sh pins them in the report):
  *   launches 14: 10 vec_add + 2 scale (a CUkernel) + 1 failing NULL handle, + 1 host function
@@ -390,6 +393,34 @@ static int run_threads(void)
 	return 0;
 }
 
+static void *serial_main(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 100; i++)
+		cuLaunchKernel(spin_fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	return NULL;
+}
+
+static int run_serial(void)
+{
+	CUmodule mod;
+	pthread_t t;
+	int i;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&spin_fn, mod, "_Z4spinv");
+	for (i = 0; i < 8; i++) {
+		pthread_create(&t, NULL, serial_main, NULL);
+		pthread_join(t, NULL);
+		usleep(80 * 1000);
+	}
+	printf("serial: 8 threads, 800 launches\n");
+	return 0;
+}
+
 static int run_fork(void)
 {
 	CUmodule mod;
@@ -442,6 +473,26 @@ static int run_capture(void)
 	return 0;
 }
 
+static int run_loop(void)
+{
+	CUmodule mod;
+	CUfunction f;
+	int i;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	for (i = 0; i < 200000; i++) {
+		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+		if (i == 100) {
+			printf("loop: running\n");
+			fflush(stdout);
+		}
+		usleep(100);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct api a;
@@ -462,14 +513,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "threads"))
 		return run_threads();
+	if (!strcmp(mode, "serial"))
+		return run_serial();
 	if (!strcmp(mode, "fork"))
 		return run_fork();
 	if (!strcmp(mode, "capture"))
 		return run_capture();
+	if (!strcmp(mode, "loop"))
+		return run_loop();
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|fork|capture|nocuda\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|fork|capture|loop|nocuda\n");
 	return 2;
 }

@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The command line: exit codes (0 ok, 1 error, 2 usage), --version, `gpushim run`, and that
+# dump/info/report work on a real trace (dump's JSON lines are each valid JSON).
+. "$(dirname "$0")/lib.sh"
+
+code() {
+	"$@" >/dev/null 2>&1 && echo 0 || echo $?
+}
+expect "no command" "$(code "$GPUSHIM_BIN")" 2
+expect "unknown command" "$(code "$GPUSHIM_BIN" frobnicate)" 2
+expect "report without trace" "$(code "$GPUSHIM_BIN" report)" 2
+expect "bad format" "$(code "$GPUSHIM_BIN" report --format xml x)" 2
+expect "missing trace" "$(code "$GPUSHIM_BIN" report "$WORK/none.trace")" 1
+"$GPUSHIM_BIN" --version | grep -Eq '^gpushim [0-9.]+ \(trace format [0-9]+\.[0-9]+\)$' ||
+	fail "--version"
+for c in run report dump info; do
+	"$GPUSHIM_BIN" "$c" --help | grep -q "usage: gpushim $c" || fail "$c --help"
+done
+
+# gpushim run: the shim next to the binary, the pattern from -o, the program's exit code.
+run_plain "$WORK/plain.txt" direct
+"$GPUSHIM_BIN" run -o "$WORK/run-%p.trace" -- "$FAKE_CLIENT" direct >"$WORK/run.txt"
+cmp "$WORK/plain.txt" "$WORK/run.txt" || fail "gpushim run changed the output"
+trace=$(only_trace "$WORK/run-*.trace")
+expect "run exit code" "$(code "$GPUSHIM_BIN" run -o "$WORK/x-%p.trace" -- "$FAKE_CLIENT" bogus)" 2
+
+"$GPUSHIM_BIN" info "$trace" | grep -q '^state       complete$' || fail "info state"
+"$GPUSHIM_BIN" dump "$trace" | grep -q '^launch ' || fail "dump text has no launch"
+"$GPUSHIM_BIN" dump --format jsonl "$trace" >"$WORK/d.jsonl"
+lines=$(wc -l <"$WORK/d.jsonl")
+valid=$(jq -c . "$WORK/d.jsonl" | wc -l)
+expect "jsonl lines valid" "$valid" "$lines"
+expect "jsonl launches" "$(jq -r 'select(.type=="launch") | .api' "$WORK/d.jsonl" | grep -c cuLaunchKernel)" 13
+"$GPUSHIM_BIN" report "$trace" | grep -q '^span ' || fail "text report"
+"$GPUSHIM_BIN" report --format json "$trace" | jq -e . >/dev/null || fail "report JSON invalid"
+echo "ok: command line"

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_reader.c - the trace reader on hand-built traces: a valid one (times rebuilt from deltas,
+ * unknown types skipped, grown records accepted), truncated ones (partial results, no error),
+ * and corrupt ones (each refused with a message naming the problem and the byte offset).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "trace_builder.h"
+#include "trace_reader.h"
+
+static void add_launch(struct tb *t, uint32_t dt, uint32_t seq)
+{
+	struct trace_rec_launch l;
+
+	memset(&l, 0, sizeof(l));
+	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, 1, 500, 0, seq);
+	l.func = 1;
+	l.grid[0] = l.grid[1] = l.grid[2] = 1;
+	l.block[0] = l.block[1] = l.block[2] = 1;
+	tb_rec(t, &l, sizeof(l));
+}
+
+static void add_end(struct tb *t, uint64_t records)
+{
+	struct trace_rec_end e;
+
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = TRACE_REC_END;
+	e.hdr.size = sizeof(e);
+	e.nr_records = records;
+	e.reason = TRACE_END_EXIT;
+	tb_rec(t, &e, sizeof(e));
+}
+
+/* A two-chunk trace: names and two launches, then two more launches and END. */
+static void build_valid(struct tb *t)
+{
+	struct trace_rec_api_def d;
+
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(t, 1, "cuLaunchKernel");
+	memset(&d, 0, sizeof(d));
+	d.hdr.type = TRACE_REC_API_DEF;
+	d.hdr.size = sizeof(d);
+	d.api = 1;
+	d.family = TRACE_FAM_LAUNCH;
+	d.name = 1;
+	tb_rec(t, &d, sizeof(d));
+	tb_block(t, 100, 0, 5000);
+	add_launch(t, 10, 1);
+	add_launch(t, 20, 2);
+	tb_flush(t);
+	tb_block(t, 100, 0, 5030);
+	add_launch(t, 5, 3);
+	add_launch(t, 7, 4);
+	add_end(t, 9);
+	tb_flush(t);
+}
+
+static int read_all(const char *path, struct trace_reader *rd, int *nr_launch, uint64_t *last_ts)
+{
+	struct trace_record r;
+	int ret;
+
+	*nr_launch = 0;
+	*last_ts = 0;
+	if (trace_reader_open(rd, path) < 0)
+		return -1;
+	while ((ret = trace_reader_next(rd, &r)) > 0) {
+		if (r.type == TRACE_REC_LAUNCH) {
+			(*nr_launch)++;
+			*last_ts = r.ts_ns;
+		}
+	}
+	return ret;
+}
+
+static void test_valid(void)
+{
+	struct trace_reader rd;
+	struct tb t;
+	uint64_t ts;
+	int n;
+
+	build_valid(&t);
+	CHECK_EQ(read_all(tb_write(&t, "valid.trace", 0), &rd, &n, &ts), 0);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(ts, 5030 + 5 + 7);	/* second block's base + deltas */
+	CHECK(rd.has_end);
+	CHECK(!rd.is_truncated);
+	CHECK_EQ(rd.nr_chunks, 2);
+	CHECK_STR(rd.host, "testhost");
+	CHECK_STR(rd.cmdline, "prog arg");
+	CHECK_EQ(rd.argc, 2);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
+static void test_truncated(void)
+{
+	struct trace_reader rd;
+	struct tb t;
+	size_t first_chunk_end, full;
+	uint64_t ts;
+	int n;
+
+	build_valid(&t);
+	full = t.len;
+	/* Locate the end of chunk 0: header + its 16-byte chunk header + frame. */
+	{
+		const struct trace_file_header *h = (const void *)t.file;
+		const struct trace_chunk_header *c = (const void *)(t.file + h->header_bytes);
+
+		first_chunk_end = h->header_bytes + sizeof(*c) + c->zstd_bytes;
+	}
+	/* Cut inside the second chunk's frame: the first chunk's records survive. */
+	CHECK_EQ(read_all(tb_write(&t, "cut1.trace", full - 3), &rd, &n, &ts), 0);
+	CHECK_EQ(n, 2);
+	CHECK(rd.is_truncated);
+	CHECK(!rd.has_end);
+	trace_reader_close(&rd);
+	/* Cut inside the second chunk's header. */
+	CHECK_EQ(read_all(tb_write(&t, "cut2.trace", first_chunk_end + 5), &rd, &n, &ts), 0);
+	CHECK_EQ(n, 2);
+	CHECK(rd.is_truncated);
+	trace_reader_close(&rd);
+	/* Exactly on a chunk boundary: nothing truncated mid-chunk, but no END either. */
+	CHECK_EQ(read_all(tb_write(&t, "cut3.trace", first_chunk_end), &rd, &n, &ts), 0);
+	CHECK_EQ(n, 2);
+	CHECK(!rd.has_end);
+	trace_reader_close(&rd);
+	/* Inside the file header: not a trace. */
+	CHECK(trace_reader_open(&rd, tb_write(&t, "cut4.trace", 20)) < 0);
+	CHECK(strstr(rd.err, "not a gpushim trace") != NULL);
+	tb_free(&t);
+}
+
+static void expect_error(const char *name, struct tb *t, const char *what)
+{
+	struct trace_reader rd;
+	uint64_t ts;
+	int n, ret;
+
+	ret = read_all(tb_write(t, name, 0), &rd, &n, &ts);
+	CHECK(ret < 0);
+	if (!strstr(rd.err, what) || !strstr(rd.err, "offset 0x")) {
+		fprintf(stderr, "%s: error \"%s\" lacks \"%s\" or an offset\n", name, rd.err, what);
+		check_failures++;
+	}
+	trace_reader_close(&rd);
+}
+
+static void test_bad_header(void)
+{
+	struct tb t;
+
+	tb_init(&t, TRACE_VERSION_MAJOR + 1, 0);
+	tb_flush(&t);
+	expect_error("major.trace", &t, "this gpushim reads");
+	tb_free(&t);
+
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	t.file[0] = 'X';
+	expect_error("magic.trace", &t, "bad magic");
+	tb_free(&t);
+
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	((struct trace_file_header *)t.file)->header_bytes = 1u << 30;
+	expect_error("hdrsize.trace", &t, "header size");
+	tb_free(&t);
+}
+
+static void test_bad_records(void)
+{
+	struct tb t;
+	struct trace_rec_launch l;
+	uint8_t buf[64];
+
+	/* A record size that is not a multiple of 8. */
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	memset(buf, 0, sizeof(buf));
+	((struct trace_rec_hdr *)buf)->type = 99;
+	((struct trace_rec_hdr *)buf)->size = 12;
+	tb_rec(&t, buf, 16);
+	tb_flush(&t);
+	expect_error("odd.trace", &t, "size 12 invalid");
+	tb_free(&t);
+
+	/* A known type smaller than its struct. */
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	tb_block(&t, 1, 0, 0);
+	memset(&l, 0, sizeof(l));
+	tb_call(&l.call, TRACE_REC_LAUNCH, 32, 0, 1, 0, 0, 0);
+	tb_rec(&t, &l, 32);
+	tb_flush(&t);
+	expect_error("small.trace", &t, "launch record of 32 bytes");
+	tb_free(&t);
+
+	/* A thread record with no BLOCK before it. */
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	add_launch(&t, 1, 1);
+	tb_flush(&t);
+	expect_error("noblock.trace", &t, "outside a thread block");
+	tb_free(&t);
+
+	/* A string longer than its record. */
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	tb_string(&t, 1, "abc");
+	((struct trace_rec_string *)t.chunk)->len = 1000;
+	tb_flush(&t);
+	expect_error("string.trace", &t, "string of 1000 bytes");
+	tb_free(&t);
+
+	/* A record whose size runs past the chunk. */
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	memset(buf, 0, sizeof(buf));
+	((struct trace_rec_hdr *)buf)->type = 99;
+	((struct trace_rec_hdr *)buf)->size = 4096;
+	tb_rec(&t, buf, 16);
+	tb_flush(&t);
+	expect_error("overrun.trace", &t, "size 4096 invalid");
+	tb_free(&t);
+}
+
+static void test_bad_chunks(void)
+{
+	struct tb t;
+	size_t hb;
+
+	build_valid(&t);
+	hb = ((struct trace_file_header *)t.file)->header_bytes;
+	t.file[hb] ^= 0xff;
+	expect_error("chunkmagic.trace", &t, "bad chunk magic");
+	tb_free(&t);
+
+	build_valid(&t);
+	hb = ((struct trace_file_header *)t.file)->header_bytes;
+	((struct trace_chunk_header *)(t.file + hb))->seq = 7;
+	expect_error("chunkseq.trace", &t, "chunk sequence 7");
+	tb_free(&t);
+
+	build_valid(&t);
+	hb = ((struct trace_file_header *)t.file)->header_bytes;
+	((struct trace_chunk_header *)(t.file + hb))->raw_bytes += 8;
+	expect_error("chunkraw.trace", &t, "chunk 0");
+	tb_free(&t);
+
+	/* A flipped bit inside the compressed data: zstd's checksum or framing catches it. */
+	build_valid(&t);
+	hb = ((struct trace_file_header *)t.file)->header_bytes;
+	t.file[hb + sizeof(struct trace_chunk_header) + 10] ^= 0x40;
+	expect_error("chunkflip.trace", &t, "chunk 0");
+	tb_free(&t);
+}
+
+static void test_unknown_and_grown(void)
+{
+	struct trace_reader rd;
+	struct trace_record r;
+	uint8_t buf[128];
+	struct tb t;
+	int nr_unknown = 0, nr_launch = 0;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, 0);
+	memset(buf, 0, sizeof(buf));
+	((struct trace_rec_hdr *)buf)->type = 200;	/* from a newer minor version */
+	((struct trace_rec_hdr *)buf)->size = 40;
+	tb_rec(&t, buf, 40);
+	tb_block(&t, 1, 0, 100);
+	memset(buf, 0, sizeof(buf));
+	tb_call((struct trace_call *)buf, TRACE_REC_LAUNCH, 80, 3, 1, 0, 0, 1);	/* grown */
+	tb_rec(&t, buf, 80);
+	add_end(&t, 2);
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "grown.trace", 0)), 0);
+	while (trace_reader_next(&rd, &r) > 0) {
+		nr_unknown += r.type == 200;
+		if (r.type == TRACE_REC_LAUNCH) {
+			nr_launch++;
+			CHECK_EQ(r.size, 80);
+			CHECK_EQ(r.ts_ns, 103);
+		}
+	}
+	CHECK_EQ(nr_unknown, 1);
+	CHECK_EQ(nr_launch, 1);
+	CHECK(rd.has_end);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
+static void test_missing_file(void)
+{
+	struct trace_reader rd;
+
+	CHECK_EQ(trace_reader_open(&rd, "/nonexistent/x.trace"), -ENOENT);
+	CHECK(strstr(rd.err, "/nonexistent/x.trace") != NULL);
+}
+
+int main(void)
+{
+	RUN(test_valid);
+	RUN(test_truncated);
+	RUN(test_bad_header);
+	RUN(test_bad_records);
+	RUN(test_bad_chunks);
+	RUN(test_unknown_and_grown);
+	RUN(test_missing_file);
+	return TEST_RESULT();
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_stats.c - statistics on small in-memory models with hand-computed answers: counts
+ * (failed launches counted, NOT_READY queries not errors), the memory peak with device pointers
+ * and VMM handles in separate spaces, the allocations live at the peak, GPU busy as a union of
+ * overlapping intervals, and SM fill from the occupancy calculator or the thread limit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model.h"
+#include "stats.h"
+#include "util.h"
+
+static struct m_call *add_call(struct model *m, uint8_t kind, uint64_t t0, uint64_t t1)
+{
+	struct m_call *c;
+
+	XGROW(m->calls, m->calls_cap, m->nr_calls + 1);
+	c = &m->calls[m->nr_calls++];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->t0 = t0;
+	c->t1 = t1;
+	c->api = 1;
+	c->device = 0;
+	return c;
+}
+
+static struct m_call *add_mem(struct model *m, uint64_t t, uint8_t kind, uint8_t op, uint64_t addr,
+			      uint64_t bytes)
+{
+	struct m_call *c = add_call(m, MC_MEM, t, t + 1);
+
+	c->sub = kind;
+	c->op = op;
+	c->addr = addr;
+	c->bytes = bytes;
+	return c;
+}
+
+static struct m_gpu_op *add_gpu(struct model *m, uint8_t kind, uint64_t start, uint64_t end)
+{
+	struct m_gpu_op *g;
+
+	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
+	g = &m->gpu[m->nr_gpu++];
+	memset(g, 0, sizeof(*g));
+	g->kind = kind;
+	g->start = start;
+	g->end = end;
+	g->call = -1;
+	return g;
+}
+
+static void base_model(struct model *m)
+{
+	static char *strings[3];
+	static struct m_api apis[2] = { { NULL, 0, 0 }, { "cuTest", TRACE_FAM_OTHER, 0 } };
+	static struct trace_rec_device dev;
+
+	memset(m, 0, sizeof(*m));
+	strings[1] = "kernel_a";
+	strings[2] = "kernel_b";
+	m->strings = strings;
+	m->nr_strings = 3;
+	m->apis = apis;
+	m->nr_apis = 2;
+	memset(&dev, 0, sizeof(dev));
+	dev.ordinal = 0;
+	dev.total_bytes = 1000;
+	dev.sm_count = 4;
+	dev.max_threads_per_sm = 2048;
+	dev.max_blocks_per_sm = 32;
+	m->devices = &dev;
+	m->nr_devices = 1;
+}
+
+static void free_base(struct model *m)
+{
+	free(m->calls);
+	free(m->gpu);
+	free(m->occ);
+}
+
+static void test_counts(void)
+{
+	struct model m;
+	struct stats s;
+	struct m_call *c;
+
+	base_model(&m);
+	c = add_call(&m, MC_LAUNCH, 0, 10);
+	c->flags = MCF_ERROR;
+	add_call(&m, MC_LAUNCH, 10, 20)->flags = MCF_CAPTURING;
+	add_call(&m, MC_GRAPH_LAUNCH, 20, 30);
+	add_call(&m, MC_HOST_FUNC, 30, 40);
+	add_call(&m, MC_SYNC, 40, 50)->sub = TRACE_SYNC_CTX;
+	add_call(&m, MC_SYNC, 50, 60)->sub = TRACE_SYNC_STREAM;
+	add_call(&m, MC_SYNC, 60, 70)->sub = TRACE_SYNC_EVENT;
+	add_call(&m, MC_SYNC, 70, 80)->sub = TRACE_SYNC_STREAM_QUERY;
+	add_call(&m, MC_SYNC, 80, 90)->sub = TRACE_SYNC_STREAM_WAIT_EVENT;
+	add_call(&m, MC_COPY, 90, 100)->bytes = 64;
+	add_call(&m, MC_SET, 100, 110)->bytes = 8;
+	stats_compute(&s, &m);
+	CHECK_EQ(s.counts.launches, 4);
+	CHECK_EQ(s.counts.kernel_launches, 2);
+	CHECK_EQ(s.counts.graph_launches, 1);
+	CHECK_EQ(s.counts.host_funcs, 1);
+	CHECK_EQ(s.counts.launch_errors, 1);
+	CHECK_EQ(s.counts.captured_launches, 1);
+	CHECK_EQ(s.counts.syncs, 3);
+	CHECK_EQ(s.counts.queries, 1);
+	CHECK_EQ(s.counts.stream_waits, 1);
+	CHECK_EQ(s.counts.memcpys, 1);
+	CHECK_EQ(s.counts.memcpy_bytes, 64);
+	CHECK_EQ(s.counts.memsets, 1);
+	CHECK_EQ(s.counts.errors, 1);
+	CHECK_EQ(s.span_ns, 110);
+	CHECK_EQ(s.nr_apis, 1);
+	CHECK_EQ(s.apis[0].calls, 11);
+	CHECK_EQ(s.apis[0].total_ns, 110);
+	CHECK(!s.gpu.has_cupti);
+	stats_free(&s);
+	free_base(&m);
+}
+
+static void test_memory_peak(void)
+{
+	struct model m;
+	struct stats s;
+
+	base_model(&m);
+	add_mem(&m, 10, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x1000, 100);
+	add_mem(&m, 20, TRACE_MEM_ASYNC, TRACE_MEM_ALLOC, 0x2000, 50);
+	add_mem(&m, 30, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x1000, 0);
+	/* The same number as a freed pointer, but a VMM handle: a different space. */
+	add_mem(&m, 40, TRACE_MEM_VMM_PHYS, TRACE_MEM_ALLOC, 0x2000, 200);
+	add_mem(&m, 50, TRACE_MEM_ASYNC, TRACE_MEM_FREE, 0x2000, 0);
+	add_mem(&m, 60, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x9999, 0);	/* never allocated */
+	add_mem(&m, 70, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0, 0)->flags = MCF_ERROR;
+	/* Host memory is not device memory. */
+	add_mem(&m, 80, TRACE_MEM_HOST, TRACE_MEM_ALLOC, 0x5000, 10000);
+	stats_compute(&s, &m);
+	CHECK_EQ(s.counts.allocs, 4);
+	CHECK_EQ(s.counts.frees, 3);
+	CHECK_EQ(s.counts.alloc_errors, 1);
+	CHECK_EQ(s.counts.host_allocs, 1);
+	CHECK_EQ(s.mem.peak_bytes, 250);
+	CHECK_EQ(s.mem.peak_ts, 41);
+	CHECK_EQ(s.mem.final_bytes, 200);
+	CHECK_EQ(s.mem.unmatched_frees, 1);
+	CHECK_EQ(s.mem.device_total_bytes, 1000);
+	CHECK_EQ((long long)(s.mem.peak_pct * 100), 2500);
+	CHECK_EQ(s.mem.nr_live_at_peak, 2);
+	CHECK_EQ(s.mem.allocs[s.mem.live_at_peak[0]].bytes, 200);
+	CHECK_EQ(s.mem.allocs[s.mem.live_at_peak[1]].bytes, 50);
+	CHECK_EQ(s.mem.alloc_bytes_total, 350);
+	stats_free(&s);
+	free_base(&m);
+}
+
+static void test_gpu_busy(void)
+{
+	struct model m;
+	struct stats s;
+
+	base_model(&m);
+	m.has_cupti = 1;
+	add_call(&m, MC_LAUNCH, 0, 1);
+	add_gpu(&m, MG_KERNEL, 0, 100);
+	add_gpu(&m, MG_MEMCPY, 50, 150);
+	add_gpu(&m, MG_KERNEL, 200, 300);
+	add_gpu(&m, MG_KERNEL, 210, 220);	/* inside another kernel: no extra busy time */
+	stats_compute(&s, &m);
+	CHECK_EQ(s.span_ns, 300);
+	CHECK_EQ(s.gpu.busy_ns, 250);
+	CHECK_EQ(s.gpu.kernel_ns, 200);
+	CHECK_EQ(s.gpu.memcpy_ns, 100);
+	CHECK_EQ(s.gpu.idle_ns, 50);
+	CHECK_EQ((long long)(s.gpu.busy_pct * 100), 8333);
+	CHECK_EQ(s.gpu.nr_kernels, 3);
+	stats_free(&s);
+	free_base(&m);
+}
+
+static void test_fill(void)
+{
+	struct model m;
+	struct stats s;
+	struct m_gpu_op *g;
+	int is_est;
+
+	base_model(&m);
+	m.has_cupti = 1;
+	m.occ = calloc(1, sizeof(*m.occ));
+	m.occ[0].name = 1;
+	m.occ[0].block_threads = 256;
+	m.occ[0].max_blocks_per_sm = 8;	/* 4 SMs x 8 = 32 blocks fill the GPU */
+	m.nr_occ = 1;
+	CHECK_EQ((long long)(stats_fill(&m, 1, 16, 256, 0, 0, &is_est) * 100), 50);
+	CHECK(!is_est);
+	CHECK_EQ((long long)(stats_fill(&m, 1, 64, 256, 0, 0, &is_est) * 100), 100);
+	/* No calculator answer for kernel 2: threads bound it to 2048/1024 = 2 blocks per SM. */
+	CHECK_EQ((long long)(stats_fill(&m, 2, 2, 1024, 0, 0, &is_est) * 100), 25);
+	CHECK(is_est);
+	CHECK(stats_fill(&m, 1, 16, 256, 0, 7, &is_est) < 0);	/* unknown device */
+
+	add_call(&m, MC_OTHER, 0, 1);
+	g = add_gpu(&m, MG_KERNEL, 0, 100);
+	g->name = 1;
+	g->blocks = 16;
+	g->block_threads = 256;
+	g = add_gpu(&m, MG_KERNEL, 100, 200);
+	g->name = 1;
+	g->blocks = 64;
+	g->block_threads = 256;
+	stats_compute(&s, &m);
+	CHECK_EQ(s.nr_kernels, 1);
+	CHECK_STR(s.kernels[0].name, "kernel_a");
+	CHECK_EQ(s.kernels[0].gpu_count, 2);
+	CHECK_EQ((long long)(s.kernels[0].fill * 100), 75);
+	CHECK_EQ((long long)(s.gpu.fill_pct * 10), 750);
+	CHECK_EQ(s.kernels[0].gpu_p50_ns, 100);
+	stats_free(&s);
+	free_base(&m);
+}
+
+int main(void)
+{
+	RUN(test_counts);
+	RUN(test_memory_peak);
+	RUN(test_gpu_busy);
+	RUN(test_fill);
+	return TEST_RESULT();
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_builder.c - see trace_builder.h. Test-only.
+ */
+#include "trace_builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+static void grow(uint8_t **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	*cap = need * 2 + 1024;
+	*p = realloc(*p, *cap);
+	if (!*p)
+		abort();
+}
+
+static void put(struct tb *t, const void *p, size_t n)
+{
+	grow(&t->file, &t->cap, t->len + n);
+	memcpy(t->file + t->len, p, n);
+	t->len += n;
+}
+
+void tb_init(struct tb *t, uint16_t major, uint16_t minor)
+{
+	static const char ver[] = "test", host[] = "testhost", cmd[] = "prog\0arg";
+	struct trace_file_header h;
+	size_t strings = sizeof(ver) - 1 + sizeof(host) - 1 + sizeof(cmd) - 1;
+	static const uint8_t zeros[8];
+
+	memset(t, 0, sizeof(*t));
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, TRACE_MAGIC, sizeof(TRACE_MAGIC));
+	h.version_major = major;
+	h.version_minor = minor;
+	h.header_bytes = (uint32_t)((sizeof(h) + strings + 7) & ~(size_t)7);
+	h.pid = 4242;
+	h.ppid = 1;
+	h.start_mono_ns = 1000000000ull;
+	h.start_real_ns = 1700000000000000000ull;
+	h.shim_version_len = sizeof(ver) - 1;
+	h.host_len = sizeof(host) - 1;
+	h.cmdline_len = sizeof(cmd) - 1;
+	h.rank = -1;
+	put(t, &h, sizeof(h));
+	put(t, ver, sizeof(ver) - 1);
+	put(t, host, sizeof(host) - 1);
+	put(t, cmd, sizeof(cmd) - 1);
+	put(t, zeros, h.header_bytes - sizeof(h) - strings);
+}
+
+void tb_free(struct tb *t)
+{
+	free(t->file);
+	free(t->chunk);
+	memset(t, 0, sizeof(*t));
+}
+
+void tb_rec(struct tb *t, const void *rec, size_t size)
+{
+	grow(&t->chunk, &t->chunk_cap, t->chunk_len + size);
+	memcpy(t->chunk + t->chunk_len, rec, size);
+	t->chunk_len += size;
+}
+
+void tb_string(struct tb *t, uint32_t id, const char *s)
+{
+	uint8_t buf[512];
+	struct trace_rec_string *r = (void *)buf;
+	size_t len = strlen(s), size = (sizeof(*r) + len + 7) & ~(size_t)7;
+
+	memset(buf, 0, sizeof(buf));
+	r->hdr.type = TRACE_REC_STRING;
+	r->hdr.size = (uint16_t)size;
+	r->id = id;
+	r->len = (uint32_t)len;
+	memcpy(r + 1, s, len);
+	tb_rec(t, buf, size);
+}
+
+void tb_block(struct tb *t, uint32_t tid, uint32_t index, uint64_t base_ns)
+{
+	struct trace_rec_block b;
+
+	memset(&b, 0, sizeof(b));
+	b.hdr.type = TRACE_REC_BLOCK;
+	b.hdr.size = sizeof(b);
+	b.tid = tid;
+	b.thread_index = index;
+	b.base_ns = base_ns;
+	tb_rec(t, &b, sizeof(b));
+}
+
+void tb_call(struct trace_call *c, uint16_t type, uint16_t size, uint32_t dt, uint16_t api,
+	     uint32_t dur, uint32_t result, uint32_t seq)
+{
+	c->hdr.type = type;
+	c->hdr.size = size;
+	c->hdr.dt_ns = dt;
+	c->api = api;
+	c->dur = dur;
+	c->result = result;
+	c->seq = seq;
+	c->flags = 0;
+}
+
+void tb_flush(struct tb *t)
+{
+	struct trace_chunk_header ch;
+	size_t cap = ZSTD_compressBound(t->chunk_len);
+	uint8_t *out = malloc(cap);
+	size_t n;
+
+	if (!out)
+		abort();
+	n = ZSTD_compress(out, cap, t->chunk, t->chunk_len, 3);
+	if (ZSTD_isError(n))
+		abort();
+	ch.magic = TRACE_CHUNK_MAGIC;
+	ch.seq = t->seq++;
+	ch.raw_bytes = (uint32_t)t->chunk_len;
+	ch.zstd_bytes = (uint32_t)n;
+	put(t, &ch, sizeof(ch));
+	put(t, out, n);
+	free(out);
+	t->chunk_len = 0;
+}
+
+const char *tb_write(struct tb *t, const char *name, size_t cut)
+{
+	static char dir[64], path[512];
+	FILE *f;
+
+	if (!dir[0]) {
+		strcpy(dir, "/tmp/gpushim-unit-XXXXXX");
+		if (!mkdtemp(dir))
+			abort();
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f)
+		abort();
+	fwrite(t->file, 1, cut && cut < t->len ? cut : t->len, f);
+	fclose(f);
+	return path;
+}

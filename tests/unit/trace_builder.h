@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_builder.h - test-only helper that writes trace files record by record, valid or broken
+ * on purpose (wrong sizes, bad magic, truncated chunks), so reader and model tests control every
+ * byte. It follows trace_format.h; it is not the shim's writer.
+ */
+#ifndef GPUSHIM_TRACE_BUILDER_H
+#define GPUSHIM_TRACE_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpushim/trace_format.h"
+
+struct tb {
+	uint8_t *file;			/* the whole file so far */
+	size_t len, cap;
+	uint8_t *chunk;			/* records of the open chunk */
+	size_t chunk_len, chunk_cap;
+	uint32_t seq;
+};
+
+void tb_init(struct tb *t, uint16_t major, uint16_t minor);
+void tb_free(struct tb *t);
+/* Append a record (its hdr.size must be set) to the open chunk. */
+void tb_rec(struct tb *t, const void *rec, size_t size);
+void tb_string(struct tb *t, uint32_t id, const char *s);
+void tb_block(struct tb *t, uint32_t tid, uint32_t index, uint64_t base_ns);
+/* Compress the open chunk into the file. */
+void tb_flush(struct tb *t);
+/* Write the file; @cut > 0 keeps only the first @cut bytes. Returns the path (static buffer). */
+const char *tb_write(struct tb *t, const char *name, size_t cut);
+
+/* A call header for thread records. */
+void tb_call(struct trace_call *c, uint16_t type, uint16_t size, uint32_t dt, uint16_t api,
+	     uint32_t dur, uint32_t result, uint32_t seq);
+
+#endif /* GPUSHIM_TRACE_BUILDER_H */
