@@ -25,6 +25,8 @@ static const char *note_kind(uint32_t k)
 		return "cupti_off";
 	case TRACE_NOTE_WARNING:
 		return "warning";
+	case TRACE_NOTE_DOORS:
+		return "doors";
 	default:
 		return "note";
 	}

@@ -578,12 +578,15 @@ static void join_gpu(struct model *m)
 		struct m_gpu_op *g = &m->gpu[i];
 		const struct u64_pair *p = find_pair(corr, m->nr_corrs, g->cupti_corr);
 		int64_t call = -1;
+		int is_by_api = 0;
 
 		if (p) {
 			const struct u64_pair *c = find_pair(by_ext, n_ext, p->val);
 
-			if (c)
+			if (c) {
 				call = (int64_t)c->val;
+				m->gpu_joined_by_corr++;
+			}
 		}
 		if (call < 0 && (p = find_pair(api, m->nr_api_joins, g->cupti_corr))) {
 			const struct m_api_join *a = &m->api_joins[p->val];
@@ -612,15 +615,22 @@ static void join_gpu(struct model *m)
 				if (e >= s && e - s + 1 > best) {
 					best = e - s + 1;
 					call = (int64_t)j;
+					is_by_api = 1;
 				}
 			}
 		}
+		m->gpu_joined_by_api += is_by_api;
 		g->call = call;
 		if (call >= 0) {
 			m->calls[call].nr_gpu++;
 			m->gpu_joined++;
 		} else {
 			m->gpu_unjoined++;
+		}
+		if (g->graph_id) {
+			m->gpu_graph_ops++;
+			m->gpu_graph_ops_to_launch +=
+				call >= 0 && m->calls[call].kind == MC_GRAPH_LAUNCH;
 		}
 	}
 	free(by_ext);

@@ -184,6 +184,10 @@ struct model {
 	uint32_t cupti_version;
 	uint64_t gpu_records, gpu_dropped, gpu_zero_ts;
 	uint64_t gpu_joined, gpu_unjoined;
+	uint64_t gpu_joined_by_corr;	/* through GPU_CORR (the shim's pushed id) */
+	uint64_t gpu_joined_by_api;	/* through GPU_API (thread and interval) */
+	uint64_t gpu_graph_ops;		/* operations replayed from CUDA graphs */
+	uint64_t gpu_graph_ops_to_launch;	/* ... joined to a cuGraphLaunch */
 
 	size_t strings_cap, apis_cap, funcs_cap, devices_cap;
 	char **owned_names;		/* "api N" names made for undefined entry points */

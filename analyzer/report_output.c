@@ -343,6 +343,12 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_u64(j, "memsets", s->gpu.nr_memsets);
 	json_u64(j, "joined", s->gpu.joined);
 	json_u64(j, "unjoined", s->gpu.unjoined);
+	json_object_begin(j, "join");
+	json_u64(j, "by_correlation", m->gpu_joined_by_corr);
+	json_u64(j, "by_api_interval", m->gpu_joined_by_api);
+	json_u64(j, "graph_ops", m->gpu_graph_ops);
+	json_u64(j, "graph_ops_to_graph_launch", m->gpu_graph_ops_to_launch);
+	json_object_end(j);
 	json_u64(j, "dropped", m->gpu_dropped);
 	json_u64(j, "zero_timestamps", m->gpu_zero_ts);
 	json_u64(j, "host_only_ns", s->gpu.host_only_ns);

@@ -353,7 +353,9 @@ static void cupti_atexit(void)
 
 	/* Let the writer decode what the flush returned (bounded: at most 2 s). */
 	want = atomic_load(&nr_buffers_done);
-	for (i = 0; i < 2000 && atomic_load(&nr_buffers_converted) < want; i++) {
+	for (i = 0; i < 2000 && atomic_load(&nr_buffers_converted) < want &&
+		    atomic_load(&shim.mode) != SHIM_OFF;
+	     i++) {
 		struct timespec ts = { 0, 1000000 };
 
 		tbuf_kick_writer();

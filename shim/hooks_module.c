@@ -52,8 +52,10 @@ static void substitute(CUresult res, void **pfn)
 	if (res != CUDA_SUCCESS || !pfn || !*pfn || atomic_load(&shim.mode) == SHIM_OFF)
 		return;
 	w = resolve_wrapper_for(*pfn);
-	if (w)
+	if (w) {
 		*pfn = w;
+		resolve_count_gpa();
+	}
 }
 
 HOOK_DEFINE(hook_cuGetProcAddress,

@@ -59,6 +59,20 @@ struct map_slot {
 static struct map_slot addr_map[MAP_SIZE];
 
 enum { RESOLVE_NONE = 0, RESOLVE_BUILDING = 1, RESOLVE_DONE = 2 };
+
+/* Wrappers handed out per door, for the trace's DOORS note (diagnostics, not hot). */
+static _Atomic uint64_t nr_by_dlsym, nr_by_gpa;
+
+void resolve_door_counts(uint64_t *by_dlsym, uint64_t *by_gpa)
+{
+	*by_dlsym = atomic_load(&nr_by_dlsym);
+	*by_gpa = atomic_load(&nr_by_gpa);
+}
+
+void resolve_count_gpa(void)
+{
+	atomic_fetch_add_explicit(&nr_by_gpa, 1, memory_order_relaxed);
+}
 static _Atomic int resolve_state;
 
 static size_t map_hash(const void *p)
@@ -291,8 +305,10 @@ SHIM_HIDDEN __attribute__((used, noinline)) void *shim_dlsym_slow(void *handle, 
 	/* Our own lookups happen first, so the dlerror() state the caller sees is its own. */
 	resolve_ensure();
 	p = real(handle, name);
-	if (p && (w = resolve_wrapper_for(p)) && !caller_is_driver(caller))
+	if (p && (w = resolve_wrapper_for(p)) && !caller_is_driver(caller)) {
 		p = w;
+		atomic_fetch_add_explicit(&nr_by_dlsym, 1, memory_order_relaxed);
+	}
 	errno = saved;
 	return p;
 }

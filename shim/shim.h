@@ -170,6 +170,10 @@ void *resolve_wrapper_for(const void *real) SHIM_HIDDEN;
  */
 void resolve_init(int is_passthrough) SHIM_HIDDEN;
 
+/* Wrappers handed out through dlsym and through cuGetProcAddress so far. Context: any. */
+void resolve_door_counts(uint64_t *by_dlsym, uint64_t *by_gpa) SHIM_HIDDEN;
+void resolve_count_gpa(void) SHIM_HIDDEN;
+
 /* resolve_driver_sym - a libcuda symbol the shim does not wrap, or NULL. Context: any thread. */
 void *resolve_driver_sym(const char *name) SHIM_HIDDEN;
 

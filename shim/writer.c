@@ -443,6 +443,17 @@ static void write_end(uint32_t reason)
 	chunk_flush();
 }
 
+static void note_doors(void)
+{
+	uint64_t by_dlsym, by_gpa;
+	char text[96];
+
+	resolve_door_counts(&by_dlsym, &by_gpa);
+	snprintf(text, sizeof(text), "wrappers handed out: dlsym %llu, cuGetProcAddress %llu",
+		 (unsigned long long)by_dlsym, (unsigned long long)by_gpa);
+	rec_note(TRACE_NOTE_DOORS, clock_now_ns(), text);
+}
+
 static void wait_for_work(uint32_t ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
@@ -475,11 +486,14 @@ static void *writer_main(void *arg)
 		if (is_off) {
 			rec_note(TRACE_NOTE_DISABLED, now,
 				 shim.disable_reason ? shim.disable_reason : "disabled");
+			note_doors();
 			drain_all(1);
 			write_end(TRACE_END_DISABLED);
 			break;
 		}
 		if (stopping) {
+			note_doors();
+			drain_all(1);
 			write_end(TRACE_END_EXIT);
 			break;
 		}

@@ -259,6 +259,7 @@ enum trace_note_kind {
 	TRACE_NOTE_CUPTI_ON = 2,	/* GPU timestamps recorded from here on */
 	TRACE_NOTE_CUPTI_OFF = 3,	/* GPU timestamps absent from here on (yielded, failed, absent) */
 	TRACE_NOTE_WARNING = 4,
+	TRACE_NOTE_DOORS = 5,		/* at the end: wrappers handed out per door */
 };
 
 struct trace_rec_note {

@@ -1,0 +1,374 @@
+# SPDX-License-Identifier: MIT
+"""The GPU end-to-end check, run by scripts/gpu-check.sh on a machine with an NVIDIA GPU: every
+test app and PyTorch/JAX script under the shim, each result compared with what the program was
+built to produce. Prints one PASS/FAIL line per check and a summary; writes traces, reports and
+logs as archives into the output directory (few files: the GPU machine returns at most 8).
+
+Checks, by issue:
+  recording   exact counts for the driver-API and runtime-API apps; K .item() -> K stream
+              syncs (two runs, the difference); cuBLAS and aten kernel names; JAX's launches
+              through the dlsym door; program output unchanged by the shim
+  cupti       one kernel record per launch and vice versa; a 200 us spin kernel measured within
+              5 %; graph kernels joined to their cuGraphLaunch; torch.profiler keeps its CUDA
+              events and the shim's trace has GPU records before and after the window
+  findings    every test app's primary cause as in test_apps/expected/<app>.findings
+  robustness  DataLoader workers, alternative allocator backends, graph results bit-identical
+  bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Checker:
+    def __init__(self, build, work, out, only):
+        self.build = os.path.abspath(build)
+        self.work = work
+        self.out = out
+        self.only = only
+        self.gpushim = os.path.join(self.build, "analyzer", "gpushim")
+        self.shim = os.path.join(self.build, "shim", "libgpushim.so")
+        self.apps = os.path.join(self.build, "test_apps")
+        self.py = os.path.join(ROOT, "test_apps", "python")
+        self.passed = []
+        self.failed = []
+        self.lines = []
+        for d in ("traces", "reports", "logs"):
+            os.makedirs(os.path.join(work, d), exist_ok=True)
+
+    # ---- plumbing ----
+
+    def say(self, line):
+        print(line, flush=True)
+        self.lines.append(line)
+
+    def check(self, name, ok, detail=""):
+        (self.passed if ok else self.failed).append(name)
+        self.say(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}")
+        return ok
+
+    def run(self, name, cmd, shim=True, env=None, timeout=300):
+        """Run cmd (under the shim unless shim=False); stdout/stderr to logs/. Returns
+        (returncode, stdout, trace path or None, seconds)."""
+        e = dict(os.environ)
+        e.update(env or {})
+        trace = None
+        if shim:
+            trace = os.path.join(self.work, "traces", name + ".trace")
+            if os.path.exists(trace):
+                os.unlink(trace)
+            e["LD_PRELOAD"] = self.shim
+            e["GPUSHIM_OUTPUT"] = trace
+        t0 = time.time()
+        try:
+            p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
+            rc, out, err = p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired as exc:
+            rc, out, err = 124, exc.stdout or "", (exc.stderr or "") + "\nTIMEOUT"
+            out = out if isinstance(out, str) else out.decode(errors="replace")
+            err = err if isinstance(err, str) else err.decode(errors="replace")
+        dt = time.time() - t0
+        with open(os.path.join(self.work, "logs", name + ".log"), "w") as f:
+            f.write(f"$ {' '.join(cmd)}\nexit {rc} after {dt:.1f}s\n--- stdout\n{out}\n"
+                    f"--- stderr\n{err}\n")
+        if trace and not os.path.exists(trace):
+            trace = None
+        return rc, out, trace, dt
+
+    def report(self, name, trace):
+        p = subprocess.run([self.gpushim, "report", "--format", "json", trace],
+                           capture_output=True, text=True)
+        with open(os.path.join(self.work, "reports", name + ".json"), "w") as f:
+            f.write(p.stdout)
+        t = subprocess.run([self.gpushim, "report", trace], capture_output=True, text=True)
+        with open(os.path.join(self.work, "reports", name + ".txt"), "w") as f:
+            f.write(t.stdout + t.stderr)
+        if p.returncode != 0:
+            self.check(f"{name}: report", False, p.stderr.strip())
+            return None
+        return json.loads(p.stdout)
+
+    def info(self, trace):
+        p = subprocess.run([self.gpushim, "info", "--format", "json", trace],
+                           capture_output=True, text=True)
+        return json.loads(p.stdout) if p.returncode == 0 else {}
+
+    def record(self, name, cmd, env=None, compare_plain=False, timeout=300):
+        """Run under the shim, report, optionally compare stdout with a plain run."""
+        rc, out, trace, dt = self.run(name, cmd, env=env, timeout=timeout)
+        if not self.check(f"{name}: runs under the shim", rc == 0 and trace is not None,
+                          f"exit {rc}, {dt:.1f}s" + ("" if trace else ", no trace")):
+            return None, out
+        if compare_plain:
+            prc, pout, _, _ = self.run(name + "-plain", cmd, shim=False, env=env,
+                                       timeout=timeout)
+            self.check(f"{name}: output unchanged by the shim", prc == rc and pout == out,
+                       "" if pout == out else f"plain {pout!r} vs shim {out!r}"[:300])
+        return self.report(name, trace), out
+
+    # ---- recording (the three doors, counts) ----
+
+    def expect_line(self, out):
+        m = re.search(r"^expect: (.*)$", out, re.M)
+        return m.group(1).split() if m else []
+
+    def check_expect(self, name, rep, out):
+        for item in self.expect_line(out):
+            key, _, want = item.partition("=")
+            if key == "kernel":
+                kname, _, n = want.partition(":")
+                got = sum(k["launches"] for k in rep["kernels"] if k["name"].endswith(kname)
+                          or kname in k["name"])
+                self.check(f"{name}: launches of {kname}", got == int(n), f"{got} (want {n})")
+            elif key == "mean_ns":
+                ks = [k for k in rep["kernels"] if k["gpu_count"]]
+                if self.check(f"{name}: kernel timed by CUPTI", bool(ks)):
+                    got = ks[0]["mean_ns"]
+                    err = abs(got - int(want)) / int(want)
+                    self.check(f"{name}: GPU duration within 5 %", err <= 0.05,
+                               f"mean {got} ns, want {want} ns ({100 * err:.2f} % off)")
+            elif key in ("items", "replays"):
+                continue
+            else:
+                got = rep["counts"].get(key)
+                self.check(f"{name}: {key}", got == int(want), f"{got} (want {want})")
+
+    def check_one_to_one(self, name, rep):
+        """Every launch has exactly one kernel record and every kernel record one launch."""
+        g = rep["gpu"]
+        launches = sum(k["launches"] - k["launch_errors"] - k["captured"]
+                       for k in rep["kernels"])
+        gpu = sum(k["gpu_count"] - k["from_graphs"] for k in rep["kernels"])
+        self.check(f"{name}: one kernel record per launch", launches == gpu,
+                   f"{launches} launches, {gpu} kernel records, {g['unjoined']} unjoined "
+                   f"(by correlation {g['join']['by_correlation']}, "
+                   f"by API interval {g['join']['by_api_interval']})")
+        self.check(f"{name}: every GPU record joined to its call", g["unjoined"] == 0,
+                   f"{g['joined']} joined, {g['unjoined']} unjoined")
+
+    def recording(self):
+        cubin = os.path.join(self.apps, "kernels.cubin")
+        for name, cmd in (("driver_api", [os.path.join(self.apps, "driver_api"), cubin]),
+                          ("runtime_api", [os.path.join(self.apps, "runtime_api")]),
+                          ("spin", [os.path.join(self.apps, "spin")])):
+            rep, out = self.record(name, cmd, compare_plain=(name != "spin"))
+            if rep:
+                self.check_expect(name, rep, out)
+                self.check(f"{name}: GPU timestamps from CUPTI", rep["gpu"]["source"] == "cupti",
+                           rep["gpu"]["source"])
+                self.check_one_to_one(name, rep)
+
+        reps = {}
+        for k in (10, 30):
+            rep, _ = self.record(f"torch_items_{k}",
+                                 [sys.executable, os.path.join(self.py, "torch_items.py"), str(k)],
+                                 compare_plain=(k == 10))
+            reps[k] = rep
+        if reps[10] and reps[30]:
+            d_sync = reps[30]["counts"]["stream_syncs"] - reps[10]["counts"]["stream_syncs"]
+            self.check("torch_items: 20 more .item() -> 20 more stream syncs", d_sync == 20,
+                       f"difference {d_sync} ({reps[10]['counts']['stream_syncs']} -> "
+                       f"{reps[30]['counts']['stream_syncs']})")
+            api = {a["name"]: a["calls"] for a in reps[30]["api"]}
+            api10 = {a["name"]: a["calls"] for a in reps[10]["api"]}
+            d_copy = api.get("cuMemcpyDtoHAsync_v2", 0) - api10.get("cuMemcpyDtoHAsync_v2", 0)
+            self.check("torch_items: 20 more .item() -> 20 more cuMemcpyDtoHAsync_v2",
+                       d_copy == 20, f"difference {d_copy}")
+            names = [k["name"] for k in reps[30]["kernels"]]
+            blas = [n for n in names if re.search(r"gemm|xmma|cutlass|sm90", n)]
+            aten = [n for n in names if "at::native" in n or "at6native" in n]
+            self.check("torch_items: cuBLAS kernel names", bool(blas), (blas or ["none"])[0][:80])
+            self.check("torch_items: aten kernel names", bool(aten), (aten or ["none"])[0][:80])
+            c = reps[30]["counts"]
+            self.check("torch_items: graph replays are graph launches",
+                       c["graph_launches"] >= 5, f"{c['graph_launches']} cuGraphLaunch")
+            j = reps[30]["gpu"]["join"]
+            self.check("torch_items: replayed kernels attributed to their graph launch",
+                       j["graph_ops"] > 0 and j["graph_ops_to_graph_launch"] == j["graph_ops"],
+                       f"{j['graph_ops_to_graph_launch']} of {j['graph_ops']} graph operations")
+            self.check_one_to_one("torch_items_30", reps[30])
+            doors = self.doors(os.path.join(self.work, "traces", "torch_items_30.trace"))
+            self.check("torch_items: runtime through cuGetProcAddress", doors[1] > 100,
+                       f"dlsym {doors[0]}, cuGetProcAddress {doors[1]}")
+
+        rep, _ = self.record("jax_basic", [sys.executable, os.path.join(self.py, "jax_basic.py")],
+                             compare_plain=True, env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+        if rep:
+            launches = rep["counts"]["kernel_launches"]
+            self.check("jax_basic: launches seen", launches >= 50, f"{launches} kernel launches")
+            doors = self.doors(os.path.join(self.work, "traces", "jax_basic.trace"))
+            self.check("jax_basic: driver reached through dlsym", doors[0] > 0,
+                       f"dlsym {doors[0]}, cuGetProcAddress {doors[1]}")
+
+    def doors(self, trace):
+        for n in self.info(trace).get("notes", []):
+            m = re.search(r"dlsym (\d+), cuGetProcAddress (\d+)", n["text"])
+            if m:
+                return int(m.group(1)), int(m.group(2))
+        return 0, 0
+
+    # ---- CUPTI coexistence ----
+
+    def cupti(self):
+        export = os.path.join(self.work, "logs", "torch_profiler_export.json")
+        rep, out = self.record("torch_profiler_window",
+                               [sys.executable, os.path.join(self.py, "torch_profiler_window.py"),
+                                export])
+        if not rep:
+            return
+        m = re.search(r"profiler_kernels=(\d+)", out)
+        n = int(m.group(1)) if m else 0
+        self.check("torch_profiler_window: torch.profiler still records CUDA kernels", n > 0,
+                   f"{n} kernel events in its export")
+        notes = self.info(os.path.join(self.work, "traces", "torch_profiler_window.trace"))
+        notes = notes.get("notes", [])
+        off = [x["ts_ns"] for x in notes if x["kind"] == "cupti_off" and "yield" in x["text"]]
+        on = [x["ts_ns"] for x in notes if x["kind"] == "cupti_on" and "resum" in x["text"]]
+        if self.check("torch_profiler_window: window marked in the trace", bool(off and on),
+                      f"yielded at {off[:1]}, resumed at {on[:1]}"):
+            dump = subprocess.run([self.gpushim, "dump", "--format", "jsonl",
+                                   os.path.join(self.work, "traces",
+                                                "torch_profiler_window.trace")],
+                                  capture_output=True, text=True).stdout
+            before = after = 0
+            for line in dump.splitlines():
+                r = json.loads(line)
+                if r["type"] == "gpu_kernel":
+                    before += r["end_ns"] < off[0]
+                    after += r["start_ns"] > on[-1]
+            self.check("torch_profiler_window: GPU records before and after the window",
+                       before > 0 and after > 0, f"{before} kernels before, {after} after")
+
+    # ---- findings ----
+
+    def expected(self, name):
+        path = os.path.join(ROOT, "test_apps", "expected", name + ".findings")
+        rules = []
+        with open(path) as f:
+            for line in f:
+                line = line.split("#")[0].split()
+                if line:
+                    rules.append(line)
+        return rules
+
+    def check_findings(self, name, rep):
+        causes = {a["cause"]: a for a in rep.get("attribution", [])}
+        primary = rep.get("verdict", {}).get("primary")
+        host = ("host_sync", "launch_overhead", "cpu_bound", "memcpy", "allocation")
+        for rule in self.expected(name):
+            if rule[0] == "primary":
+                self.check(f"{name}: primary cause is {rule[1]}", primary == rule[1],
+                           f"verdict {primary}; " + ", ".join(
+                               f"{c} {a['share_pct']:.1f}%" for c, a in causes.items()))
+            elif rule[0] == "flagged":
+                self.check(f"{name}: {rule[1]} reported", rule[1] in causes,
+                           ", ".join(causes) or "no causes")
+            elif rule[0] == "host_below":
+                worst = max([causes[c]["share_pct"] for c in host if c in causes] or [0])
+                self.check(f"{name}: no host-side cause above {rule[1]} %",
+                           worst < float(rule[1]), f"largest host-side share {worst:.1f} %")
+
+    def findings(self):
+        for app in ("launch_bound", "host_sync", "cpu_bound", "pageable_copy", "low_parallelism",
+                    "memory_full", "healthy"):
+            rep, _ = self.record(app, [os.path.join(self.apps, app)])
+            if rep:
+                self.check_findings(app, rep)
+        for mode in ("launch_bound", "host_sync", "cpu_bound", "memcpy", "low_parallelism",
+                     "memory_full", "healthy"):
+            rep, _ = self.record(f"torch_{mode}",
+                                 [sys.executable, os.path.join(self.py, "torch_patterns.py"), mode])
+            if rep:
+                self.check_findings(f"torch_{mode}", rep)
+        rep, _ = self.record("torch_train", [sys.executable, os.path.join(self.py, "torch_train.py")])
+        if rep:
+            self.check_findings("torch_train", rep)
+
+    # ---- robustness ----
+
+    def robustness(self):
+        script = os.path.join(self.py, "torch_workers.py")
+        rep, _ = self.record("torch_dataloader", [sys.executable, script, "dataloader"],
+                             compare_plain=True)
+        extra = [f for f in os.listdir(os.path.join(self.work, "traces"))
+                 if f.startswith("torch_dataloader") and f != "torch_dataloader.trace"]
+        self.check("torch_dataloader: forked workers without CUDA write no trace", not extra,
+                   ", ".join(extra))
+        for conf, api in (("expandable_segments:True", "cuMemCreate"),
+                          ("backend:cudaMallocAsync", "cuMemAllocAsync")):
+            tag = "expandable" if "expandable" in conf else "mallocasync"
+            rep, _ = self.record(f"torch_alloc_{tag}", [sys.executable, script, "alloc"],
+                                 env={"PYTORCH_CUDA_ALLOC_CONF": conf}, compare_plain=True)
+            if rep:
+                calls = {a["name"]: a["calls"] for a in rep["api"]}
+                self.check(f"torch_alloc_{tag}: {api} recorded", calls.get(api, 0) > 0,
+                           f"{calls.get(api, 0)} calls, peak {rep['memory']['peak_bytes']} B")
+        self.record("torch_graph_identical", [sys.executable, script, "graph"],
+                    compare_plain=True)
+
+    # ---- benchmark ----
+
+    def bench(self):
+        exe = os.path.join(self.apps, "bench_launch")
+        configs = (("plain", False, {}), ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}),
+                   ("shim, CUPTI", True, {}))
+        results = {c[0]: [] for c in configs}
+        for rnd in range(3):
+            for label, shim, env in configs:
+                rc, out, _, _ = self.run(f"bench_{rnd}_{label.replace(' ', '').replace(',', '_')}",
+                                         [exe, "200000"], shim=shim, env=env)
+                m = re.search(r"launch_ns=([\d.]+)", out)
+                if rc == 0 and m:
+                    results[label].append(float(m.group(1)))
+        plain = statistics.median(results["plain"]) if results["plain"] else 0
+        for label, _, _ in configs:
+            v = results[label]
+            if not v:
+                self.check(f"bench: {label}", False, "no result")
+                continue
+            med = statistics.median(v)
+            self.say(f"BENCH launch host cost, {label}: median {med:.1f} ns/launch "
+                     f"(runs {', '.join(f'{x:.1f}' for x in v)}), "
+                     f"{med / plain:.3f}x plain" if plain else "")
+
+    # ---- output ----
+
+    def pack(self):
+        os.makedirs(self.out, exist_ok=True)
+        with open(os.path.join(self.out, "summary.txt"), "w") as f:
+            f.write("\n".join(self.lines) + "\n")
+        for d in ("traces", "reports", "logs"):
+            with tarfile.open(os.path.join(self.out, d + ".tar.gz"), "w:gz") as tar:
+                tar.add(os.path.join(self.work, d), arcname=d)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--work", default="/tmp/gpushim-gpu-check")
+    ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
+    ap.add_argument("--only", default="recording,cupti,findings,robustness,bench")
+    args = ap.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    c = Checker(args.build, args.work, args.out, args.only)
+    for part in args.only.split(","):
+        c.say(f"== {part}")
+        getattr(c, part)()
+    c.say(f"== {len(c.passed)} passed, {len(c.failed)} failed")
+    for name in c.failed:
+        c.say(f"   failed: {name}")
+    c.pack()
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+"""Robustness under the shim: a DataLoader whose workers fork after CUDA is initialized, the
+caching allocator's alternative backends (run with PYTORCH_CUDA_ALLOC_CONF set), and a CUDA
+graph whose result must be bit-identical with and without the shim (the hash printed last).
+
+usage: torch_workers.py dataloader|alloc|graph
+"""
+import hashlib
+import sys
+
+import torch
+import torch.utils.data as tud
+
+
+class Random(tud.Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(256, 256, generator=g)
+
+
+def dataloader():
+    w = torch.randn(256, 256, device="cuda")  # CUDA is up before the workers fork
+    loader = tud.DataLoader(Random(), batch_size=8, num_workers=2, pin_memory=True)
+    total = 0.0
+    for batch in loader:
+        total += (batch.cuda(non_blocking=True) @ w).sum().item()
+    print(f"dataloader: {total:.3f}")
+
+
+def alloc():
+    xs = []
+    for i in range(50):
+        xs.append(torch.randn(1 << (10 + i % 12), device="cuda"))
+        if i % 7 == 6:
+            xs = xs[-2:]
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    print(f"alloc: {sum(x.numel() for x in xs)}")
+
+
+def graph():
+    torch.manual_seed(123)
+    w = torch.randn(512, 512, device="cuda")
+    inp = torch.randn(128, 512, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out = torch.tanh(inp @ w) * 3.0 + inp
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = torch.tanh(inp @ w) * 3.0 + inp
+    results = []
+    for i in range(5):
+        inp.copy_(torch.full((128, 512), 0.01 * i, device="cuda"))
+        g.replay()
+        results.append(out.clone())
+    torch.cuda.synchronize()
+    digest = hashlib.sha256(torch.cat(results).cpu().numpy().tobytes()).hexdigest()
+    print(f"graph_sha256={digest}")
+
+
+if __name__ == "__main__":
+    {"dataloader": dataloader, "alloc": alloc, "graph": graph}[sys.argv[1]]()
