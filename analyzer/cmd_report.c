@@ -11,13 +11,45 @@
 #include "model.h"
 #include "output.h"
 #include "report_output.h"
+#include "findings.h"
 #include "stats.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] TRACE...\n"
-		   "\nExplains where the GPU time of a run went: counts, kernels, memory, GPU\n"
-		   "busy and SM fill (with CUPTI timestamps), and the ranked causes.\n");
+		   "\nExplains where the GPU time of a run went: the verdict and the causes ranked\n"
+		   "by time lost (with CUPTI timestamps), then kernels, API calls and memory.\n"
+		   "Several traces (one per process or rank): a section each, then a combined\n"
+		   "summary; JSON: {\"schema\", \"reports\": [...], \"combined\": {...}}.\n");
+}
+
+/* One trace: load, compute, print. Adds to @all for the combined summary. */
+static int report_one(const char *path, int is_json, int has_header, int is_many,
+		      struct json *j, struct combined *all)
+{
+	struct findings fd;
+	struct model m;
+	struct stats s;
+
+	if (cmd_load_model(&m, path, 0) < 0)
+		return -1;
+	stats_compute(&s, &m);
+	findings_compute(&fd, &m, &s);
+	combined_add(all, &s, &fd);
+	if (is_json) {
+		json_object_begin(j, NULL);
+		if (!is_many)
+			json_str(j, "schema", "gpushim.report/1");
+		report_json_members(j, &m, &s, &fd);
+		json_object_end(j);
+	} else {
+		if (is_many)
+			printf("%s== process %u (%s) ==\n", all->nr > 1 ? "\n" : "", m.pid, path);
+		report_print_text(stdout, &m, &s, &fd, has_header);
+	}
+	stats_free(&s);
+	model_free(&m);
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -28,9 +60,8 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, is_json = 0, has_header = 1;
-	struct model m;
-	struct stats s;
+	int c, i, is_json = 0, has_header = 1, is_many, ret = 0;
+	struct combined all;
 	struct json j;
 
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
@@ -54,30 +85,29 @@ int cmd_report(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (cmd_load_model(&m, argv[optind], 0) < 0)
-		return 1;
-	stats_compute(&s, &m);
-	if (is_json) {
-		json_init(&j, stdout, 1);
+	is_many = argc - optind > 1;
+	memset(&all, 0, sizeof(all));
+	json_init(&j, stdout, 1);
+	if (is_json && is_many) {
 		json_object_begin(&j, NULL);
 		json_str(&j, "schema", "gpushim.report/1");
-		report_json_members(&j, &m, &s);
-		json_array_begin(&j, "attribution");
-		json_array_end(&j);
-		json_object_begin(&j, "verdict");
-		json_str(&j, "primary", "unknown");
-		json_str(&j, "summary", "attribution is not computed by this version");
-		json_object_end(&j);
-		json_object_end(&j);
-		json_done(&j);
-	} else {
-		report_print_text(stdout, &m, &s, has_header);
+		json_array_begin(&j, "reports");
 	}
-	stats_free(&s);
-	model_free(&m);
-	return 0;
+	for (i = optind; i < argc; i++)
+		if (report_one(argv[i], is_json, has_header, is_many, &j, &all) < 0)
+			ret = 1;
+	if (is_json && is_many) {
+		json_array_end(&j);
+		report_json_combined(&j, &all);
+		json_object_end(&j);
+	} else if (is_many) {
+		report_print_combined_text(stdout, &all);
+	}
+	if (is_json)
+		json_done(&j);
+	return ret;
 }

@@ -72,34 +72,114 @@ static void text_header(FILE *f, const struct model *m)
 	fprintf(f, "\n");
 }
 
-static void text_summary(FILE *f, const struct model *m, const struct stats *s)
+static void text_signals(FILE *f, const struct model *m, const struct stats *s,
+			 const struct findings *fd)
+{
+	char a[32], b[32], c[32];
+
+	fprintf(f, "\nverdict: ");
+	print_clean(f, fd->summary, sizeof(fd->summary));
+	fprintf(f, "\n\n");
+	if (s->mem.device_total_bytes)
+		fprintf(f, "  memory   %.1f%% of %s at the peak (%s on device %d, %s)%s\n",
+			s->mem.peak_pct, fmt_bytes(a, sizeof(a), s->mem.device_total_bytes),
+			fmt_bytes(b, sizeof(b), s->mem.peak_bytes), s->mem.peak_device,
+			device_name(m, s->mem.peak_device), fd->is_memory_full > 0 ? "  FULL" : "");
+	else
+		fprintf(f, "  memory   peak %s (device size unknown)\n",
+			fmt_bytes(a, sizeof(a), s->mem.peak_bytes));
+	if (fd->has_gpu) {
+		fprintf(f, "  compute  GPU busy %.1f%% of %s (what nvidia-smi shows as utilization)\n",
+			fd->busy_pct, fmt_ns(a, sizeof(a), fd->window_ns));
+		fprintf(f, "  SMs      filled %.1f%% of the time (busy time weighted by SM fill)\n",
+			fd->fill_pct);
+		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the first GPU work\n",
+			fd->kernels_per_s, fmt_bytes(b, sizeof(b), (uint64_t)fd->copy_bytes_per_s),
+			fmt_ns(c, sizeof(c), fd->startup_ns));
+	} else {
+		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");
+	}
+}
+
+static void text_causes(FILE *f, const struct findings *fd)
+{
+	char a[32], b[32];
+	int r, k;
+
+	if (!fd->has_gpu) {
+		fprintf(f, "\ncauses: unknown without GPU timestamps\n");
+		return;
+	}
+	fprintf(f, "\ncauses (time lost, share of the %s window)\n",
+		fmt_ns(a, sizeof(a), fd->window_ns));
+	for (r = 0; r < fd->nr_ranked; r++) {
+		const struct f_cause *c = &fd->causes[fd->ranked[r]];
+		int i;
+
+		k = fd->ranked[r];
+		fprintf(f, "  %d. %-16s %10s %5.1f%%", r + 1, cause_name(k),
+			fmt_ns(a, sizeof(a), c->time_ns), c->share_pct);
+		if (k == CAUSE_LOW_PARALLELISM)
+			fprintf(f, "   kernels fill %.1f%% of the SMs on average", c->value);
+		else if (k == CAUSE_MEMCPY)
+			fprintf(f, "   %s copied, %s of it pageable",
+				fmt_bytes(a, sizeof(a), c->bytes),
+				fmt_bytes(b, sizeof(b), c->pageable_bytes));
+		else
+			fprintf(f, "   in %llu gaps", (unsigned long long)c->count);
+		if (k == CAUSE_LAUNCH_OVERHEAD && c->aux)
+			fprintf(f, ", %llu kernels shorter than their launch",
+				(unsigned long long)c->aux);
+		fprintf(f, "\n");
+		for (i = 0; i < c->nr_sites && i < 3; i++) {
+			const struct f_site *st = &c->sites[i];
+
+			if (!st->time_ns && k != CAUSE_MEMCPY)
+				continue;
+			fprintf(f, "       %s %s  ", fmt_ns(a, sizeof(a), st->time_ns),
+				k == CAUSE_LOW_PARALLELISM ? "kernel" : "at");
+			print_clean(f, st->what ? st->what : "?", 60);
+			if (st->after) {
+				fprintf(f, k == CAUSE_MEMCPY ? " (" : " after ");
+				print_clean(f, st->after, 50);
+				if (k == CAUSE_MEMCPY)
+					fprintf(f, ")");
+			}
+			if (k == CAUSE_LOW_PARALLELISM && st->count)
+				fprintf(f, " (fill %.1f%%)", 100 * st->value / (double)st->count);
+			fprintf(f, " x%llu\n", (unsigned long long)st->count);
+		}
+		if (r < 3) {
+			fprintf(f, "     fix: ");
+			print_clean(f, cause_advice(k), 400);
+			fprintf(f, "\n");
+		}
+	}
+	if (!fd->nr_ranked)
+		fprintf(f, "  none: the GPU was kept busy\n");
+	if (fd->causes[CAUSE_MEMORY_CAPACITY].status == CS_SIGNAL)
+		fprintf(f, "  -  memory_capacity  peak %.1f%% of device memory (a signal, not lost time)\n",
+			fd->causes[CAUSE_MEMORY_CAPACITY].value);
+	fprintf(f, "  ?  memory_bandwidth, compute_bound: unknown without hardware counters\n");
+	fprintf(f, "  (idle %s: %s GPU-side dependency waits, %s scheduling noise under 5 us)\n",
+		fmt_ns(a, sizeof(a), fd->idle_ns), fmt_ns(b, sizeof(b), fd->dependency_ns),
+		fmt_ns(a + 16, 16, fd->noise_ns));
+}
+
+static void text_summary(FILE *f, const struct stats *s)
 {
 	const struct s_counts *n = &s->counts;
 	char span[32], launches[32], failed[32], syncs[32], copies[32], bytes[32], sets[32];
-	char allocs[32], frees[32], a[32], b[32], c[32];
+	char allocs[32], frees[32];
 
 	fprintf(f,
-		"\nspan %s: %s launches (%s failed), %s syncs, %s copies (%s), %s sets, "
+		"\nrun %s: %s launches (%s failed), %s syncs, %s copies (%s), %s sets, "
 		"%s allocations, %s frees\n",
 		fmt_ns(span, sizeof(span), s->span_ns), fmt_count(launches, 32, n->launches),
 		fmt_count(failed, 32, n->launch_errors), fmt_count(syncs, 32, n->syncs),
 		fmt_count(copies, 32, n->memcpys), fmt_bytes(bytes, 32, n->memcpy_bytes),
 		fmt_count(sets, 32, n->memsets), fmt_count(allocs, 32, n->allocs),
 		fmt_count(frees, 32, n->frees));
-	if (s->gpu.has_cupti)
-		fprintf(f,
-			"gpu  busy %.1f%% of the span (what nvidia-smi calls utilization), "
-			"SM fill %.1f%%; kernels %s, copies %s, idle %s\n",
-			s->gpu.busy_pct, s->gpu.fill_pct, fmt_ns(a, sizeof(a), s->gpu.kernel_ns),
-			fmt_ns(b, sizeof(b), s->gpu.memcpy_ns), fmt_ns(c, sizeof(c), s->gpu.idle_ns));
-	else
-		fprintf(f, "gpu  unknown: no GPU timestamps in this trace (host timestamps only)\n");
-	fprintf(f, "mem  peak %s", fmt_bytes(a, sizeof(a), s->mem.peak_bytes));
-	if (s->mem.device_total_bytes)
-		fprintf(f, " of %s (%.1f%%) on device %d (%s)",
-			fmt_bytes(b, sizeof(b), s->mem.device_total_bytes), s->mem.peak_pct,
-			s->mem.peak_device, device_name(m, s->mem.peak_device));
-	fprintf(f, "\n");
 }
 
 static void text_kernels(FILE *f, const struct stats *s)
@@ -179,11 +259,14 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 	}
 }
 
-void report_print_text(FILE *f, const struct model *m, const struct stats *s, int has_header)
+void report_print_text(FILE *f, const struct model *m, const struct stats *s,
+		       const struct findings *fd, int has_header)
 {
 	if (has_header)
 		text_header(f, m);
-	text_summary(f, m, s);
+	text_signals(f, m, s, fd);
+	text_causes(f, fd);
+	text_summary(f, s);
 	text_kernels(f, s);
 	text_apis(f, s);
 	text_memory(f, m, s);
@@ -199,7 +282,10 @@ static void json_pct(struct json *j, const char *key, double v)
 		json_double(j, key, v, 2);
 }
 
-void report_json_members(struct json *j, const struct model *m, const struct stats *s)
+static void json_attribution(struct json *j, const struct findings *fd);
+
+void report_json_members(struct json *j, const struct model *m, const struct stats *s,
+			 const struct findings *fd)
 {
 	const struct s_counts *n = &s->counts;
 	char v[64];
@@ -221,7 +307,10 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_u64(j, "chunks", m->nr_chunks);
 	json_object_end(j);
 
-	json_u64(j, "span_ns", s->span_ns);
+	/* The analysis window when GPU timestamps exist, else the recorded span. */
+	json_u64(j, "span_ns", fd->has_gpu ? fd->window_ns : s->span_ns);
+	json_u64(j, "trace_span_ns", s->span_ns);
+	json_u64(j, "startup_ns", fd->startup_ns);
 
 	json_array_begin(j, "devices");
 	for (i = 0; i < m->nr_devices; i++) {
@@ -321,14 +410,17 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 
 	json_object_begin(j, "gpu");
 	json_str(j, "source", s->gpu.has_cupti ? "cupti" : "host");
-	if (s->gpu.has_cupti) {
-		json_double(j, "busy_pct", s->gpu.busy_pct, 2);
-		json_double(j, "fill_pct", s->gpu.fill_pct, 2);
-		json_u64(j, "busy_ns", s->gpu.busy_ns);
+	if (fd->has_gpu) {
+		json_double(j, "busy_pct", fd->busy_pct, 2);
+		json_double(j, "fill_pct", fd->fill_pct, 2);
+		json_u64(j, "busy_ns", fd->work_ns + fd->exposed_copy_ns);
 		json_u64(j, "kernel_ns", s->gpu.kernel_ns);
 		json_u64(j, "memcpy_ns", s->gpu.memcpy_ns);
 		json_u64(j, "memset_ns", s->gpu.memset_ns);
-		json_u64(j, "idle_ns", s->gpu.idle_ns);
+		json_u64(j, "idle_ns", fd->idle_ns);
+		json_u64(j, "exposed_copy_ns", fd->exposed_copy_ns);
+		json_u64(j, "dependency_wait_ns", fd->dependency_ns);
+		json_u64(j, "noise_ns", fd->noise_ns);
 	} else {
 		json_null(j, "busy_pct");
 		json_null(j, "fill_pct");
@@ -337,6 +429,9 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_null(j, "memcpy_ns");
 		json_null(j, "memset_ns");
 		json_null(j, "idle_ns");
+		json_null(j, "exposed_copy_ns");
+		json_null(j, "dependency_wait_ns");
+		json_null(j, "noise_ns");
 	}
 	json_u64(j, "kernels", s->gpu.nr_kernels);
 	json_u64(j, "memcpys", s->gpu.nr_memcpys);
@@ -413,4 +508,219 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_object_end(j);
 	}
 	json_array_end(j);
+	json_attribution(j, fd);
+}
+
+static const char *status_name(int st)
+{
+	switch (st) {
+	case CS_MEASURED:
+		return "measured";
+	case CS_SIGNAL:
+		return "signal";
+	case CS_UNKNOWN:
+		return "unknown";
+	default:
+		return "not_seen";
+	}
+}
+
+static void json_cause(struct json *j, const struct findings *fd, int k)
+{
+	const struct f_cause *c = &fd->causes[k];
+	int i;
+
+	json_object_begin(j, NULL);
+	json_str(j, "cause", cause_name(k));
+	json_str(j, "status", status_name(c->status));
+	if (c->status == CS_MEASURED) {
+		json_u64(j, "time_ns", c->time_ns);
+		json_double(j, "share_pct", c->share_pct, 2);
+	} else if (c->status == CS_SIGNAL) {
+		json_u64(j, "time_ns", 0);
+		json_double(j, "share_pct", 0, 2);
+	} else {
+		json_null(j, "time_ns");
+		json_null(j, "share_pct");
+	}
+	json_object_begin(j, "evidence");
+	switch (k) {
+	case CAUSE_MEMCPY:
+		json_u64(j, "bytes", c->bytes);
+		json_u64(j, "pageable_bytes", c->pageable_bytes);
+		json_u64(j, "exposed_copy_ns", fd->exposed_copy_ns);
+		break;
+	case CAUSE_LOW_PARALLELISM:
+		if (c->value >= 0)
+			json_double(j, "mean_fill_pct", c->value, 2);
+		else
+			json_null(j, "mean_fill_pct");
+		break;
+	case CAUSE_MEMORY_CAPACITY:
+		json_u64(j, "peak_bytes", c->bytes);
+		json_double(j, "peak_pct", c->value, 2);
+		json_u64(j, "allocations_live_at_peak", c->count);
+		break;
+	case CAUSE_LAUNCH_OVERHEAD:
+		json_u64(j, "kernels_shorter_than_launch", c->aux);
+		break;
+	default:
+		break;
+	}
+	if (k != CAUSE_MEMORY_CAPACITY)
+		json_u64(j, "count", c->count);
+	json_array_begin(j, "sites");
+	for (i = 0; i < c->nr_sites; i++) {
+		json_object_begin(j, NULL);
+		json_str(j, k == CAUSE_LOW_PARALLELISM ? "kernel" : "what", c->sites[i].what);
+		json_str(j, k == CAUSE_MEMCPY ? "memory" : "after", c->sites[i].after);
+		json_u64(j, "count", c->sites[i].count);
+		json_u64(j, "time_ns", c->sites[i].time_ns);
+		if (k == CAUSE_LOW_PARALLELISM)
+			json_double(j, "fill_pct",
+				    c->sites[i].count ? 100 * c->sites[i].value / c->sites[i].count : 0,
+				    2);
+		if (k == CAUSE_MEMCPY)
+			json_u64(j, "bytes", (uint64_t)c->sites[i].value);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+	json_str(j, "advice", cause_advice(k));
+	json_object_end(j);
+}
+
+static void json_attribution(struct json *j, const struct findings *fd)
+{
+	int r, k;
+
+	json_array_begin(j, "attribution");
+	for (r = 0; r < fd->nr_ranked; r++)
+		json_cause(j, fd, fd->ranked[r]);
+	for (k = 0; k < NR_CAUSES; k++)
+		if (fd->causes[k].status == CS_SIGNAL || fd->causes[k].status == CS_UNKNOWN)
+			json_cause(j, fd, k);
+	json_array_end(j);
+
+	json_object_begin(j, "verdict");
+	json_str(j, "primary", fd->primary >= 0 ? cause_name(fd->primary) :
+			       fd->has_gpu	 ? "none" :
+						   "unknown");
+	json_str(j, "summary", fd->summary);
+	json_object_begin(j, "signals");
+	if (fd->is_memory_full >= 0)
+		json_bool(j, "memory_full", fd->is_memory_full);
+	else
+		json_null(j, "memory_full");
+	if (fd->memory_pct >= 0)
+		json_double(j, "memory_peak_pct", fd->memory_pct, 2);
+	else
+		json_null(j, "memory_peak_pct");
+	if (fd->has_gpu) {
+		json_double(j, "gpu_busy_pct", fd->busy_pct, 2);
+		json_double(j, "sm_fill_pct", fd->fill_pct, 2);
+		json_double(j, "kernels_per_s", fd->kernels_per_s, 1);
+		json_double(j, "copy_bytes_per_s", fd->copy_bytes_per_s, 0);
+	} else {
+		json_null(j, "gpu_busy_pct");
+		json_null(j, "sm_fill_pct");
+		json_null(j, "kernels_per_s");
+		json_null(j, "copy_bytes_per_s");
+	}
+	json_null(j, "steps_per_s");
+	json_object_end(j);
+	json_array_begin(j, "ranked");
+	for (r = 0; r < fd->nr_ranked; r++)
+		json_str(j, NULL, cause_name(fd->ranked[r]));
+	json_array_end(j);
+	json_object_end(j);
+}
+
+/* ---- Several processes ---- */
+
+void combined_add(struct combined *c, const struct stats *s, const struct findings *fd)
+{
+	int k;
+
+	c->nr++;
+	c->window_ns += fd->window_ns;
+	for (k = 0; k < NR_CAUSES; k++) {
+		if (fd->causes[k].status == CS_MEASURED) {
+			c->cause_ns[k] += fd->causes[k].time_ns;
+			c->is_cause_measured[k] = 1;
+		}
+	}
+	c->nr_memory_full += fd->is_memory_full > 0;
+	c->launches += s->counts.launches;
+	c->syncs += s->counts.syncs;
+	c->memcpys += s->counts.memcpys;
+	c->allocs += s->counts.allocs;
+	if (fd->has_gpu) {
+		c->busy_sum += fd->busy_pct;
+		c->nr_busy++;
+	}
+}
+
+static int combined_primary(const struct combined *c)
+{
+	int k, best = -1;
+
+	for (k = 0; k < NR_CAUSES; k++)
+		if (c->is_cause_measured[k] && (best < 0 || c->cause_ns[k] > c->cause_ns[best]))
+			best = k;
+	if (best >= 0 && c->window_ns &&
+	    100.0 * (double)c->cause_ns[best] / (double)c->window_ns < PRIMARY_MIN_PCT)
+		best = -1;
+	return best;
+}
+
+void report_print_combined_text(FILE *f, const struct combined *c)
+{
+	char a[32];
+	int k, primary = combined_primary(c);
+
+	fprintf(f, "\n# combined: %d processes, %s of GPU windows, mean GPU busy %.1f%%, "
+		   "%d with memory full\n",
+		c->nr, fmt_ns(a, sizeof(a), c->window_ns), c->nr_busy ? c->busy_sum / c->nr_busy : 0,
+		c->nr_memory_full);
+	fprintf(f, "verdict: %s\n", primary >= 0 ? cause_name(primary) : "none");
+	for (k = 0; k < NR_CAUSES; k++)
+		if (c->is_cause_measured[k])
+			fprintf(f, "  %-16s %10s %5.1f%%\n", cause_name(k),
+				fmt_ns(a, sizeof(a), c->cause_ns[k]),
+				c->window_ns ? 100.0 * c->cause_ns[k] / c->window_ns : 0);
+}
+
+void report_json_combined(struct json *j, const struct combined *c)
+{
+	int k, primary = combined_primary(c);
+
+	json_object_begin(j, "combined");
+	json_u64(j, "processes", (uint64_t)c->nr);
+	json_u64(j, "span_ns", c->window_ns);
+	json_u64(j, "launches", c->launches);
+	json_u64(j, "syncs", c->syncs);
+	json_u64(j, "memcpys", c->memcpys);
+	json_u64(j, "allocs", c->allocs);
+	json_u64(j, "processes_with_memory_full", (uint64_t)c->nr_memory_full);
+	if (c->nr_busy)
+		json_double(j, "mean_busy_pct", c->busy_sum / c->nr_busy, 2);
+	else
+		json_null(j, "mean_busy_pct");
+	json_array_begin(j, "attribution");
+	for (k = 0; k < NR_CAUSES; k++) {
+		if (!c->is_cause_measured[k])
+			continue;
+		json_object_begin(j, NULL);
+		json_str(j, "cause", cause_name(k));
+		json_u64(j, "time_ns", c->cause_ns[k]);
+		json_double(j, "share_pct",
+			    c->window_ns ? 100.0 * c->cause_ns[k] / c->window_ns : 0, 2);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_begin(j, "verdict");
+	json_str(j, "primary", primary >= 0 ? cause_name(primary) : "none");
+	json_object_end(j);
+	json_object_end(j);
 }

@@ -42,7 +42,7 @@ class Checker:
         self.passed = []
         self.failed = []
         self.lines = []
-        for d in ("traces", "reports", "logs"):
+        for d in ("traces", "reports", "logs", "scratch"):
             os.makedirs(os.path.join(work, d), exist_ok=True)
 
     # ---- plumbing ----
@@ -56,14 +56,14 @@ class Checker:
         self.say(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}")
         return ok
 
-    def run(self, name, cmd, shim=True, env=None, timeout=300):
+    def run(self, name, cmd, shim=True, env=None, timeout=300, keep=True):
         """Run cmd (under the shim unless shim=False); stdout/stderr to logs/. Returns
-        (returncode, stdout, trace path or None, seconds)."""
+        (returncode, stdout, trace path or None, seconds). Traces not kept go to scratch/."""
         e = dict(os.environ)
         e.update(env or {})
         trace = None
         if shim:
-            trace = os.path.join(self.work, "traces", name + ".trace")
+            trace = os.path.join(self.work, "traces" if keep else "scratch", name + ".trace")
             if os.path.exists(trace):
                 os.unlink(trace)
             e["LD_PRELOAD"] = self.shim
@@ -324,11 +324,16 @@ class Checker:
         results = {c[0]: [] for c in configs}
         for rnd in range(3):
             for label, shim, env in configs:
-                rc, out, _, _ = self.run(f"bench_{rnd}_{label.replace(' ', '').replace(',', '_')}",
-                                         [exe, "200000"], shim=shim, env=env)
+                rc, out, trace, _ = self.run(
+                    f"bench_{rnd}_{label.replace(' ', '').replace(',', '_')}",
+                    [exe, "200000"], shim=shim, env=env, keep=False)
                 m = re.search(r"launch_ns=([\d.]+)", out)
                 if rc == 0 and m:
                     results[label].append(float(m.group(1)))
+                if trace and rnd == 0:
+                    size = os.path.getsize(trace)
+                    self.say(f"BENCH trace size, {label}: {size} bytes for 200000 launches "
+                             f"({size / 200000:.2f} bytes/launch)")
         plain = statistics.median(results["plain"]) if results["plain"] else 0
         for label, _, _ in configs:
             v = results[label]
@@ -344,6 +349,11 @@ class Checker:
 
     def pack(self):
         os.makedirs(self.out, exist_ok=True)
+        with open(os.path.join(self.out, "summary.txt"), "w") as f:
+            f.write("\n".join(self.lines) + "\n")
+        tdir = os.path.join(self.work, "traces")
+        for f in sorted(os.listdir(tdir)):
+            self.lines.append(f"trace {f}: {os.path.getsize(os.path.join(tdir, f))} bytes")
         with open(os.path.join(self.out, "summary.txt"), "w") as f:
             f.write("\n".join(self.lines) + "\n")
         for d in ("traces", "reports", "logs"):

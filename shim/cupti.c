@@ -218,6 +218,8 @@ static int is_ours(const uint8_t *b)
 }
 
 static CUpti_BuffersCallbackCompleteFunc foreign_complete;
+static CUpti_BuffersCallbackRequestFunc foreign_request;
+static CUpti_TimestampCallbackFunc app_clock;	/* the application's, if it registered one */
 
 /* The one completion callback ever registered: every buffer goes back to whoever owns it. */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -267,6 +269,15 @@ static const CUpti_ActivityKind shim_kinds[] = {
 static uint64_t CUPTIAPI shim_timestamp(void)
 {
 	return clock_now_ns();
+}
+
+/* CUPTI's own default clock on Linux, for a client that never registered one. */
+static uint64_t CUPTIAPI realtime_timestamp(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int api_wanted(const char *name, const char *const *prefixes)
@@ -324,7 +335,12 @@ static int session_start(void)
 	return 0;
 }
 
-/* Context: state_lock held. */
+/*
+ * Context: state_lock held. Flushes the shim's records in its own clock, turns its kinds off,
+ * and gives CUPTI back the clock the application expects: its own callback if it registered
+ * one, else CUPTI's default (CLOCK_REALTIME). Kineto drops events outside its capture window,
+ * measured on that clock: records on the shim's clock would all vanish from torch.profiler.
+ */
 static void session_stop(int new_state)
 {
 	size_t i;
@@ -334,7 +350,17 @@ static void session_stop(int new_state)
 	enable_api_records(0);
 	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
 		cu.ActivityDisable(shim_kinds[i]);
+	cu.ActivityRegisterTimestampCallback(app_clock ? app_clock : realtime_timestamp);
 	atomic_store(&state, new_state);
+}
+
+/* Context: state_lock held. The application's client takes CUPTI over. */
+static void yield_to_app(const char *why)
+{
+	if (atomic_load(&state) != CS_ACTIVE)
+		return;
+	session_stop(CS_YIELDED);
+	rec_note(TRACE_NOTE_CUPTI_OFF, clock_now_ns(), why);
 }
 
 static void cupti_atexit(void)
@@ -740,13 +766,18 @@ static void *app_cupti(const char *name)
 #define APP_CUPTI(fn) ((__typeof__(&fn))app_cupti(#fn))
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
+static int foreign_enabled_any;	/* the client enabled a kind since it registered */
+
+/*
+ * Context: state_lock held. The client has turned off everything it turned on (or finalized
+ * CUPTI): hand it its last buffers while its callbacks are still registered, then restart.
+ */
 static void resume_if_done(void)
 {
 	int ret;
 
-	if (!is_wanted || has_foreign || atomic_load(&state) != CS_YIELDED)
+	if (!is_wanted || !cupti_lib || has_foreign || atomic_load(&state) != CS_YIELDED)
 		return;
-	/* Hand the client its last buffers while its callbacks are still the ones registered. */
 	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	ret = session_start();
 	if (ret == 0) {
@@ -765,13 +796,11 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
 	CUptiResult r;
 
 	pthread_mutex_lock(&state_lock);
-	if (atomic_load(&state) == CS_ACTIVE) {
-		session_stop(CS_YIELDED);
-		rec_note(TRACE_NOTE_CUPTI_OFF, clock_now_ns(),
-			 "yielded to the application's CUPTI client (torch.profiler, Nsight)");
-	}
+	yield_to_app("yielded to the application's CUPTI client (torch.profiler, Nsight)");
 	has_foreign = 1;
+	foreign_enabled_any = 0;
 	foreign_kinds = 0;
+	foreign_request = req;
 	foreign_complete = done;
 	/* Completions still pass through the proxy: late buffers of ours come back to us. */
 	r = APP_CUPTI(cuptiActivityRegisterCallbacks)(req, cupti_lib ? buffer_completed : done);
@@ -782,24 +811,56 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
-	CUptiResult r = APP_CUPTI(cuptiActivityEnable)(kind);
+	CUptiResult r;
+	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
-	if (r == CUPTI_SUCCESS && (unsigned)kind < 64)
+	/*
+	 * A client that enables a kind while the shim runs (e.g. Kineto's early "force load")
+	 * gets CUPTI as if the shim were not there: its own callbacks (when known) and clock.
+	 */
+	if (atomic_load(&state) == CS_ACTIVE && foreign_request) {
+		yield_to_app("yielded to the application's CUPTI client (torch.profiler, Nsight)");
+		cu.ActivityRegisterCallbacks(foreign_request, buffer_completed);
+		has_foreign = 1;
+		foreign_kinds = 0;
+	}
+	r = APP_CUPTI(cuptiActivityEnable)(kind);
+	if (r == CUPTI_SUCCESS && (unsigned)kind < 64 && atomic_load(&state) != CS_ACTIVE) {
 		foreign_kinds |= 1ull << kind;
+		foreign_enabled_any = 1;
+	}
 	pthread_mutex_unlock(&state_lock);
+	errno = saved;
 	return r;
+}
+
+static int is_shim_kind(CUpti_ActivityKind kind)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
+		if (shim_kinds[i] == kind)
+			return 1;
+	return 0;
 }
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 {
-	CUptiResult r = APP_CUPTI(cuptiActivityDisable)(kind);
+	CUptiResult r = CUPTI_SUCCESS;
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	/*
+	 * While the shim runs and no client owns CUPTI, a client switching off a kind the shim
+	 * enabled (a reset before its own session) would silently stop the shim's tracing; the
+	 * client never receives those records anyway, so its call is answered without effect.
+	 */
+	if (!(atomic_load(&state) == CS_ACTIVE && !has_foreign && is_shim_kind(kind)))
+		r = APP_CUPTI(cuptiActivityDisable)(kind);
 	if ((unsigned)kind < 64)
 		foreign_kinds &= ~(1ull << kind);
-	if (has_foreign && !foreign_kinds) {
+	if (has_foreign && foreign_enabled_any && !foreign_kinds) {
 		has_foreign = 0;
 		resume_if_done();
 	}
@@ -811,8 +872,17 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
 	CUpti_TimestampCallbackFunc fn)
 {
-	/* The client's clock rules while it owns CUPTI; the shim re-registers its own on resume. */
-	return APP_CUPTI(cuptiActivityRegisterTimestampCallback)(fn);
+	CUptiResult r = CUPTI_SUCCESS;
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	app_clock = fn;
+	/* While the shim runs, the client's clock takes effect when the client takes over. */
+	if (atomic_load(&state) != CS_ACTIVE)
+		r = APP_CUPTI(cuptiActivityRegisterTimestampCallback)(fn);
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
 }
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
@@ -821,8 +891,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
-	if (atomic_load(&state) == CS_ACTIVE)
-		session_stop(CS_YIELDED);
+	yield_to_app("yielded: the application finalizes CUPTI");
 	r = APP_CUPTI(cuptiFinalize)();
 	has_foreign = 0;
 	foreign_kinds = 0;

@@ -22,6 +22,7 @@ class Random(tud.Dataset):
 
 
 def dataloader():
+    torch.manual_seed(7)
     w = torch.randn(256, 256, device="cuda")  # CUDA is up before the workers fork
     loader = tud.DataLoader(Random(), batch_size=8, num_workers=2, pin_memory=True)
     total = 0.0

@@ -32,6 +32,10 @@ lines=$(wc -l <"$WORK/d.jsonl")
 valid=$(jq -c . "$WORK/d.jsonl" | wc -l)
 expect "jsonl lines valid" "$valid" "$lines"
 expect "jsonl launches" "$(jq -r 'select(.type=="launch") | .api' "$WORK/d.jsonl" | grep -c cuLaunchKernel)" 13
-"$GPUSHIM_BIN" report "$trace" | grep -q '^span ' || fail "text report"
+"$GPUSHIM_BIN" report "$trace" >"$WORK/r.txt"
+grep -q "^verdict: " "$WORK/r.txt" || fail "text report has no verdict"
+grep -q "^run " "$WORK/r.txt" || fail "text report has no run summary"
+"$GPUSHIM_BIN" report "$trace" "$trace" | grep -q "^# combined: 2 processes" || fail "combined report"
+expect "combined JSON" "$("$GPUSHIM_BIN" report --format json "$trace" "$trace" | jq -r ".combined.processes, (.reports | length)" | tr "\n" " ")" "2 2 "
 "$GPUSHIM_BIN" report --format json "$trace" | jq -e . >/dev/null || fail "report JSON invalid"
 echo "ok: command line"

@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: MIT
+/*
+ * findings.c - see findings.h. Pure: reads the model and its statistics, fills struct
+ * findings. Works per device over the GPU operations in start order and, for each idle gap,
+ * looks at the calls of the thread that issued the operation ending the gap.
+ */
+#define _GNU_SOURCE
+#include "findings.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char *const names[NR_CAUSES] = {
+	[CAUSE_HOST_SYNC] = "host_sync",
+	[CAUSE_LAUNCH_OVERHEAD] = "launch_overhead",
+	[CAUSE_CPU_BOUND] = "cpu_bound",
+	[CAUSE_MEMCPY] = "memcpy",
+	[CAUSE_ALLOCATION] = "allocation",
+	[CAUSE_LOW_PARALLELISM] = "low_parallelism",
+	[CAUSE_MEMORY_CAPACITY] = "memory_capacity",
+	[CAUSE_MEMORY_BANDWIDTH] = "memory_bandwidth",
+	[CAUSE_COMPUTE_BOUND] = "compute_bound",
+};
+
+static const char *const advice[NR_CAUSES] = {
+	[CAUSE_HOST_SYNC] =
+		"The host waits for the GPU and the queue runs dry: drop per-step .item(), .cpu(), "
+		"print() of GPU values and torch.cuda.synchronize() from the loop (keep metrics on "
+		"the GPU, read them every N steps), use non_blocking copies and CUDA events.",
+	[CAUSE_LAUNCH_OVERHEAD] =
+		"Kernels finish faster than the host launches them: fuse small operations "
+		"(torch.compile), capture the step in a CUDA graph, or give each kernel more work "
+		"(a larger batch).",
+	[CAUSE_CPU_BOUND] =
+		"The GPU waits while the host works outside CUDA (data loading, preprocessing, "
+		"Python): use DataLoader workers (num_workers > 0, pin_memory=True), prefetch the "
+		"next batch, or move the work to the GPU.",
+	[CAUSE_MEMCPY] =
+		"Host-device copies stall the GPU: allocate pinned host memory, copy with "
+		"non_blocking=True on a side stream to overlap compute, keep data resident on the GPU.",
+	[CAUSE_ALLOCATION] =
+		"Allocation and release calls stall the GPU: reuse buffers (caching allocator), "
+		"avoid empty_cache() in the loop, use stream-ordered pools (cudaMallocAsync).",
+	[CAUSE_LOW_PARALLELISM] =
+		"The GPU is busy but most SMs are empty: kernels launch too few blocks. Increase the "
+		"batch or problem size per kernel, merge independent small kernels, or run "
+		"independent work concurrently on several streams.",
+	[CAUSE_MEMORY_CAPACITY] =
+		"Device memory is nearly full, which says data is resident, not that the GPU "
+		"computes. If memory limits the batch: activation checkpointing, mixed precision, "
+		"smaller activations; the time is lost to the causes ranked above.",
+	[CAUSE_MEMORY_BANDWIDTH] =
+		"Needs hardware counters (DRAM throughput, SM activity), which this trace does not "
+		"have: reported as unknown rather than guessed.",
+	[CAUSE_COMPUTE_BOUND] =
+		"Needs hardware counters (SM and tensor pipe activity), which this trace does not "
+		"have: reported as unknown rather than guessed.",
+};
+
+const char *cause_name(int id)
+{
+	return id >= 0 && id < NR_CAUSES ? names[id] : "none";
+}
+
+const char *cause_advice(int id)
+{
+	return id >= 0 && id < NR_CAUSES ? advice[id] : "";
+}
+
+/* ---- Sites: where a cause happens, aggregated by (what, after) ---- */
+
+struct site_acc {
+	struct f_site *v;
+	size_t n, cap;
+};
+
+static void site_add(struct site_acc *a, const char *what, const char *after, uint64_t ns,
+		     double value)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		if (a->v[i].what == what && a->v[i].after == after) {
+			a->v[i].count++;
+			a->v[i].time_ns += ns;
+			a->v[i].value += value;
+			return;
+		}
+	}
+	XGROW(a->v, a->cap, a->n + 1);
+	a->v[a->n].what = what;
+	a->v[a->n].after = after;
+	a->v[a->n].count = 1;
+	a->v[a->n].time_ns = ns;
+	a->v[a->n].value = value;
+	a->n++;
+}
+
+static int cmp_site(const void *x, const void *y)
+{
+	const struct f_site *a = x, *b = y;
+	int c;
+
+	if (a->time_ns != b->time_ns)
+		return a->time_ns > b->time_ns ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	c = strcmp(a->what ? a->what : "", b->what ? b->what : "");
+	return c ? c : strcmp(a->after ? a->after : "", b->after ? b->after : "");
+}
+
+static void sites_finish(struct f_cause *c, struct site_acc *a)
+{
+	int i;
+
+	qsort(a->v, a->n, sizeof(*a->v), cmp_site);
+	for (i = 0; i < MAX_SITES && (size_t)i < a->n; i++)
+		c->sites[i] = a->v[i];
+	c->nr_sites = i;
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- Helpers over the model ---- */
+
+struct thread_calls {
+	size_t *idx;			/* indices into model.calls, by t0 */
+	size_t n, cap;
+};
+
+static const char *op_name(const struct model *m, const struct m_gpu_op *g)
+{
+	switch (g->kind) {
+	case MG_KERNEL:
+		return model_string(m, g->name, "<kernel>");
+	case MG_MEMCPY:
+		return g->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
+		       g->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
+		       g->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
+		       g->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
+							     "memcpy";
+	default:
+		return "memset";
+	}
+}
+
+/* Does the host, inside this call, wait for work the GPU was given before? */
+static int is_blocking_wait(const struct m_call *c)
+{
+	if (stats_is_host_sync(c))
+		return 1;
+	if (c->kind == MC_SYNC &&
+	    (c->sub == TRACE_SYNC_STREAM_QUERY || c->sub == TRACE_SYNC_EVENT_QUERY))
+		return 1;
+	/* A blocking copy out of the device waits for the work before it (.item(), .cpu()). */
+	return c->kind == MC_COPY && !(c->flags & MCF_ASYNC) &&
+	       (c->sub == TRACE_COPY_D2H || c->sub == TRACE_COPY_UNKNOWN ||
+		c->sub == TRACE_COPY_A2H || c->sub == TRACE_COPY_D2D);
+}
+
+static int call_cause(const struct m_call *c)
+{
+	switch (c->kind) {
+	case MC_COPY:
+		return CAUSE_MEMCPY;
+	case MC_MEM:
+		return CAUSE_ALLOCATION;
+	case MC_SYNC:
+		return is_blocking_wait(c) ? CAUSE_HOST_SYNC : CAUSE_LAUNCH_OVERHEAD;
+	default:
+		/* launches, sets, graph and module work: the cost of issuing GPU work */
+		return CAUSE_LAUNCH_OVERHEAD;
+	}
+}
+
+/* First call of @tc whose end is after @t. */
+static size_t first_ending_after(const struct model *m, const struct thread_calls *tc, uint64_t t)
+{
+	size_t lo = 0, hi = tc->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->calls[tc->idx[mid]].t1 <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- Per device ---- */
+
+struct dev_state {
+	struct findings *f;
+	const struct model *m;
+	struct thread_calls *threads;
+	struct site_acc sites[NR_CAUSES];
+	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
+};
+
+/*
+ * One idle gap [g0, g1) that the operation @next ends (@prev: the operation the GPU ran
+ * before). Splits the gap among the causes, adds it to their sites.
+ */
+static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
+			  const struct m_gpu_op *prev, const struct m_gpu_op *next)
+{
+	const struct model *m = ds->m;
+	struct findings *f = ds->f;
+	const char *after = prev ? op_name(m, prev) : NULL;
+	uint64_t part[NR_CAUSES] = { 0 };
+	const char *what[NR_CAUSES] = { NULL };
+	uint64_t what_ns[NR_CAUSES] = { 0 };
+	const struct m_call *issuer;
+	const struct thread_calls *tc;
+	uint64_t pos = g0, len = g1 - g0;
+	size_t i;
+	int k;
+
+	f->nr_gaps++;
+	if (next->call < 0 || m->calls[next->call].t1 <= g0) {
+		/* Queued before the GPU ran dry: the wait is on the GPU side (or unknown). */
+		if (len < NOISE_GAP_NS)
+			f->noise_ns += len;
+		else
+			f->dependency_ns += len;
+		return;
+	}
+	issuer = &m->calls[next->call];
+	tc = &ds->threads[issuer->thread];
+	i = first_ending_after(m, tc, g0);
+
+	/* The host was blocked waiting when the GPU ran out of work: the wait drained it. */
+	if (i < tc->n && m->calls[tc->idx[i]].t0 <= g0 &&
+	    is_blocking_wait(&m->calls[tc->idx[i]])) {
+		const struct m_call *w = &m->calls[tc->idx[i]];
+
+		f->causes[CAUSE_HOST_SYNC].time_ns += len;
+		f->causes[CAUSE_HOST_SYNC].count++;
+		site_add(&ds->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, len, 0);
+		return;
+	}
+
+	/* Walk the issuing thread's calls through the gap; between calls it was outside CUDA. */
+	for (; i < tc->n; i++) {
+		const struct m_call *c = &m->calls[tc->idx[i]];
+		uint64_t s = c->t0 > g0 ? c->t0 : g0;
+		uint64_t e = c->t1 < g1 ? c->t1 : g1;
+
+		if (c->t0 >= g1)
+			break;
+		if (s > pos)
+			part[CAUSE_CPU_BOUND] += s - pos;
+		if (e > s) {
+			k = call_cause(c);
+			part[k] += e - s;
+			if (e - s > what_ns[k]) {
+				what_ns[k] = e - s;
+				what[k] = model_api_name(m, c->api);
+			}
+		}
+		if (e > pos)
+			pos = e;
+		if (c == issuer)
+			break;
+	}
+	/* After the issuing call returned, the GPU takes a moment to start: launch latency. */
+	if (pos < g1)
+		part[issuer->t1 <= pos ? CAUSE_LAUNCH_OVERHEAD : CAUSE_CPU_BOUND] += g1 - pos;
+
+	for (k = 0; k < NR_CAUSES; k++) {
+		if (!part[k])
+			continue;
+		f->causes[k].time_ns += part[k];
+		f->causes[k].count++;
+		/* Host work outside CUDA is named by the call the host made when it came back. */
+		site_add(&ds->sites[k], what[k] ? what[k] : model_api_name(m, issuer->api), after,
+			 part[k], 0);
+	}
+}
+
+struct edge {
+	uint64_t t;
+	int8_t delta;
+	uint8_t is_copy;
+};
+
+static int cmp_edge(const void *x, const void *y)
+{
+	const struct edge *a = x, *b = y;
+
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->delta - b->delta;	/* ends before starts at the same instant */
+}
+
+static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uint64_t *win_end)
+{
+	const struct model *m = ds->m;
+	struct findings *f = ds->f;
+	struct edge *edges;
+	size_t i, ne = 0, nr_ops = 0;
+	uint64_t first = UINT64_MAX, cur_end = 0, work = 0, exposed = 0;
+	const struct m_gpu_op *prev = NULL;
+	int work_active = 0, copy_active = 0;
+	uint64_t t_last = 0;
+
+	for (i = 0; i < m->nr_gpu; i++)
+		nr_ops += (int)m->gpu[i].device == device;
+	edges = xcalloc(2 * nr_ops + 1, sizeof(*edges));
+
+	/* Gaps of the union of all operations, in start order. */
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+		int is_copy = g->kind == MG_MEMCPY;
+
+		if ((int)g->device != device)
+			continue;
+		if (first == UINT64_MAX) {
+			first = g->start;
+			cur_end = g->end;
+			prev = g;
+		} else if (g->start > cur_end) {
+			attribute_gap(ds, cur_end, g->start, prev, g);
+			cur_end = g->end;
+			prev = g;
+		} else if (g->end > cur_end) {
+			cur_end = g->end;
+			prev = g;
+		}
+		edges[ne++] = (struct edge){ g->start, 1, (uint8_t)is_copy };
+		edges[ne++] = (struct edge){ g->end, -1, (uint8_t)is_copy };
+
+		if (g->kind == MG_KERNEL) {
+			int is_est;
+			double fill = stats_fill(m, g->name, g->blocks, g->block_threads,
+						 g->dyn_smem, device, &is_est);
+			uint64_t dur = g->end - g->start;
+
+			ds->lp_work += dur;
+			if (fill >= 0 && fill < 1) {
+				uint64_t lost = (uint64_t)((double)dur * (1 - fill));
+
+				ds->lp_lost += lost;
+				site_add(&ds->sites[CAUSE_LOW_PARALLELISM], op_name(m, g), NULL,
+					 lost, fill);
+			}
+		}
+	}
+	if (first == UINT64_MAX) {
+		free(edges);
+		return;
+	}
+
+	/* Work (kernels, memsets) and copies that run while no work does. */
+	qsort(edges, ne, sizeof(*edges), cmp_edge);
+	for (i = 0; i < ne; i++) {
+		const struct edge *e = &edges[i];
+
+		if (i > 0) {
+			uint64_t dt = e->t - t_last;
+
+			if (work_active > 0)
+				work += dt;
+			else if (copy_active > 0)
+				exposed += dt;
+		}
+		t_last = e->t;
+		if (e->is_copy)
+			copy_active += e->delta;
+		else
+			work_active += e->delta;
+	}
+	free(edges);
+
+	f->work_ns += work;
+	f->exposed_copy_ns += exposed;
+	f->window_ns += cur_end - first;
+	if (first < *win_start)
+		*win_start = first;
+	if (cur_end > *win_end)
+		*win_end = cur_end;
+}
+
+/* Exposed copy time goes to memcpy, with the bytes and how much of them were pageable. */
+static void copies_evidence(struct dev_state *ds)
+{
+	const struct model *m = ds->m;
+	struct f_cause *c = &ds->f->causes[CAUSE_MEMCPY];
+	size_t i;
+
+	c->time_ns += ds->f->exposed_copy_ns;
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+
+		if (g->kind != MG_MEMCPY)
+			continue;
+		c->bytes += g->bytes;
+		if (g->src_kind == TRACE_GPU_MEM_PAGEABLE || g->dst_kind == TRACE_GPU_MEM_PAGEABLE)
+			c->pageable_bytes += g->bytes;
+		site_add(&ds->sites[CAUSE_MEMCPY], op_name(m, g),
+			 g->src_kind == TRACE_GPU_MEM_PAGEABLE || g->dst_kind == TRACE_GPU_MEM_PAGEABLE ?
+				 "pageable" :
+				 "pinned/device",
+			 0, (double)g->bytes);
+	}
+}
+
+/* Kernels shorter than the call that launched them (HTA's "short GPU kernels"). */
+static void launch_evidence(struct dev_state *ds)
+{
+	const struct model *m = ds->m;
+	size_t i;
+
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_call *c;
+
+		if (g->kind != MG_KERNEL || g->call < 0)
+			continue;
+		c = &m->calls[g->call];
+		if (c->kind == MC_LAUNCH && g->end - g->start < c->t1 - c->t0)
+			ds->f->causes[CAUSE_LAUNCH_OVERHEAD].aux++;
+	}
+}
+
+static int cmp_rank(const void *x, const void *y, void *ctx)
+{
+	const struct findings *f = ctx;
+	int a = *(const int *)x, b = *(const int *)y;
+
+	if (f->causes[a].time_ns != f->causes[b].time_ns)
+		return f->causes[a].time_ns > f->causes[b].time_ns ? -1 : 1;
+	return a - b;
+}
+
+static void summarize(struct findings *f)
+{
+	const char *mem = f->is_memory_full < 0 ? "memory use unknown" :
+			  f->is_memory_full	  ? "memory full" :
+						    "memory not full";
+	char busy[64];
+
+	if (f->busy_pct >= 0)
+		snprintf(busy, sizeof(busy), "GPU busy %.1f%%, SMs filled %.1f%%", f->busy_pct,
+			 f->fill_pct);
+	else
+		snprintf(busy, sizeof(busy), "GPU activity unknown (no GPU timestamps)");
+	if (f->memory_pct >= 0)
+		snprintf(f->summary, sizeof(f->summary), "%s (%.1f%% peak), %s: ", mem,
+			 f->memory_pct, busy);
+	else
+		snprintf(f->summary, sizeof(f->summary), "%s, %s: ", mem, busy);
+	if (!f->has_gpu) {
+		strncat(f->summary, "the trace has no GPU timestamps, so idle time cannot be "
+				    "attributed (run with CUPTI available)",
+			sizeof(f->summary) - strlen(f->summary) - 1);
+	} else if (f->primary < 0) {
+		strncat(f->summary, "no cause costs more than 5% of the time; the GPU is kept busy "
+				    "and its SMs filled",
+			sizeof(f->summary) - strlen(f->summary) - 1);
+	} else {
+		char tail[200];
+
+		snprintf(tail, sizeof(tail), "%s costs the most (%.1f%% of the time)",
+			 cause_name(f->primary), f->causes[f->primary].share_pct);
+		strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
+	}
+}
+
+void findings_compute(struct findings *f, const struct model *m, const struct stats *s)
+{
+	struct dev_state ds;
+	uint64_t win_start = UINT64_MAX, win_end = 0, first_call = UINT64_MAX;
+	size_t i, t;
+	int k;
+
+	memset(f, 0, sizeof(*f));
+	memset(&ds, 0, sizeof(ds));
+	ds.f = f;
+	ds.m = m;
+	f->primary = -1;
+	f->is_memory_full = -1;
+	f->memory_pct = s->mem.peak_pct;
+	f->busy_pct = -1;
+	f->fill_pct = -1;
+	f->has_gpu = m->nr_gpu > 0;
+
+	ds.threads = xcalloc(m->nr_threads + 1, sizeof(*ds.threads));
+	for (i = 0; i < m->nr_calls; i++) {
+		struct thread_calls *tc = &ds.threads[m->calls[i].thread];
+
+		XGROW(tc->idx, tc->cap, tc->n + 1);
+		tc->idx[tc->n++] = i;
+		if (m->calls[i].t0 < first_call)
+			first_call = m->calls[i].t0;
+	}
+
+	for (i = 0; i < s->gpu.nr_devices; i++)
+		do_device(&ds, s->gpu.devices[i].device, &win_start, &win_end);
+	if (f->has_gpu) {
+		f->window_start = win_start;
+		f->window_end = win_end;
+		f->startup_ns = first_call < win_start ? win_start - first_call : 0;
+		f->idle_ns = f->window_ns > f->work_ns + f->exposed_copy_ns ?
+				     f->window_ns - f->work_ns - f->exposed_copy_ns :
+				     0;
+		copies_evidence(&ds);
+		launch_evidence(&ds);
+		f->causes[CAUSE_LOW_PARALLELISM].time_ns = ds.lp_lost;
+		f->causes[CAUSE_LOW_PARALLELISM].value =
+			ds.lp_work ? 100.0 * (1 - (double)ds.lp_lost / (double)ds.lp_work) : -1;
+		/* Concurrent kernels: never more lost than the time kernels ran. */
+		if (ds.lp_work > f->work_ns && ds.lp_work)
+			f->causes[CAUSE_LOW_PARALLELISM].time_ns =
+				(uint64_t)((double)ds.lp_lost * f->work_ns / ds.lp_work);
+		f->busy_pct = f->window_ns ? 100.0 * (f->work_ns + f->exposed_copy_ns) /
+						     (double)f->window_ns :
+					     0;
+		f->fill_pct = f->window_ns ? 100.0 *
+						     (double)(f->work_ns -
+							      f->causes[CAUSE_LOW_PARALLELISM].time_ns) /
+						     (double)f->window_ns :
+					     0;
+		if (f->fill_pct < 0)
+			f->fill_pct = 0;
+		f->kernels_per_s = f->window_ns ? (double)s->gpu.nr_kernels * 1e9 / f->window_ns : 0;
+		f->copy_bytes_per_s = f->window_ns ? (double)f->causes[CAUSE_MEMCPY].bytes * 1e9 /
+							     f->window_ns :
+						     0;
+	}
+	for (k = 0; k < NR_CAUSES; k++)
+		sites_finish(&f->causes[k], &ds.sites[k]);
+	for (t = 0; t <= m->nr_threads; t++)
+		free(ds.threads[t].idx);
+	free(ds.threads);
+
+	/* Statuses and shares; the ranking covers measured causes. */
+	for (k = 0; k < NR_CAUSES; k++) {
+		struct f_cause *c = &f->causes[k];
+
+		if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND) {
+			c->status = CS_UNKNOWN;
+			continue;
+		}
+		if (k == CAUSE_MEMORY_CAPACITY)
+			continue;
+		if (!f->has_gpu) {
+			c->status = CS_UNKNOWN;
+			continue;
+		}
+		c->share_pct = f->window_ns ? 100.0 * (double)c->time_ns / (double)f->window_ns : 0;
+		if (c->time_ns) {
+			c->status = CS_MEASURED;
+			f->ranked[f->nr_ranked++] = k;
+		}
+	}
+	qsort_r(f->ranked, f->nr_ranked, sizeof(int), cmp_rank, f);
+	if (f->nr_ranked && f->causes[f->ranked[0]].share_pct >= PRIMARY_MIN_PCT)
+		f->primary = f->ranked[0];
+
+	if (s->mem.peak_pct >= 0) {
+		struct f_cause *c = &f->causes[CAUSE_MEMORY_CAPACITY];
+
+		f->is_memory_full = s->mem.peak_pct >= MEMORY_FULL_PCT;
+		c->bytes = s->mem.peak_bytes;
+		c->value = s->mem.peak_pct;
+		c->count = s->mem.nr_live_at_peak;
+		if (f->is_memory_full)
+			c->status = CS_SIGNAL;
+	}
+	summarize(f);
+}

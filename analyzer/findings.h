@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * findings.h - attribution: why the GPU is under-used, in time lost per cause, with evidence
+ * and advice, ranked. Pure: model and statistics in, struct findings out; no I/O, no printing.
+ *
+ * Definitions (README "How the time is attributed"):
+ *   window      per device, from the first GPU operation's start to the last one's end; what
+ *               comes before (initialization, module loading) is reported as startup.
+ *   partition   window = GPU work (kernels, memsets) + exposed copies (copies while no kernel
+ *               runs) + idle (nothing on the GPU).
+ *   idle gaps   each gap is assigned by what the thread that issued the GPU's next operation
+ *               was doing: blocked in a synchronization when the GPU ran dry -> host_sync;
+ *               inside launch calls (and the launch latency after) -> launch_overhead; inside
+ *               blocking copies -> memcpy; inside allocation/free -> allocation; outside CUDA ->
+ *               cpu_bound. A gap whose next operation was queued before it began is GPU-side:
+ *               noise under 5 us, dependency wait above.
+ *   low_parallelism = kernel time x (1 - SM fill); memcpy also takes exposed copy time.
+ *   memory_capacity is a signal (peak >= 90 % of the device), not time; memory_bandwidth and
+ *   compute_bound need hardware counters and are "unknown" without them.
+ */
+#ifndef GPUSHIM_FINDINGS_H
+#define GPUSHIM_FINDINGS_H
+
+#include <stdint.h>
+
+#include "model.h"
+#include "stats.h"
+
+enum cause_id {
+	CAUSE_HOST_SYNC,
+	CAUSE_LAUNCH_OVERHEAD,
+	CAUSE_CPU_BOUND,
+	CAUSE_MEMCPY,
+	CAUSE_ALLOCATION,
+	CAUSE_LOW_PARALLELISM,
+	CAUSE_MEMORY_CAPACITY,
+	CAUSE_MEMORY_BANDWIDTH,
+	CAUSE_COMPUTE_BOUND,
+	NR_CAUSES
+};
+
+enum cause_status {
+	CS_NOT_SEEN = 0,		/* nothing of this cause in the run */
+	CS_MEASURED,			/* time_ns is time lost */
+	CS_SIGNAL,			/* a condition, no time (memory_capacity) */
+	CS_UNKNOWN,			/* needs evidence this trace does not have */
+};
+
+#define MAX_SITES 5
+
+/* Where a cause happens: an entry point, and the kernel (or copy) the GPU ran before. */
+struct f_site {
+	const char *what;
+	const char *after;
+	uint64_t count;
+	uint64_t time_ns;
+	double value;			/* kernels: SM fill; copies: bytes */
+};
+
+struct f_cause {
+	int status;			/* enum cause_status */
+	uint64_t time_ns;
+	double share_pct;		/* of the window (all devices together) */
+	uint64_t count;			/* gaps, kernels or allocations behind the time */
+	uint64_t bytes;			/* memcpy: bytes copied; memory_capacity: peak */
+	double value;			/* memory_capacity: peak %; low_parallelism: fill % */
+	uint64_t aux;			/* launch_overhead: kernels shorter than their launch */
+	uint64_t pageable_bytes;	/* memcpy: bytes from/to pageable memory */
+	struct f_site sites[MAX_SITES];
+	int nr_sites;
+};
+
+struct findings {
+	int has_gpu;			/* GPU timestamps exist: gaps can be attributed */
+	uint64_t window_start, window_end;
+	uint64_t window_ns;		/* summed over devices */
+	uint64_t startup_ns;		/* first intercepted call to the first GPU operation */
+	uint64_t work_ns;		/* kernels and memsets (union) */
+	uint64_t exposed_copy_ns;
+	uint64_t idle_ns;
+	uint64_t noise_ns;		/* GPU-side gaps under 5 us */
+	uint64_t dependency_ns;		/* GPU-side gaps of 5 us and more */
+	uint64_t nr_gaps;
+	struct f_cause causes[NR_CAUSES];
+	int ranked[NR_CAUSES];		/* cause ids, most time first; nr_ranked of them */
+	int nr_ranked;
+	int primary;			/* cause id, or -1: no cause worth a verdict */
+	/* The seed's four signals */
+	int is_memory_full;		/* -1 unknown */
+	double memory_pct;		/* -1 unknown */
+	double busy_pct;		/* -1 unknown */
+	double fill_pct;		/* -1 unknown */
+	double kernels_per_s;
+	double copy_bytes_per_s;
+	char summary[512];
+};
+
+/* Gaps shorter than this with work already queued are scheduling noise (TraceLens: 5 us). */
+#define NOISE_GAP_NS 5000u
+/* Peak device memory from this share up is reported as memory_capacity (tb_plugin: 90 %). */
+#define MEMORY_FULL_PCT 90.0
+/* A cause below this share of the window is not named as the verdict's primary cause. */
+#define PRIMARY_MIN_PCT 5.0
+
+void findings_compute(struct findings *f, const struct model *m, const struct stats *s);
+
+const char *cause_name(int id);		/* "host_sync", ... (the JSON cause ids) */
+const char *cause_advice(int id);	/* what to do about it */
+
+#endif /* GPUSHIM_FINDINGS_H */

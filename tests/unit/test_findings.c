@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_findings.c - the attribution rules on hand-built timelines with known answers: a gap
+ * the host spent blocked in a synchronization is host_sync; host work outside CUDA is
+ * cpu_bound and the launch call plus launch latency is launch_overhead; sub-5 us gaps are
+ * launch overhead when the GPU waited for the launch, noise when the work was queued; exposed
+ * copies are memcpy; unfilled SMs are low_parallelism; a full memory is a signal, not time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "findings.h"
+#include "util.h"
+
+static char *strings[] = { NULL, "k_big", "k_small" };
+static struct m_api apis[] = {
+	{ NULL, 0, 0 },
+	{ "cuLaunchKernel", TRACE_FAM_LAUNCH, TRACE_API_ASYNC },
+	{ "cuStreamSynchronize", TRACE_FAM_SYNC, 0 },
+	{ "cuMemcpyHtoD_v2", TRACE_FAM_COPY, 0 },
+	{ "cuMemAlloc_v2", TRACE_FAM_MEMORY, 0 },
+};
+static struct m_thread threads[] = { { 100, 0 } };
+static struct trace_rec_device device;
+static struct m_occupancy occ[1];
+
+static void base(struct model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->strings = strings;
+	m->nr_strings = 3;
+	m->apis = apis;
+	m->nr_apis = 5;
+	m->threads = threads;
+	m->nr_threads = 1;
+	memset(&device, 0, sizeof(device));
+	device.sm_count = 4;
+	device.max_threads_per_sm = 2048;
+	device.max_blocks_per_sm = 32;
+	device.total_bytes = 1000;
+	m->devices = &device;
+	m->nr_devices = 1;
+	occ[0].name = 2;
+	occ[0].block_threads = 256;
+	occ[0].max_blocks_per_sm = 8;	/* 32 blocks fill the 4 SMs */
+	m->occ = occ;
+	m->nr_occ = 1;
+	m->has_cupti = 1;
+}
+
+static int64_t call(struct model *m, uint8_t kind, uint16_t api, uint64_t t0, uint64_t t1)
+{
+	struct m_call *c;
+
+	XGROW(m->calls, m->calls_cap, m->nr_calls + 1);
+	c = &m->calls[m->nr_calls];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->api = api;
+	c->t0 = t0;
+	c->t1 = t1;
+	c->device = 0;
+	if (kind == MC_SYNC)
+		c->sub = TRACE_SYNC_STREAM;
+	if (kind == MC_COPY)
+		c->sub = TRACE_COPY_H2D;
+	return (int64_t)m->nr_calls++;
+}
+
+static struct m_gpu_op *op(struct model *m, uint8_t kind, uint64_t start, uint64_t end,
+			   int64_t from)
+{
+	struct m_gpu_op *g;
+
+	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
+	g = &m->gpu[m->nr_gpu++];
+	memset(g, 0, sizeof(*g));
+	g->kind = kind;
+	g->start = start;
+	g->end = end;
+	g->call = from;
+	g->name = 1;
+	g->blocks = 1000;		/* far more than fills the GPU */
+	g->block_threads = 256;
+	return g;
+}
+
+static void run(struct model *m, struct stats *s, struct findings *f)
+{
+	stats_compute(s, m);
+	findings_compute(f, m, s);
+}
+
+static void done(struct model *m, struct stats *s)
+{
+	stats_free(s);
+	free(m->calls);
+	free(m->gpu);
+}
+
+#define US 1000ull
+
+static void test_host_sync(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+
+	base(&m);
+	op(&m, MG_KERNEL, 0, 100 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	call(&m, MC_SYNC, 2, 50 * US, 130 * US);	/* blocked when the kernel ended */
+	op(&m, MG_KERNEL, 150 * US, 250 * US, call(&m, MC_LAUNCH, 1, 135 * US, 140 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.window_ns, 250 * US);
+	CHECK_EQ(f.idle_ns, 50 * US);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].time_ns, 50 * US);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].count, 1);
+	CHECK_STR(f.causes[CAUSE_HOST_SYNC].sites[0].what, "cuStreamSynchronize");
+	CHECK_STR(f.causes[CAUSE_HOST_SYNC].sites[0].after, "k_big");
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 0);
+	CHECK_EQ(f.primary, CAUSE_HOST_SYNC);
+	CHECK_EQ((long long)(f.busy_pct * 10), 800);
+	done(&m, &s);
+}
+
+static void test_cpu_bound(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+
+	base(&m);
+	op(&m, MG_KERNEL, 0, 100 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	/* 195 us of host work, a 5 us launch call, 5 us until the kernel starts. */
+	op(&m, MG_KERNEL, 310 * US, 410 * US, call(&m, MC_LAUNCH, 1, 300 * US, 305 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 200 * US);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 10 * US);
+	CHECK_STR(f.causes[CAUSE_CPU_BOUND].sites[0].what, "cuLaunchKernel");
+	CHECK_EQ(f.primary, CAUSE_CPU_BOUND);
+	CHECK_EQ(f.nr_ranked, 2);
+	CHECK_EQ(f.ranked[0], CAUSE_CPU_BOUND);
+	done(&m, &s);
+}
+
+static void test_small_gaps(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+	uint64_t t;
+
+	base(&m);
+	/* 1 us kernels launched every 5 us: the GPU waits for each launch call. */
+	for (t = 0; t < 100 * US; t += 5 * US)
+		op(&m, MG_KERNEL, t + 4 * US, t + 5 * US, call(&m, MC_LAUNCH, 1, t, t + 3 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 19 * 4 * US);
+	CHECK_EQ(f.noise_ns, 0);
+	CHECK_EQ(f.primary, CAUSE_LAUNCH_OVERHEAD);
+	done(&m, &s);
+
+	/* Work queued before the GPU ran dry: a 2 us gap is noise, a 20 us gap a dependency. */
+	base(&m);
+	op(&m, MG_KERNEL, 0, 10 * US, call(&m, MC_LAUNCH, 1, 0, 1 * US));
+	op(&m, MG_KERNEL, 12 * US, 13 * US, call(&m, MC_LAUNCH, 1, 2 * US, 3 * US));
+	op(&m, MG_KERNEL, 33 * US, 34 * US, call(&m, MC_LAUNCH, 1, 4 * US, 5 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.noise_ns, 2 * US);
+	CHECK_EQ(f.dependency_ns, 20 * US);
+	CHECK_EQ(f.nr_ranked, 0);
+	done(&m, &s);
+}
+
+static void test_memcpy_and_alloc(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+	struct m_gpu_op *g;
+
+	base(&m);
+	g = op(&m, MG_MEMCPY, 0, 100 * US, call(&m, MC_COPY, 3, 0, 110 * US));
+	g->bytes = 1 << 20;
+	g->src_kind = TRACE_GPU_MEM_PAGEABLE;
+	g->copy_kind = TRACE_GPU_COPY_HTOD;
+	/* Host in a blocking copy, then an allocation, then the launch. */
+	call(&m, MC_MEM, 4, 110 * US, 150 * US);
+	op(&m, MG_KERNEL, 160 * US, 200 * US, call(&m, MC_LAUNCH, 1, 150 * US, 155 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.exposed_copy_ns, 100 * US);
+	/* 100 us exposed copy + 10 us of the gap inside the copy call. */
+	CHECK_EQ(f.causes[CAUSE_MEMCPY].time_ns, 110 * US);
+	CHECK_EQ(f.causes[CAUSE_MEMCPY].pageable_bytes, 1 << 20);
+	CHECK_EQ(f.causes[CAUSE_ALLOCATION].time_ns, 40 * US);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 10 * US);
+	CHECK_EQ(f.primary, CAUSE_MEMCPY);
+	done(&m, &s);
+}
+
+static void test_low_parallelism_and_memory(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+	struct m_call *c;
+	int64_t i;
+
+	base(&m);
+	i = call(&m, MC_MEM, 4, 0, 1);
+	c = &m.calls[i];
+	c->sub = TRACE_MEM_DEVICE;
+	c->op = TRACE_MEM_ALLOC;
+	c->addr = 0x1000;
+	c->bytes = 950;			/* 95 % of the device */
+	/* 8 blocks where 32 fill the GPU: a quarter of the SMs for 100 us. */
+	op(&m, MG_KERNEL, 10 * US, 110 * US, call(&m, MC_LAUNCH, 1, 2, 3))->name = 2;
+	m.gpu[0].blocks = 8;
+	run(&m, &s, &f);
+	CHECK_EQ(f.causes[CAUSE_LOW_PARALLELISM].time_ns, 75 * US);
+	CHECK_EQ((long long)f.causes[CAUSE_LOW_PARALLELISM].value, 25);
+	CHECK_EQ(f.primary, CAUSE_LOW_PARALLELISM);
+	CHECK_EQ((long long)f.fill_pct, 25);
+	CHECK_EQ(f.is_memory_full, 1);
+	CHECK_EQ(f.causes[CAUSE_MEMORY_CAPACITY].status, CS_SIGNAL);
+	CHECK_EQ(f.causes[CAUSE_MEMORY_CAPACITY].time_ns, 0);
+	CHECK_EQ(f.causes[CAUSE_COMPUTE_BOUND].status, CS_UNKNOWN);
+	CHECK_EQ(f.startup_ns, 10 * US);
+	done(&m, &s);
+}
+
+static void test_healthy_and_host_only(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+
+	base(&m);
+	op(&m, MG_KERNEL, 0, 1000 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	op(&m, MG_KERNEL, 1001 * US, 2000 * US, call(&m, MC_LAUNCH, 1, 6 * US, 10 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.primary, -1);
+	CHECK_EQ(f.noise_ns, 1 * US);
+	CHECK(strstr(f.summary, "no cause") != NULL);
+	done(&m, &s);
+
+	base(&m);
+	m.has_cupti = 0;
+	call(&m, MC_LAUNCH, 1, 0, 5 * US);
+	run(&m, &s, &f);
+	CHECK(!f.has_gpu);
+	CHECK_EQ(f.primary, -1);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].status, CS_UNKNOWN);
+	done(&m, &s);
+}
+
+int main(void)
+{
+	RUN(test_host_sync);
+	RUN(test_cpu_bound);
+	RUN(test_small_gaps);
+	RUN(test_memcpy_and_alloc);
+	RUN(test_low_parallelism_and_memory);
+	RUN(test_healthy_and_host_only);
+	return TEST_RESULT();
+}
