@@ -192,6 +192,23 @@ static size_t first_ending_after(const struct model *m, const struct thread_call
 	return lo;
 }
 
+/* Time the thread spent in module/library loads inside [g0, g1), from call @i on. */
+static uint64_t module_time(const struct model *m, const struct thread_calls *tc, size_t i,
+			    uint64_t g0, uint64_t g1)
+{
+	uint64_t sum = 0;
+
+	for (; i < tc->n; i++) {
+		const struct m_call *c = &m->calls[tc->idx[i]];
+
+		if (c->t0 >= g1)
+			break;
+		if (c->kind == MC_MODULE)
+			sum += (c->t1 < g1 ? c->t1 : g1) - (c->t0 > g0 ? c->t0 : g0);
+	}
+	return sum;
+}
+
 /* ---- Per device ---- */
 
 struct dev_state {
@@ -206,7 +223,7 @@ struct dev_state {
  * One idle gap [g0, g1) that the operation @next ends (@prev: the operation the GPU ran
  * before). Splits the gap among the causes, adds it to their sites.
  */
-static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
+static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1, uint64_t busy_before,
 			  const struct m_gpu_op *prev, const struct m_gpu_op *next)
 {
 	const struct model *m = ds->m;
@@ -234,15 +251,29 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	tc = &ds->threads[issuer->thread];
 	i = first_ending_after(m, tc, g0);
 
-	/* The host was blocked waiting when the GPU ran out of work: the wait drained it. */
+	/*
+	 * The host was blocked waiting when the GPU ran out of work: the wait drained the queue.
+	 * Had the host not waited, the work queued before could have hidden what the host did
+	 * next, so the sync owns the gap up to the length of that preceding busy stretch; a
+	 * longer host stretch is classified like any other (a checkpoint or a profiler start
+	 * after a sync is not the sync's). Module loading is one-time warm-up either way.
+	 */
 	if (i < tc->n && m->calls[tc->idx[i]].t0 <= g0 &&
 	    is_blocking_wait(&m->calls[tc->idx[i]])) {
 		const struct m_call *w = &m->calls[tc->idx[i]];
+		uint64_t own = len < busy_before ? len : busy_before;
+		uint64_t load = module_time(m, tc, i, g0, g0 + own);
 
-		f->causes[CAUSE_HOST_SYNC].time_ns += len;
+		f->module_load_ns += load;
+		f->causes[CAUSE_HOST_SYNC].time_ns += own - load;
 		f->causes[CAUSE_HOST_SYNC].count++;
-		site_add(&ds->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, len, 0);
-		return;
+		site_add(&ds->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, own - load,
+			 0);
+		if (own == len)
+			return;
+		pos = g0 + own;
+		g0 = pos;
+		i = first_ending_after(m, tc, g0);
 	}
 
 	/* Walk the issuing thread's calls through the gap; between calls it was outside CUDA. */
@@ -255,7 +286,9 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 			break;
 		if (s > pos)
 			part[CAUSE_CPU_BOUND] += s - pos;
-		if (e > s) {
+		if (e > s && c->kind == MC_MODULE) {
+			f->module_load_ns += e - s;
+		} else if (e > s) {
 			k = call_cause(c);
 			part[k] += e - s;
 			if (e - s > what_ns[k]) {
@@ -304,7 +337,7 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	struct findings *f = ds->f;
 	struct edge *edges;
 	size_t i, ne = 0, nr_ops = 0;
-	uint64_t first = UINT64_MAX, cur_end = 0, work = 0, exposed = 0;
+	uint64_t first = UINT64_MAX, cur_end = 0, cur_begin = 0, work = 0, exposed = 0;
 	const struct m_gpu_op *prev = NULL;
 	int work_active = 0, copy_active = 0;
 	uint64_t t_last = 0;
@@ -321,11 +354,12 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 		if ((int)g->device != device)
 			continue;
 		if (first == UINT64_MAX) {
-			first = g->start;
+			first = cur_begin = g->start;
 			cur_end = g->end;
 			prev = g;
 		} else if (g->start > cur_end) {
-			attribute_gap(ds, cur_end, g->start, prev, g);
+			attribute_gap(ds, cur_end, g->start, cur_end - cur_begin, prev, g);
+			cur_begin = g->start;
 			cur_end = g->end;
 			prev = g;
 		} else if (g->end > cur_end) {
@@ -402,11 +436,12 @@ static void copies_evidence(struct dev_state *ds)
 		c->bytes += g->bytes;
 		if (g->src_kind == TRACE_GPU_MEM_PAGEABLE || g->dst_kind == TRACE_GPU_MEM_PAGEABLE)
 			c->pageable_bytes += g->bytes;
+		/* Sites: the copies by direction and memory kind, with their time on the GPU. */
 		site_add(&ds->sites[CAUSE_MEMCPY], op_name(m, g),
 			 g->src_kind == TRACE_GPU_MEM_PAGEABLE || g->dst_kind == TRACE_GPU_MEM_PAGEABLE ?
 				 "pageable" :
 				 "pinned/device",
-			 0, (double)g->bytes);
+			 g->end - g->start, (double)g->bytes);
 	}
 }
 

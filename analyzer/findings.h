@@ -13,7 +13,9 @@
  *               inside launch calls (and the launch latency after) -> launch_overhead; inside
  *               blocking copies -> memcpy; inside allocation/free -> allocation; outside CUDA ->
  *               cpu_bound. A gap whose next operation was queued before it began is GPU-side:
- *               noise under 5 us, dependency wait above.
+ *               noise under 5 us, dependency wait above. Time the thread spent loading
+ *               modules (CUDA lazy loading at a kernel's first launch) is one-time warm-up,
+ *               reported apart and not blamed on any cause.
  *   low_parallelism = kernel time x (1 - SM fill); memcpy also takes exposed copy time.
  *   memory_capacity is a signal (peak >= 90 % of the device), not time; memory_bandwidth and
  *   compute_bound need hardware counters and are "unknown" without them.
@@ -80,6 +82,7 @@ struct findings {
 	uint64_t idle_ns;
 	uint64_t noise_ns;		/* GPU-side gaps under 5 us */
 	uint64_t dependency_ns;		/* GPU-side gaps of 5 us and more */
+	uint64_t module_load_ns;	/* gaps spent loading modules (lazy loading: one-time) */
 	uint64_t nr_gaps;
 	struct f_cause causes[NR_CAUSES];
 	int ranked[NR_CAUSES];		/* cause ids, most time first; nr_ranked of them */

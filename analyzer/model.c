@@ -638,6 +638,94 @@ static void join_gpu(struct model *m)
 	free(api);
 }
 
+/* Is @t inside a span where CUPTI was handed to another client (no GPU records for us)? */
+static int in_host_only_span(const struct model *m, uint64_t t)
+{
+	uint64_t off = 0;
+	int is_off = 0;
+	size_t i;
+
+	for (i = 0; i < m->nr_notes; i++) {
+		const struct m_note *n = &m->notes[i];
+
+		if (n->kind == TRACE_NOTE_CUPTI_OFF && !is_off && i > 0) {
+			is_off = 1;
+			off = n->ts;
+		} else if (n->kind == TRACE_NOTE_CUPTI_ON && is_off) {
+			if (t >= off && t <= n->ts)
+				return 1;
+			is_off = 0;
+		}
+	}
+	return 0;
+}
+
+struct order_item {
+	uint32_t key;			/* kernel name (STRING id) */
+	uint64_t t;			/* call t0, or kernel start */
+	size_t idx;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order_item *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Last resort for kernels CUPTI gave no usable correlation for (its API records can stay off
+ * after another client used CUPTI): the n-th unjoined execution of a kernel is the n-th
+ * unjoined launch of that name, which must come before it. Launches made while another
+ * client held CUPTI have no record of ours to pair with and are left out.
+ */
+static void join_by_order(struct model *m)
+{
+	struct order_item *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
+	struct order_item *calls = xcalloc(m->nr_calls + 1, sizeof(*calls));
+	size_t i, no = 0, nc = 0, a = 0, b = 0;
+
+	for (i = 0; i < m->nr_gpu; i++)
+		if (m->gpu[i].kind == MG_KERNEL && m->gpu[i].call < 0 && !m->gpu[i].graph_id)
+			ops[no++] = (struct order_item){ m->gpu[i].name, m->gpu[i].start, i };
+	if (!no)
+		goto out;
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+
+		if (c->kind != MC_LAUNCH || c->nr_gpu || (c->flags & (MCF_ERROR | MCF_CAPTURING)) ||
+		    c->func >= m->nr_funcs || in_host_only_span(m, c->t0))
+			continue;
+		calls[nc++] = (struct order_item){ m->funcs[c->func].name, c->t0, i };
+	}
+	qsort(ops, no, sizeof(*ops), cmp_order);
+	qsort(calls, nc, sizeof(*calls), cmp_order);
+	while (a < no && b < nc) {
+		if (calls[b].key < ops[a].key) {
+			b++;
+		} else if (ops[a].key < calls[b].key) {
+			a++;
+		} else if (calls[b].t <= ops[a].t) {
+			m->gpu[ops[a].idx].call = (int64_t)calls[b].idx;
+			m->calls[calls[b].idx].nr_gpu++;
+			m->gpu_joined++;
+			m->gpu_unjoined--;
+			m->gpu_joined_by_order++;
+			a++;
+			b++;
+		} else {
+			a++;	/* an execution with no launch before it: left unjoined */
+		}
+	}
+out:
+	free(ops);
+	free(calls);
+}
+
 static void model_finish(struct model *m)
 {
 	size_t i;
@@ -648,8 +736,10 @@ static void model_finish(struct model *m)
 	name_undefined_apis(m);
 	qsort(m->calls, m->nr_calls, sizeof(*m->calls), cmp_call);
 	qsort(m->gpu, m->nr_gpu, sizeof(*m->gpu), cmp_gpu);
-	if (m->nr_gpu)
+	if (m->nr_gpu) {
 		join_gpu(m);
+		join_by_order(m);
+	}
 	if (m->is_complete && m->lost_in_end > m->lost_records)
 		m->lost_records = m->lost_in_end;
 }

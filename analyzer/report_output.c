@@ -161,9 +161,14 @@ static void text_causes(FILE *f, const struct findings *fd)
 		fprintf(f, "  -  memory_capacity  peak %.1f%% of device memory (a signal, not lost time)\n",
 			fd->causes[CAUSE_MEMORY_CAPACITY].value);
 	fprintf(f, "  ?  memory_bandwidth, compute_bound: unknown without hardware counters\n");
-	fprintf(f, "  (idle %s: %s GPU-side dependency waits, %s scheduling noise under 5 us)\n",
-		fmt_ns(a, sizeof(a), fd->idle_ns), fmt_ns(b, sizeof(b), fd->dependency_ns),
-		fmt_ns(a + 16, 16, fd->noise_ns));
+	{
+		char d[32], e[32], g[32], h[32];
+
+		fprintf(f, "  (idle %s, of which %s one-time module loading, %s GPU-side dependency "
+			   "waits, %s scheduling noise under 5 us)\n",
+			fmt_ns(d, sizeof(d), fd->idle_ns), fmt_ns(e, sizeof(e), fd->module_load_ns),
+			fmt_ns(g, sizeof(g), fd->dependency_ns), fmt_ns(h, sizeof(h), fd->noise_ns));
+	}
 }
 
 static void text_summary(FILE *f, const struct stats *s)
@@ -420,6 +425,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_u64(j, "idle_ns", fd->idle_ns);
 		json_u64(j, "exposed_copy_ns", fd->exposed_copy_ns);
 		json_u64(j, "dependency_wait_ns", fd->dependency_ns);
+		json_u64(j, "module_load_ns", fd->module_load_ns);
 		json_u64(j, "noise_ns", fd->noise_ns);
 	} else {
 		json_null(j, "busy_pct");
@@ -431,6 +437,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_null(j, "idle_ns");
 		json_null(j, "exposed_copy_ns");
 		json_null(j, "dependency_wait_ns");
+		json_null(j, "module_load_ns");
 		json_null(j, "noise_ns");
 	}
 	json_u64(j, "kernels", s->gpu.nr_kernels);
@@ -441,6 +448,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_object_begin(j, "join");
 	json_u64(j, "by_correlation", m->gpu_joined_by_corr);
 	json_u64(j, "by_api_interval", m->gpu_joined_by_api);
+	json_u64(j, "by_launch_order", m->gpu_joined_by_order);
 	json_u64(j, "graph_ops", m->gpu_graph_ops);
 	json_u64(j, "graph_ops_to_graph_launch", m->gpu_graph_ops_to_launch);
 	json_object_end(j);

@@ -166,7 +166,12 @@ enum cupti_state {
 	CS_ACTIVE = 1,
 	CS_YIELDED = 2,			/* the application's client owns CUPTI */
 	CS_EXITING = 3,
+	CS_RESUME_PENDING = 4,		/* the client is done; waiting for it to collect */
 };
+
+/* A client that disabled everything but never flushes: resume after this long. */
+#define RESUME_TIMEOUT_NS (1000u * 1000000u)
+static uint64_t pending_since;
 
 /* Recursive: a client's completion callback, run inside our flush, may call back into CUPTI. */
 static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -309,6 +314,7 @@ static void enable_api_records(uint8_t enable)
 }
 
 static void write_info(uint32_t st);
+static void resume_now(void);
 
 /* Context: state_lock held. Returns 0 or a CUptiResult. */
 static int session_start(void)
@@ -696,6 +702,13 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 		return;
 	info_emit = emit;
 	info_ctx = ctx;
+	if (!at_exit && atomic_load(&state) == CS_RESUME_PENDING &&
+	    now - pending_since > RESUME_TIMEOUT_NS) {
+		pthread_mutex_lock(&state_lock);
+		if (atomic_load(&state) == CS_RESUME_PENDING)
+			resume_now();
+		pthread_mutex_unlock(&state_lock);
+	}
 	if (!at_exit && atomic_load(&state) == CS_ACTIVE && now - last_flush >= CUPTI_FLUSH_NS) {
 		cu.ActivityFlushAll(0);
 		last_flush = now;
@@ -769,16 +782,17 @@ static void *app_cupti(const char *name)
 static int foreign_enabled_any;	/* the client enabled a kind since it registered */
 
 /*
- * Context: state_lock held. The client has turned off everything it turned on (or finalized
- * CUPTI): hand it its last buffers while its callbacks are still registered, then restart.
+ * Context: state_lock held. Start again once the client has collected its records. No flush
+ * on its behalf: Kineto drops records that complete before its own flush (it only returns
+ * buffers when some are still outstanding), and the proxy completion routes any buffer of
+ * the client's that completes later back to the client.
  */
-static void resume_if_done(void)
+static void resume_now(void)
 {
 	int ret;
 
-	if (!is_wanted || !cupti_lib || has_foreign || atomic_load(&state) != CS_YIELDED)
+	if (!is_wanted || !cupti_lib)
 		return;
-	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	ret = session_start();
 	if (ret == 0) {
 		rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(),
@@ -860,9 +874,12 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 		r = APP_CUPTI(cuptiActivityDisable)(kind);
 	if ((unsigned)kind < 64)
 		foreign_kinds &= ~(1ull << kind);
-	if (has_foreign && foreign_enabled_any && !foreign_kinds) {
+	if (has_foreign && foreign_enabled_any && !foreign_kinds &&
+	    atomic_load(&state) == CS_YIELDED) {
+		/* The client stops; it flushes and reads its buffers next. */
 		has_foreign = 0;
-		resume_if_done();
+		pending_since = clock_now_ns();
+		atomic_store(&state, CS_RESUME_PENDING);
 	}
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
@@ -885,17 +902,34 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
 	return r;
 }
 
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
+{
+	CUptiResult r = APP_CUPTI(cuptiActivityFlushAll)(flag);
+	int saved = errno;
+
+	/* The client collected its records: the shim can take CUPTI back. */
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&state) == CS_RESUME_PENDING)
+		resume_now();
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
+}
+
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
 	CUptiResult r;
 	int saved = errno;
+	int st;
 
 	pthread_mutex_lock(&state_lock);
 	yield_to_app("yielded: the application finalizes CUPTI");
 	r = APP_CUPTI(cuptiFinalize)();
 	has_foreign = 0;
 	foreign_kinds = 0;
-	resume_if_done();
+	st = atomic_load(&state);
+	if (st == CS_YIELDED || st == CS_RESUME_PENDING)
+		resume_now();
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
 	return r;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * host_sync.cu - a training-style loop that reads one value back after every step (what
- * PyTorch's loss.item() does: a 4-byte device-to-host copy that waits for the stream). Each
- * step's kernels finish, the queue drains, and the GPU idles until the host has the value and
- * launches the next step.
+ * PyTorch's loss.item() does: a 4-byte device-to-host copy that waits for the stream), then
+ * spends 100 us on the host with it. Each step queues 0.5 ms of GPU work at once; the read-back
+ * waits for all of it, so the queue drains and the GPU idles while the host works and launches
+ * the next step. Without the read-back the host would have queued ahead and hidden that time.
  * Known bottleneck: host synchronization. Expected: primary host_sync.
  */
 #include "common.h"
@@ -18,17 +19,17 @@ __global__ void step_kernel(float *x, int n)
 
 int main(void)
 {
-	const int n = 1 << 20, steps = 400;
+	const int n = 1 << 26, steps = 200;
 	float *x, loss = 0;
 	int i, k;
 
-	CK(cudaMalloc(&x, n * sizeof(float)));
-	CK(cudaMemset(x, 0, n * sizeof(float)));
+	CK(cudaMalloc(&x, (size_t)n * sizeof(float)));
+	CK(cudaMemset(x, 0, (size_t)n * sizeof(float)));
 	for (i = 0; i < steps; i++) {
 		for (k = 0; k < 4; k++)
 			step_kernel<<<n / 256, 256>>>(x, n);
 		CK(cudaMemcpy(&loss, x, sizeof(float), cudaMemcpyDeviceToHost));
-		host_busy_us(20);	/* the host looks at the value before the next step */
+		host_busy_us(100);	/* the host looks at the value before the next step */
 	}
 	CK(cudaFree(x));
 	printf("host_sync: loss %.4f\n", loss);

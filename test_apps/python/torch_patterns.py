@@ -20,11 +20,16 @@ def launch_bound():
 
 
 def host_sync():
-    """A value read back (.item()) after every small step. Expected: primary host_sync."""
-    x = torch.randn(1 << 20, device="cuda")
-    for _ in range(300):
+    """Each step queues ~0.4 ms of GPU work, reads a value back (.item()) and spends 150 us of
+    Python on it: the read-back drains the queue and the host's work is exposed.
+    Expected: primary host_sync."""
+    x = torch.randn(1 << 26, device="cuda")
+    for _ in range(200):
         x = x * 0.999 + 0.001
-        _ = x.sum().item()
+        v = x[:1024].sum().item()
+        end = time.perf_counter() + 150e-6
+        while time.perf_counter() < end:
+            v = v * 1.0000001
 
 
 def cpu_bound():
@@ -83,12 +88,12 @@ def memory_full():
 
 
 def healthy():
-    """Large bf16 matmuls back to back, one synchronization. Expected: no host-side cause
-    above 10 % of the span."""
+    """Large bf16 matmuls back to back (about 2 s of GPU work), one synchronization.
+    Expected: no host-side cause above 10 % of the span."""
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     c = a @ b
-    for _ in range(40):
+    for _ in range(1200):
         c = a @ b
     torch.cuda.synchronize()
     print(f"healthy: {c.float().abs().mean().item():.3f}")

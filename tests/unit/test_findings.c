@@ -122,6 +122,19 @@ static void test_host_sync(void)
 	CHECK_EQ(f.primary, CAUSE_HOST_SYNC);
 	CHECK_EQ((long long)(f.busy_pct * 10), 800);
 	done(&m, &s);
+
+	/* A 10 us step, a sync, then 1 ms of host work: the sync owns what queued work could
+	 * have hidden (10 us), the rest is the host's own. */
+	base(&m);
+	op(&m, MG_KERNEL, 0, 10 * US, call(&m, MC_LAUNCH, 1, 0, 2 * US));
+	call(&m, MC_SYNC, 2, 3 * US, 12 * US);
+	op(&m, MG_KERNEL, 1010 * US, 1020 * US, call(&m, MC_LAUNCH, 1, 1000 * US, 1005 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].time_ns, 10 * US);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 980 * US);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 10 * US);
+	CHECK_EQ(f.primary, CAUSE_CPU_BOUND);
+	done(&m, &s);
 }
 
 static void test_cpu_bound(void)
