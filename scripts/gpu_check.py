@@ -14,6 +14,8 @@ Checks, by issue:
   findings    every test app's primary cause as in test_apps/expected/<app>.findings
   robustness  DataLoader workers, alternative allocator backends, graph results bit-identical
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side
+  perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
+              and the shim's trace size against torch.profiler's Chrome export
 """
 import argparse
 import json
@@ -352,6 +354,44 @@ class Checker:
                      f"(runs {', '.join(f'{x:.1f}' for x in v)}), "
                      f"{med / plain:.3f}x plain" if plain else "")
 
+    # ---- overhead of a PyTorch training loop, and trace size against torch.profiler ----
+
+    def perf(self):
+        script = os.path.join(self.py, "torch_bench.py")
+        export = os.path.join(self.work, "scratch", "torch_bench_profile.json")
+        configs = (("plain", False, {}, []), ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}, []),
+                   ("shim, CUPTI", True, {}, []), ("torch.profiler", False, {}, ["--profile", export]))
+        results = {c[0]: [] for c in configs}
+        sizes = {}
+        for rnd in range(2):
+            for label, shim, env, extra in configs:
+                tag = "perf_" + label.replace(" ", "").replace(",", "_").replace(".", "")
+                rc, out, trace, _ = self.run(f"{tag}_{rnd}", [sys.executable, script] + extra,
+                                             shim=shim, env=env, keep=False)
+                m = re.search(r"step_ms=([\d.]+)", out)
+                if rc == 0 and m:
+                    results[label].append(float(m.group(1)))
+                if rnd == 0 and trace:
+                    info = self.info(trace)
+                    sizes[label] = (os.path.getsize(trace), info.get("records", 0))
+                m = re.search(r"export_bytes=(\d+) export_events=(\d+)", out)
+                if rnd == 0 and m:
+                    sizes[label] = (int(m.group(1)), int(m.group(2)))
+        plain = statistics.median(results["plain"]) if results["plain"] else 0
+        for label, _, _, _ in configs:
+            v = results[label]
+            if v and plain:
+                med = statistics.median(v)
+                self.say(f"BENCH torch_bench step time, {label}: median {med:.3f} ms "
+                         f"(runs {', '.join(f'{x:.3f}' for x in v)}), {med / plain:.3f}x plain")
+        for label, (size, n) in sizes.items():
+            self.say(f"BENCH torch_bench output, {label}: {size} bytes, {n} "
+                     f"{'records' if 'shim' in label else 'events'}, "
+                     f"{size / max(n, 1):.2f} bytes each")
+        if "shim, CUPTI" in sizes and "torch.profiler" in sizes:
+            ratio = sizes["torch.profiler"][0] / max(sizes["shim, CUPTI"][0], 1)
+            self.say(f"BENCH torch.profiler JSON / shim trace size: {ratio:.1f}x")
+
     # ---- output ----
 
     def pack(self):
@@ -373,7 +413,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--work", default="/tmp/gpushim-gpu-check")
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
-    ap.add_argument("--only", default="recording,cupti,findings,robustness,bench")
+    ap.add_argument("--only", default="recording,cupti,findings,robustness,bench,perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)
