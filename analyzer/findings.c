@@ -211,19 +211,64 @@ static uint64_t module_time(const struct model *m, const struct thread_calls *tc
 
 /* ---- Per device ---- */
 
+struct stretch {
+	uint64_t begin, end;
+	uint64_t busy_before;		/* busy time of the stretches before this one */
+};
+
 struct dev_state {
 	struct findings *f;
 	const struct model *m;
 	struct thread_calls *threads;
 	struct site_acc sites[NR_CAUSES];
 	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
+	/* The current device's closed busy stretches, in order. */
+	struct stretch *st;
+	size_t nr_st, cap_st;
 };
+
+static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)
+{
+	uint64_t before = 0;
+
+	if (ds->nr_st) {
+		const struct stretch *last = &ds->st[ds->nr_st - 1];
+
+		before = last->busy_before + (last->end - last->begin);
+	}
+	XGROW(ds->st, ds->cap_st, ds->nr_st + 1);
+	ds->st[ds->nr_st++] = (struct stretch){ .begin = b, .end = e, .busy_before = before };
+}
+
+/* GPU busy time between @t and the end of the last closed stretch. */
+static uint64_t busy_since(const struct dev_state *ds, uint64_t t)
+{
+	size_t lo = 0, hi = ds->nr_st, n = ds->nr_st;
+	uint64_t total, before;
+
+	if (!n)
+		return 0;
+	total = ds->st[n - 1].busy_before + (ds->st[n - 1].end - ds->st[n - 1].begin);
+	/* First stretch ending after t. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ds->st[mid].end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n)
+		return 0;
+	before = ds->st[lo].busy_before + (t > ds->st[lo].begin ? t - ds->st[lo].begin : 0);
+	return total - before;
+}
 
 /*
  * One idle gap [g0, g1) that the operation @next ends (@prev: the operation the GPU ran
  * before). Splits the gap among the causes, adds it to their sites.
  */
-static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1, uint64_t busy_before,
+static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 			  const struct m_gpu_op *prev, const struct m_gpu_op *next)
 {
 	const struct model *m = ds->m;
@@ -253,15 +298,18 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1, uint64
 
 	/*
 	 * The host was blocked waiting when the GPU ran out of work: the wait drained the queue.
-	 * Had the host not waited, the work queued before could have hidden what the host did
-	 * next, so the sync owns the gap up to the length of that preceding busy stretch; a
-	 * longer host stretch is classified like any other (a checkpoint or a profiler start
-	 * after a sync is not the sync's). Module loading is one-time warm-up either way.
+	 * Had the host not waited, the work that ran during the wait could have hidden what the
+	 * host did next, so the sync owns the gap up to that much GPU time; a longer host
+	 * stretch is classified like any other (a checkpoint or a profiler start after a sync is
+	 * not the sync's, nor is a wait on a GPU that was already idle). Module loading is
+	 * one-time warm-up either way.
 	 */
 	if (i < tc->n && m->calls[tc->idx[i]].t0 <= g0 &&
-	    is_blocking_wait(&m->calls[tc->idx[i]])) {
+	    is_blocking_wait(&m->calls[tc->idx[i]]) &&
+	    busy_since(ds, m->calls[tc->idx[i]].t0) > 0) {
 		const struct m_call *w = &m->calls[tc->idx[i]];
-		uint64_t own = len < busy_before ? len : busy_before;
+		uint64_t hidden = busy_since(ds, w->t0);
+		uint64_t own = len < hidden ? len : hidden;
 		uint64_t load = module_time(m, tc, i, g0, g0 + own);
 
 		f->module_load_ns += load;
@@ -344,6 +392,7 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 
 	for (i = 0; i < m->nr_gpu; i++)
 		nr_ops += (int)m->gpu[i].device == device;
+	ds->nr_st = 0;
 	edges = xcalloc(2 * nr_ops + 1, sizeof(*edges));
 
 	/* Gaps of the union of all operations, in start order. */
@@ -358,7 +407,8 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			cur_end = g->end;
 			prev = g;
 		} else if (g->start > cur_end) {
-			attribute_gap(ds, cur_end, g->start, cur_end - cur_begin, prev, g);
+			stretch_push(ds, cur_begin, cur_end);
+			attribute_gap(ds, cur_end, g->start, prev, g);
 			cur_begin = g->start;
 			cur_end = g->end;
 			prev = g;
@@ -568,6 +618,7 @@ void findings_compute(struct findings *f, const struct model *m, const struct st
 							     f->window_ns :
 						     0;
 	}
+	free(ds.st);
 	for (k = 0; k < NR_CAUSES; k++)
 		sites_finish(&f->causes[k], &ds.sites[k]);
 	for (t = 0; t <= m->nr_threads; t++)

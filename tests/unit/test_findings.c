@@ -123,17 +123,46 @@ static void test_host_sync(void)
 	CHECK_EQ((long long)(f.busy_pct * 10), 800);
 	done(&m, &s);
 
-	/* A 10 us step, a sync, then 1 ms of host work: the sync owns what queued work could
-	 * have hidden (10 us), the rest is the host's own. */
+	/* A 10 us step, a sync from 3 us on, then 1 ms of host work: the sync owns what the work
+	 * that ran during the wait could have hidden (7 us), the rest is the host's own. */
 	base(&m);
 	op(&m, MG_KERNEL, 0, 10 * US, call(&m, MC_LAUNCH, 1, 0, 2 * US));
 	call(&m, MC_SYNC, 2, 3 * US, 12 * US);
 	op(&m, MG_KERNEL, 1010 * US, 1020 * US, call(&m, MC_LAUNCH, 1, 1000 * US, 1005 * US));
 	run(&m, &s, &f);
-	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].time_ns, 10 * US);
-	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 980 * US);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].time_ns, 7 * US);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 983 * US);
 	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 10 * US);
 	CHECK_EQ(f.primary, CAUSE_CPU_BOUND);
+	done(&m, &s);
+
+	/* A blocking read-back (.item()): 400 us of kernels, then the copy the host waits for
+	 * runs 8 us later; 100 us of host work follows. The wait spans both busy stretches, so
+	 * the 100 us after the copy are the sync's, not the host's. */
+	base(&m);
+	op(&m, MG_KERNEL, 0, 400 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	{
+		int64_t c = call(&m, MC_COPY, 3, 10 * US, 412 * US);
+
+		m.calls[c].sub = TRACE_COPY_D2H;
+		op(&m, MG_MEMCPY, 408 * US, 410 * US, c);
+	}
+	op(&m, MG_KERNEL, 520 * US, 920 * US, call(&m, MC_LAUNCH, 1, 512 * US, 515 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].time_ns, 8 * US + 110 * US);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 0);
+	CHECK_EQ(f.primary, CAUSE_HOST_SYNC);
+	done(&m, &s);
+
+	/* A sync on a GPU that was already idle drained nothing: the gap is the host's, but for
+	 * the microsecond spent in the call itself. */
+	base(&m);
+	op(&m, MG_KERNEL, 0, 10 * US, call(&m, MC_LAUNCH, 1, 0, 2 * US));
+	call(&m, MC_SYNC, 2, 20 * US, 21 * US);
+	op(&m, MG_KERNEL, 110 * US, 120 * US, call(&m, MC_LAUNCH, 1, 100 * US, 105 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].time_ns, 1 * US);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 89 * US);
 	done(&m, &s);
 }
 
