@@ -661,7 +661,7 @@ static int in_host_only_span(const struct model *m, uint64_t t)
 }
 
 struct order_item {
-	uint32_t key;			/* kernel name (STRING id) */
+	uint64_t key;			/* order_key() */
 	uint64_t t;			/* call t0, or kernel start */
 	size_t idx;
 };
@@ -677,31 +677,60 @@ static int cmp_order(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* What an operation and its call have in common: the kernel's name, a copy's or set's size. */
+#define ORDER_KEY(kind, v) ((uint64_t)(kind) << 56 | ((uint64_t)(v) & ((1ull << 56) - 1)))
+
+static int order_key_op(const struct m_gpu_op *g, uint64_t *key)
+{
+	if (g->call >= 0 || g->graph_id)
+		return 0;
+	*key = ORDER_KEY(g->kind, g->kind == MG_KERNEL ? g->name : g->bytes);
+	return 1;
+}
+
+static int order_key_call(const struct model *m, const struct m_call *c, uint64_t *key)
+{
+	if (c->nr_gpu || (c->flags & (MCF_ERROR | MCF_CAPTURING)) || in_host_only_span(m, c->t0))
+		return 0;
+	switch (c->kind) {
+	case MC_LAUNCH:
+		if (c->func >= m->nr_funcs)
+			return 0;
+		*key = ORDER_KEY(MG_KERNEL, m->funcs[c->func].name);
+		return 1;
+	case MC_COPY:
+		*key = ORDER_KEY(MG_MEMCPY, c->bytes);
+		return 1;
+	case MC_SET:
+		*key = ORDER_KEY(MG_MEMSET, c->bytes);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
- * Last resort for kernels CUPTI gave no usable correlation for (its API records can stay off
- * after another client used CUPTI): the n-th unjoined execution of a kernel is the n-th
- * unjoined launch of that name, which must come before it. Launches made while another
- * client held CUPTI have no record of ours to pair with and are left out.
+ * Last resort for operations CUPTI gave no usable correlation for (its API records can stay
+ * off after another client used CUPTI): the n-th unjoined execution of a kernel is the n-th
+ * unjoined launch of that name, which must come before it; copies and sets pair the same
+ * way by size. Calls made while another client held CUPTI have no record of ours to pair
+ * with and are left out.
  */
 static void join_by_order(struct model *m)
 {
 	struct order_item *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
 	struct order_item *calls = xcalloc(m->nr_calls + 1, sizeof(*calls));
 	size_t i, no = 0, nc = 0, a = 0, b = 0;
+	uint64_t key;
 
 	for (i = 0; i < m->nr_gpu; i++)
-		if (m->gpu[i].kind == MG_KERNEL && m->gpu[i].call < 0 && !m->gpu[i].graph_id)
-			ops[no++] = (struct order_item){ m->gpu[i].name, m->gpu[i].start, i };
+		if (order_key_op(&m->gpu[i], &key))
+			ops[no++] = (struct order_item){ key, m->gpu[i].start, i };
 	if (!no)
 		goto out;
-	for (i = 0; i < m->nr_calls; i++) {
-		const struct m_call *c = &m->calls[i];
-
-		if (c->kind != MC_LAUNCH || c->nr_gpu || (c->flags & (MCF_ERROR | MCF_CAPTURING)) ||
-		    c->func >= m->nr_funcs || in_host_only_span(m, c->t0))
-			continue;
-		calls[nc++] = (struct order_item){ m->funcs[c->func].name, c->t0, i };
-	}
+	for (i = 0; i < m->nr_calls; i++)
+		if (order_key_call(m, &m->calls[i], &key))
+			calls[nc++] = (struct order_item){ key, m->calls[i].t0, i };
 	qsort(ops, no, sizeof(*ops), cmp_order);
 	qsort(calls, nc, sizeof(*calls), cmp_order);
 	while (a < no && b < nc) {

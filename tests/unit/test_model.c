@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_model.c - the join of GPU operations to the calls that caused them, on a hand-built
+ * trace: by the external correlation id the shim pushed (driver-API launches), by the
+ * thread and interval of CUPTI's API record (cudart's launch path), and, where CUPTI gave no
+ * correlation after another client held it, by order — kernels by name, sets by size —
+ * leaving out the calls made while that client held CUPTI.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model.h"
+#include "trace_builder.h"
+#include "trace_reader.h"
+
+enum { API_LAUNCH = 1, API_SET = 2 };
+enum { S_LAUNCH = 1, S_SET, S_KERN_A, S_KERN_B, S_NOTE };
+
+#define TID 100
+#define BASE 1000000ull
+
+static void def_api(struct tb *t, uint16_t api, uint8_t family, uint32_t name)
+{
+	struct trace_rec_api_def d;
+
+	memset(&d, 0, sizeof(d));
+	d.hdr.type = TRACE_REC_API_DEF;
+	d.hdr.size = sizeof(d);
+	d.api = api;
+	d.family = family;
+	d.name = name;
+	tb_rec(t, &d, sizeof(d));
+}
+
+static void def_func(struct tb *t, uint32_t id, uint32_t name)
+{
+	struct trace_rec_func f;
+
+	memset(&f, 0, sizeof(f));
+	f.hdr.type = TRACE_REC_FUNC;
+	f.hdr.size = sizeof(f);
+	f.handle = 0x1000 * id;
+	f.id = id;
+	f.name = name;
+	tb_rec(t, &f, sizeof(f));
+}
+
+/* A launch @dt ns after the previous thread record, lasting 5 us. */
+static void launch(struct tb *t, uint32_t dt, uint32_t seq, uint32_t func)
+{
+	struct trace_rec_launch l;
+
+	memset(&l, 0, sizeof(l));
+	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, 5000, 0, seq);
+	l.func = func;
+	l.grid[0] = l.grid[1] = l.grid[2] = 1;
+	l.block[0] = l.block[1] = l.block[2] = 32;
+	tb_rec(t, &l, sizeof(l));
+}
+
+static void set(struct tb *t, uint32_t dt, uint32_t seq, uint64_t bytes)
+{
+	struct trace_rec_set s;
+
+	memset(&s, 0, sizeof(s));
+	tb_call(&s.call, TRACE_REC_SET, sizeof(s), dt, API_SET, 5000, 0, seq);
+	s.bytes = bytes;
+	s.elem_bytes = 1;
+	s.dst = 0xd000;
+	tb_rec(t, &s, sizeof(s));
+}
+
+static void note(struct tb *t, uint64_t ts, uint32_t kind)
+{
+	struct trace_rec_note n;
+
+	memset(&n, 0, sizeof(n));
+	n.hdr.type = TRACE_REC_NOTE;
+	n.hdr.size = sizeof(n);
+	n.ts_ns = ts;
+	n.kind = kind;
+	n.text = S_NOTE;
+	tb_rec(t, &n, sizeof(n));
+}
+
+static void kernel(struct tb *t, uint64_t start, uint32_t corr, uint32_t name)
+{
+	struct trace_rec_gpu_kernel k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = TRACE_REC_GPU_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.start_ns = start;
+	k.end_ns = start + 2000;
+	k.cupti_corr = corr;
+	k.name = name;
+	k.grid[0] = k.grid[1] = k.grid[2] = 1;
+	k.block[0] = k.block[1] = k.block[2] = 32;
+	tb_rec(t, &k, sizeof(k));
+}
+
+static void memset_op(struct tb *t, uint64_t start, uint32_t corr, uint64_t bytes)
+{
+	struct trace_rec_gpu_memset s;
+
+	memset(&s, 0, sizeof(s));
+	s.hdr.type = TRACE_REC_GPU_MEMSET;
+	s.hdr.size = sizeof(s);
+	s.start_ns = start;
+	s.end_ns = start + 1000;
+	s.cupti_corr = corr;
+	s.bytes = bytes;
+	tb_rec(t, &s, sizeof(s));
+}
+
+static void ext_corr(struct tb *t, uint32_t seq, uint32_t corr)
+{
+	struct trace_rec_gpu_corr c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.type = TRACE_REC_GPU_CORR;
+	c.hdr.size = sizeof(c);
+	c.ext_id = TRACE_CORR_ID(0, seq);
+	c.cupti_corr = corr;
+	tb_rec(t, &c, sizeof(c));
+}
+
+/* CUPTI's record of the API call owning @corr, inside [start, end] on thread @tid. */
+static void api_rec(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t tid)
+{
+	struct trace_rec_gpu_api a;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr.type = TRACE_REC_GPU_API;
+	a.hdr.size = sizeof(a);
+	a.start_ns = start;
+	a.end_ns = end;
+	a.cupti_corr = corr;
+	a.tid = tid;
+	a.domain = TRACE_GPU_API_RUNTIME;
+	tb_rec(t, &a, sizeof(a));
+}
+
+/*
+ * Thread timeline (us after BASE): launch A at 0 (seq 1), launch A at 10 (seq 2), set of 64 B
+ * at 20 (seq 3); CUPTI handed to another client from 30 to 60, launch B at 40 (seq 4) inside;
+ * launch B at 70 (seq 5), launch A at 80 (seq 6), set of 64 B at 90 (seq 7).
+ */
+static const char *build(struct tb *t)
+{
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(t, S_SET, "cuMemsetD8Async");
+	tb_string(t, S_KERN_A, "kern_a");
+	tb_string(t, S_KERN_B, "kern_b");
+	tb_string(t, S_NOTE, "note");
+	def_api(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	def_api(t, API_SET, TRACE_FAM_SET, S_SET);
+	def_func(t, 1, S_KERN_A);
+	def_func(t, 2, S_KERN_B);
+	note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON);
+	tb_block(t, TID, 0, BASE);
+	launch(t, 0, 1, 1);
+	launch(t, 10000, 2, 1);
+	set(t, 10000, 3, 64);
+	launch(t, 20000, 4, 2);
+	launch(t, 30000, 5, 2);
+	launch(t, 10000, 6, 1);
+	set(t, 10000, 7, 64);
+	note(t, BASE + 30000, TRACE_NOTE_CUPTI_OFF);
+	note(t, BASE + 60000, TRACE_NOTE_CUPTI_ON);
+
+	/* Exact: the pushed id (seq 1), and API records inside the calls (seq 2 and 3). */
+	ext_corr(t, 1, 11);
+	kernel(t, BASE + 6000, 11, S_KERN_A);
+	api_rec(t, BASE + 10500, BASE + 14000, 12, TID);
+	kernel(t, BASE + 16000, 12, S_KERN_A);
+	api_rec(t, BASE + 20500, BASE + 24000, 13, TID);
+	memset_op(t, BASE + 26000, 13, 64);
+	/* An API record of another thread at the same time must not join. */
+	api_rec(t, BASE + 80500, BASE + 84000, 16, TID + 1);
+	/* After the client: no correlation of ours; the kernel of seq 4 went to the client. */
+	kernel(t, BASE + 76000, 0, S_KERN_B);
+	kernel(t, BASE + 86000, 16, S_KERN_A);
+	memset_op(t, BASE + 96000, 0, 64);
+	/* An execution with no launch before it stays unjoined. */
+	kernel(t, BASE - 500000, 0, S_KERN_B);
+	tb_flush(t);
+	return tb_write(t, "join.trace", 0);
+}
+
+/* The call a GPU operation starting at @start joined, as its seq; 0 when unjoined. */
+static uint32_t joined_seq(const struct model *m, uint64_t start)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_gpu; i++) {
+		if (m->gpu[i].start != start)
+			continue;
+		if (m->gpu[i].call < 0)
+			return 0;
+		return (uint32_t)m->calls[m->gpu[i].call].corr_id;
+	}
+	return 0xffffffff;
+}
+
+static void test_join(void)
+{
+	struct trace_reader rd;
+	struct model m;
+	struct tb t;
+
+	CHECK_EQ(trace_reader_open(&rd, build(&t)), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	CHECK_EQ(m.nr_gpu, 7);
+	CHECK_EQ(joined_seq(&m, BASE + 6000), 1);	/* pushed id */
+	CHECK_EQ(joined_seq(&m, BASE + 16000), 2);	/* API record's interval */
+	CHECK_EQ(joined_seq(&m, BASE + 26000), 3);
+	CHECK_EQ(joined_seq(&m, BASE + 76000), 5);	/* by order, not seq 4 (client's span) */
+	CHECK_EQ(joined_seq(&m, BASE + 86000), 6);	/* other thread's record ignored */
+	CHECK_EQ(joined_seq(&m, BASE + 96000), 7);	/* set by size */
+	CHECK_EQ(joined_seq(&m, BASE - 500000), 0);
+	CHECK_EQ(m.gpu_joined_by_corr, 1);
+	CHECK_EQ(m.gpu_joined_by_api, 2);
+	CHECK_EQ(m.gpu_joined_by_order, 3);
+	CHECK_EQ(m.gpu_joined, 6);
+	CHECK_EQ(m.gpu_unjoined, 1);
+	model_free(&m);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
+int main(void)
+{
+	RUN(test_join);
+	return TEST_RESULT();
+}
