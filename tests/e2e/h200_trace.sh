@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# One trace recorded on the H200 (tests/traces/h200/NAME.trace): every command reads it, the
+# report's primary cause is the one its test app was built for (test_apps/expected/NAME.findings,
+# the same rules scripts/gpu_check.py applies on the GPU), and the key figures pinned in
+# NAME.pins hold. Each pin is a jq expression that must be true of `report --format json`.
+# Usage: h200_trace.sh NAME
+. "$(dirname "$0")/lib.sh"
+name=$1
+dir=$SOURCE_ROOT/tests/traces/h200
+trace=$dir/$name.trace
+[ -f "$trace" ] || fail "no trace $trace"
+
+"$GPUSHIM_BIN" info "$trace" >"$WORK/info" || fail "info exited $?"
+"$GPUSHIM_BIN" dump --format jsonl "$trace" >"$WORK/dump" || fail "dump exited $?"
+"$GPUSHIM_BIN" report "$trace" >"$WORK/report.txt" || fail "report exited $?"
+"$GPUSHIM_BIN" report --format json "$trace" >"$WORK/report.json" || fail "report --format json exited $?"
+jq -e . "$WORK/report.json" >/dev/null || fail "report JSON does not parse"
+expect "complete" "$(jget "$WORK/report.json" .trace.complete)" true
+expect "lost records" "$(jget "$WORK/report.json" .trace.lost_records)" 0
+expect "GPU source" "$(jget "$WORK/report.json" .gpu.source)" cupti
+# The dump holds every record the report counted.
+expect "dump records" "$(wc -l <"$WORK/dump")" "$(jget "$WORK/report.json" .trace.records)"
+grep -q "^verdict: " "$WORK/report.txt" || fail "text report has no verdict line"
+
+defs='def cause(c): (.attribution[] | select(.cause == c));
+def share(c): ([.attribution[] | select(.cause == c) | .share_pct // 0] | add // 0);
+def kernel(re): (.kernels[] | select(.name | test(re)));
+def api(n): ([.api[] | select(.name == n) | .calls] | add // 0);'
+
+checked=0
+check() {
+	local what=$1 expr=$2
+	jq -e "$defs $expr" "$WORK/report.json" >/dev/null 2>"$WORK/jq.err" ||
+		fail "$name: $what: $expr ($(head -c 300 "$WORK/jq.err"))"
+	checked=$((checked + 1))
+}
+
+expected=$SOURCE_ROOT/test_apps/expected/$name.findings
+if [ -f "$expected" ]; then
+	while read -r rule arg _; do
+		case $rule in
+		primary) check "primary cause" ".verdict.primary == \"$arg\"" ;;
+		flagged) check "cause reported" "[.attribution[] | select(.status == \"measured\" or .status == \"signal\") | .cause] | index(\"$arg\") != null" ;;
+		host_below) check "host-side causes" "[share(\"host_sync\"), share(\"launch_overhead\"), share(\"cpu_bound\"), share(\"memcpy\"), share(\"allocation\")] | max < $arg" ;;
+		""|\#*) ;;
+		*) fail "unknown rule '$rule' in $expected" ;;
+		esac
+	done <"$expected"
+fi
+while IFS= read -r pin; do
+	case $pin in
+	""|\#*) continue ;;
+	esac
+	check "pin" "$pin"
+done <"$dir/$name.pins"
+[ "$checked" -gt 0 ] || fail "$name: nothing checked"
+echo "$name: $checked checks"
