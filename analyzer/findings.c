@@ -388,10 +388,27 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	uint64_t first = UINT64_MAX, cur_end = 0, cur_begin = 0, work = 0, exposed = 0;
 	const struct m_gpu_op *prev = NULL;
 	int work_active = 0, copy_active = 0;
-	uint64_t t_last = 0;
+	uint64_t t_last = 0, begin = UINT64_MAX;
+	int has_kernel = 0;
 
-	for (i = 0; i < m->nr_gpu; i++)
-		nr_ops += (int)m->gpu[i].device == device;
+	/*
+	 * The window opens with the first kernel: what comes before (weights uploaded, then
+	 * seconds of Python setup before the first step) is start-up, not the steady state the
+	 * analysis is about. Without kernels it opens with the first operation.
+	 */
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+
+		if ((int)g->device != device)
+			continue;
+		nr_ops++;
+		if (begin == UINT64_MAX)
+			begin = g->start;	/* ops are in start order */
+		if (g->kind == MG_KERNEL && !has_kernel) {
+			begin = g->start;
+			has_kernel = 1;
+		}
+	}
 	ds->nr_st = 0;
 	edges = xcalloc(2 * nr_ops + 1, sizeof(*edges));
 
@@ -400,7 +417,7 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 		const struct m_gpu_op *g = &m->gpu[i];
 		int is_copy = g->kind == MG_MEMCPY;
 
-		if ((int)g->device != device)
+		if ((int)g->device != device || g->start < begin)
 			continue;
 		if (first == UINT64_MAX) {
 			first = cur_begin = g->start;

@@ -93,7 +93,7 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 			fd->busy_pct, fmt_ns(a, sizeof(a), fd->window_ns));
 		fprintf(f, "  SMs      filled %.1f%% of the time (busy time weighted by SM fill)\n",
 			fd->fill_pct);
-		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the first GPU work\n",
+		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the first kernel\n",
 			fd->kernels_per_s, fmt_bytes(b, sizeof(b), (uint64_t)fd->copy_bytes_per_s),
 			fmt_ns(c, sizeof(c), fd->startup_ns));
 	} else {

@@ -4,7 +4,8 @@
  * the host spent blocked in a synchronization is host_sync; host work outside CUDA is
  * cpu_bound and the launch call plus launch latency is launch_overhead; sub-5 us gaps are
  * launch overhead when the GPU waited for the launch, noise when the work was queued; exposed
- * copies are memcpy; unfilled SMs are low_parallelism; a full memory is a signal, not time.
+ * copies are memcpy; unfilled SMs are low_parallelism; a full memory is a signal, not time;
+ * what precedes the first kernel is start-up, outside the window.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -223,13 +224,14 @@ static void test_memcpy_and_alloc(void)
 	struct m_gpu_op *g;
 
 	base(&m);
-	g = op(&m, MG_MEMCPY, 0, 100 * US, call(&m, MC_COPY, 3, 0, 110 * US));
+	op(&m, MG_KERNEL, 0, 10 * US, call(&m, MC_LAUNCH, 1, 0, 2 * US));
+	g = op(&m, MG_MEMCPY, 10 * US, 110 * US, call(&m, MC_COPY, 3, 5 * US, 120 * US));
 	g->bytes = 1 << 20;
 	g->src_kind = TRACE_GPU_MEM_PAGEABLE;
 	g->copy_kind = TRACE_GPU_COPY_HTOD;
 	/* Host in a blocking copy, then an allocation, then the launch. */
-	call(&m, MC_MEM, 4, 110 * US, 150 * US);
-	op(&m, MG_KERNEL, 160 * US, 200 * US, call(&m, MC_LAUNCH, 1, 150 * US, 155 * US));
+	call(&m, MC_MEM, 4, 120 * US, 160 * US);
+	op(&m, MG_KERNEL, 170 * US, 210 * US, call(&m, MC_LAUNCH, 1, 160 * US, 165 * US));
 	run(&m, &s, &f);
 	CHECK_EQ(f.exposed_copy_ns, 100 * US);
 	/* 100 us exposed copy + 10 us of the gap inside the copy call. */
@@ -238,6 +240,34 @@ static void test_memcpy_and_alloc(void)
 	CHECK_EQ(f.causes[CAUSE_ALLOCATION].time_ns, 40 * US);
 	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 10 * US);
 	CHECK_EQ(f.primary, CAUSE_MEMCPY);
+	done(&m, &s);
+}
+
+/* Weights uploaded, then a second of setup before the first kernel: start-up, not idle time. */
+static void test_startup(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+	struct m_gpu_op *g;
+
+	base(&m);
+	g = op(&m, MG_MEMCPY, 0, 100 * US, call(&m, MC_COPY, 3, 0, 110 * US));
+	g->bytes = 1 << 20;
+	g->copy_kind = TRACE_GPU_COPY_HTOD;
+	op(&m, MG_KERNEL, 1000000 * US, 1000100 * US,
+	   call(&m, MC_LAUNCH, 1, 999990 * US, 999995 * US));
+	op(&m, MG_KERNEL, 1000100 * US, 1000200 * US,
+	   call(&m, MC_LAUNCH, 1, 999996 * US, 999999 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.window_start, 1000000 * US);
+	CHECK_EQ(f.window_ns, 200 * US);
+	CHECK_EQ(f.startup_ns, 1000000 * US);
+	CHECK_EQ(f.idle_ns, 0);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 0);
+	CHECK_EQ(f.primary, -1);
+	/* The copy still counts as the copy it was. */
+	CHECK_EQ(f.causes[CAUSE_MEMCPY].bytes, 1 << 20);
 	done(&m, &s);
 }
 
@@ -303,6 +333,7 @@ int main(void)
 	RUN(test_cpu_bound);
 	RUN(test_small_gaps);
 	RUN(test_memcpy_and_alloc);
+	RUN(test_startup);
 	RUN(test_low_parallelism_and_memory);
 	RUN(test_healthy_and_host_only);
 	return TEST_RESULT();
