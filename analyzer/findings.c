@@ -225,6 +225,7 @@ struct dev_state {
 	/* The current device's closed busy stretches, in order. */
 	struct stretch *st;
 	size_t nr_st, cap_st;
+	int device;			/* the device being attributed */
 };
 
 static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)
@@ -264,6 +265,22 @@ static uint64_t busy_since(const struct dev_state *ds, uint64_t t)
 	return total - before;
 }
 
+/* Keep the gap's split for the timeline export, when asked. */
+static void keep_gap(struct dev_state *ds, uint64_t g0, uint64_t g1, const uint64_t *part)
+{
+	struct findings *f = ds->f;
+	struct f_gap *g;
+
+	if (!f->want_gaps)
+		return;
+	XGROW(f->gaps, f->gaps_cap, f->nr_gaps_kept + 1);
+	g = &f->gaps[f->nr_gaps_kept++];
+	g->start = g0;
+	g->end = g1;
+	g->device = ds->device;
+	memcpy(g->part, part, sizeof(g->part));
+}
+
 /*
  * One idle gap [g0, g1) that the operation @next ends (@prev: the operation the GPU ran
  * before). Splits the gap among the causes, adds it to their sites.
@@ -274,12 +291,13 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	const struct model *m = ds->m;
 	struct findings *f = ds->f;
 	const char *after = prev ? op_name(m, prev) : NULL;
-	uint64_t part[NR_CAUSES] = { 0 };
+	uint64_t part[NR_GAP_PARTS] = { 0 };
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
 	const struct m_call *issuer;
 	const struct thread_calls *tc;
-	uint64_t pos = g0, len = g1 - g0;
+	const uint64_t gap0 = g0;
+	uint64_t pos = g0, len = g1 - g0, waited = 0;
 	size_t i;
 	int k;
 
@@ -287,9 +305,10 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	if (next->call < 0 || m->calls[next->call].t1 <= g0) {
 		/* Queued before the GPU ran dry: the wait is on the GPU side (or unknown). */
 		if (len < NOISE_GAP_NS)
-			f->noise_ns += len;
+			f->noise_ns += len, part[GAP_NOISE] = len;
 		else
-			f->dependency_ns += len;
+			f->dependency_ns += len, part[GAP_DEPENDENCY] = len;
+		keep_gap(ds, g0, g1, part);
 		return;
 	}
 	issuer = &m->calls[next->call];
@@ -312,16 +331,16 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 		uint64_t own = len < hidden ? len : hidden;
 		uint64_t load = module_time(m, tc, i, g0, g0 + own);
 
-		f->module_load_ns += load;
-		f->causes[CAUSE_HOST_SYNC].time_ns += own - load;
+		part[GAP_MODULE] += load;
+		waited = own - load;
+		f->causes[CAUSE_HOST_SYNC].time_ns += waited;
 		f->causes[CAUSE_HOST_SYNC].count++;
-		site_add(&ds->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, own - load,
-			 0);
-		if (own == len)
-			return;
+		site_add(&ds->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, waited, 0);
 		pos = g0 + own;
 		g0 = pos;
 		i = first_ending_after(m, tc, g0);
+		if (own == len)
+			i = tc->n;	/* nothing left to walk */
 	}
 
 	/* Walk the issuing thread's calls through the gap; between calls it was outside CUDA. */
@@ -335,7 +354,7 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 		if (s > pos)
 			part[CAUSE_CPU_BOUND] += s - pos;
 		if (e > s && c->kind == MC_MODULE) {
-			f->module_load_ns += e - s;
+			part[GAP_MODULE] += e - s;
 		} else if (e > s) {
 			k = call_cause(c);
 			part[k] += e - s;
@@ -353,6 +372,7 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	if (pos < g1)
 		part[issuer->t1 <= pos ? CAUSE_LAUNCH_OVERHEAD : CAUSE_CPU_BOUND] += g1 - pos;
 
+	f->module_load_ns += part[GAP_MODULE];
 	for (k = 0; k < NR_CAUSES; k++) {
 		if (!part[k])
 			continue;
@@ -362,6 +382,8 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 		site_add(&ds->sites[k], what[k] ? what[k] : model_api_name(m, issuer->api), after,
 			 part[k], 0);
 	}
+	part[CAUSE_HOST_SYNC] += waited;
+	keep_gap(ds, gap0, g1, part);
 }
 
 struct edge {
@@ -410,6 +432,7 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 		}
 	}
 	ds->nr_st = 0;
+	ds->device = device;
 	edges = xcalloc(2 * nr_ops + 1, sizeof(*edges));
 
 	/* Gaps of the union of all operations, in start order. */
@@ -574,7 +597,39 @@ static void summarize(struct findings *f)
 	}
 }
 
-void findings_compute(struct findings *f, const struct model *m, const struct stats *s)
+int gap_label(const struct f_gap *g)
+{
+	int k, best = GAP_NOISE;
+
+	for (k = 0; k < NR_GAP_PARTS; k++)
+		if (g->part[k] > g->part[best])
+			best = k;
+	return best;
+}
+
+const char *gap_part_name(int part)
+{
+	switch (part) {
+	case GAP_NOISE:
+		return "noise";
+	case GAP_DEPENDENCY:
+		return "dependency";
+	case GAP_MODULE:
+		return "module_load";
+	default:
+		return cause_name(part);
+	}
+}
+
+void findings_free(struct findings *f)
+{
+	free(f->gaps);
+	f->gaps = NULL;
+	f->nr_gaps_kept = f->gaps_cap = 0;
+}
+
+static void compute(struct findings *f, const struct model *m, const struct stats *s,
+		    int want_gaps)
 {
 	struct dev_state ds;
 	uint64_t win_start = UINT64_MAX, win_end = 0, first_call = UINT64_MAX;
@@ -582,6 +637,7 @@ void findings_compute(struct findings *f, const struct model *m, const struct st
 	int k;
 
 	memset(f, 0, sizeof(*f));
+	f->want_gaps = want_gaps;
 	memset(&ds, 0, sizeof(ds));
 	ds.f = f;
 	ds.m = m;
@@ -677,4 +733,14 @@ void findings_compute(struct findings *f, const struct model *m, const struct st
 			c->status = CS_SIGNAL;
 	}
 	summarize(f);
+}
+
+void findings_compute(struct findings *f, const struct model *m, const struct stats *s)
+{
+	compute(f, m, s, 0);
+}
+
+void findings_compute_gaps(struct findings *f, const struct model *m, const struct stats *s)
+{
+	compute(f, m, s, 1);
 }

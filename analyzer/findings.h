@@ -4,8 +4,9 @@
  * and advice, ranked. Pure: model and statistics in, struct findings out; no I/O, no printing.
  *
  * Definitions (README "How the time is attributed"):
- *   window      per device, from the first GPU operation's start to the last one's end; what
- *               comes before (initialization, module loading) is reported as startup.
+ *   window      per device, from the first kernel's start (the first operation's without
+ *               kernels) to the last operation's end; what comes before (initialization,
+ *               weights uploaded, set-up before the first step) is reported as startup.
  *   partition   window = GPU work (kernels, memsets) + exposed copies (copies while no kernel
  *               runs) + idle (nothing on the GPU).
  *   idle gaps   each gap is assigned by what the thread that issued the GPU's next operation
@@ -72,6 +73,21 @@ struct f_cause {
 	int nr_sites;
 };
 
+/* Parts of an idle gap beyond the causes: not lost time. */
+enum gap_part {
+	GAP_NOISE = NR_CAUSES,		/* GPU-side, under 5 us */
+	GAP_DEPENDENCY,			/* GPU-side, the next operation was already queued */
+	GAP_MODULE,			/* the host was loading modules (one-time) */
+	NR_GAP_PARTS
+};
+
+/* One idle gap of a device and how it was split (kept for the timeline export). */
+struct f_gap {
+	uint64_t start, end;
+	int device;
+	uint64_t part[NR_GAP_PARTS];	/* ns per cause id or enum gap_part */
+};
+
 struct findings {
 	int has_gpu;			/* GPU timestamps exist: gaps can be attributed */
 	uint64_t window_start, window_end;
@@ -96,6 +112,10 @@ struct findings {
 	double kernels_per_s;
 	double copy_bytes_per_s;
 	char summary[512];
+	/* Every idle gap in time order per device, with findings_compute_gaps() only. */
+	int want_gaps;
+	struct f_gap *gaps;
+	size_t nr_gaps_kept, gaps_cap;
 };
 
 /* Gaps shorter than this with work already queued are scheduling noise (TraceLens: 5 us). */
@@ -106,6 +126,12 @@ struct findings {
 #define PRIMARY_MIN_PCT 5.0
 
 void findings_compute(struct findings *f, const struct model *m, const struct stats *s);
+/* The same, also keeping every gap (f->gaps); release with findings_free(). */
+void findings_compute_gaps(struct findings *f, const struct model *m, const struct stats *s);
+void findings_free(struct findings *f);
+/* The largest part of a gap: a cause id or enum gap_part. */
+int gap_label(const struct f_gap *g);
+const char *gap_part_name(int part);	/* cause ids, then "noise", "dependency", "module_load" */
 
 const char *cause_name(int id);		/* "host_sync", ... (the JSON cause ids) */
 const char *cause_advice(int id);	/* what to do about it */
