@@ -12,6 +12,8 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Shared by the commands that read traces: open @path or print why not. 0 or -1. */
 struct trace_reader;

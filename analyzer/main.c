@@ -20,6 +20,8 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a program under the shim: gpushim run [-o PATTERN] -- CMD..." },
 	{ "report", cmd_report, "explain where GPU time goes: counts, kernels, memory, causes" },
+	{ "diff", cmd_diff, "compare two runs; exit 1 when NEW is worse than BASE (--fail-on)" },
+	{ "export", cmd_export, "timeline for Perfetto / chrome://tracing (--format chrome)" },
 	{ "dump", cmd_dump, "print every record as decoded (reference reader)" },
 	{ "info", cmd_info, "header, versions, counters, losses" },
 	{ NULL, NULL, NULL },

@@ -12,6 +12,9 @@ Checks, by issue:
               5 %; graph kernels joined to their cuGraphLaunch; torch.profiler keeps its CUDA
               events and the shim's trace has GPU records before and after the window
   findings    every test app's primary cause as in test_apps/expected/<app>.findings
+  diff        two runs of one program within noise (exit 0 at --fail-on 50); a per-step
+              read-back added, and kernels added, reported with the right sign and size and
+              tripping --fail-on 5; every trace's Chrome export valid, counts as reported
   robustness  DataLoader workers, alternative allocator backends, graph results bit-identical
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
@@ -302,6 +305,82 @@ class Checker:
         if rep:
             self.check_findings("torch_train", rep)
 
+    # ---- diff and export ----
+
+    def gpushim_json(self, args):
+        p = subprocess.run([self.gpushim] + args, capture_output=True, text=True)
+        try:
+            return p.returncode, json.loads(p.stdout)
+        except ValueError:
+            return p.returncode, {"error": p.stderr.strip()[:300]}
+
+    def diff(self):
+        app = os.path.join(self.apps, "host_sync")
+        lb = os.path.join(self.apps, "launch_bound")
+        traces = {}
+        for name, cmd in (("diff_host_sync_a", [app]), ("diff_host_sync_b", [app]),
+                          ("diff_host_sync_end", [app, "0"]),
+                          ("diff_launch_bound_10k", [lb, "10000"]),
+                          ("diff_launch_bound_20k", [lb, "20000"])):
+            rc, _, trace, dt = self.run(name, cmd)
+            if self.check(f"{name}: runs under the shim", rc == 0 and trace is not None,
+                          f"exit {rc}, {dt:.1f}s"):
+                traces[name] = trace
+        if len(traces) < 5:
+            return
+        rc, d = self.gpushim_json(["diff", "--format", "json", "--fail-on", "50",
+                                   traces["diff_host_sync_a"], traces["diff_host_sync_b"]])
+        self.check("diff: the same program twice exits 0 with --fail-on 50", rc == 0,
+                   f"exit {rc}, span worse by {d.get('gate', {}).get('worse_by')} %")
+        rc, d = self.gpushim_json(["diff", "--format", "json", "--fail-on", "5",
+                                   traces["diff_host_sync_end"], traces["diff_host_sync_a"]])
+        ch = {(c["kind"], c["key"]): c for c in d.get("changes", [])}
+        memcpys = ch.get(("count", "memcpys"), {}).get("delta")
+        hs = ch.get(("cause", "host_sync"), {})
+        self.check("diff: a per-step read-back added trips --fail-on 5", rc == 1,
+                   f"exit {rc}, span worse by {d.get('gate', {}).get('worse_by')} %")
+        self.check("diff: +199 blocking copies reported", memcpys == 199, f"memcpys {memcpys}")
+        self.check("diff: host_sync time lost grows", hs.get("delta", 0) > 0,
+                   f"host_sync {hs.get('base')} -> {hs.get('new')} ns ({hs.get('status')})")
+        rc, d = self.gpushim_json(["diff", "--format", "json", "--fail-on", "5",
+                                   traces["diff_launch_bound_10k"],
+                                   traces["diff_launch_bound_20k"]])
+        ch = {(c["kind"], c["key"]): c for c in d.get("changes", [])}
+        k = [c for c in d.get("changes", []) if c["kind"] == "kernel"]
+        self.check("diff: 10000 kernels added trip --fail-on 5", rc == 1,
+                   f"exit {rc}, span worse by {d.get('gate', {}).get('worse_by')} %")
+        self.check("diff: +10000 launches, the kernel's count +10000",
+                   ch.get(("count", "launches"), {}).get("delta") == 10000 and k and
+                   k[0].get("new_count", 0) - k[0].get("base_count", 0) == 10000,
+                   f"launches {ch.get(('count', 'launches'), {}).get('delta')}, "
+                   f"kernel {k[0].get('base_count') if k else None} -> "
+                   f"{k[0].get('new_count') if k else None}")
+        # The timeline export of every trace recorded so far.
+        tdir = os.path.join(self.work, "traces")
+        bad = []
+        n = 0
+        for f in sorted(os.listdir(tdir)):
+            path = os.path.join(tdir, f)
+            out = os.path.join(self.work, "scratch", f + ".json")
+            p = subprocess.run([self.gpushim, "export", "--format", "chrome", "-o", out, path],
+                               capture_output=True, text=True)
+            rc, rep = self.gpushim_json(["report", "--format", "json", path])
+            try:
+                with open(out) as fh:
+                    ev = json.load(fh)["traceEvents"]
+            except (OSError, ValueError) as exc:
+                bad.append(f"{f}: {exc}")
+                continue
+            launches = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") == "launch")
+            kernels = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel")
+            if p.returncode or launches != rep["counts"]["launches"] or \
+                    kernels != rep["gpu"]["kernels"]:
+                bad.append(f"{f}: exit {p.returncode}, {launches}/{rep['counts']['launches']} "
+                           f"launches, {kernels}/{rep['gpu']['kernels']} kernels")
+            n += 1
+        self.check("export: every trace's timeline is valid JSON with the report's counts",
+                   not bad and n > 0, f"{n} traces" + ("; " + "; ".join(bad[:3]) if bad else ""))
+
     # ---- robustness ----
 
     def robustness(self):
@@ -413,7 +492,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--work", default="/tmp/gpushim-gpu-check")
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
-    ap.add_argument("--only", default="recording,cupti,findings,robustness,bench,perf")
+    ap.add_argument("--only",
+                    default="recording,cupti,findings,diff,robustness,bench,perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)

@@ -17,6 +17,8 @@
  *   fake_client capture   stream capture, instantiate, two graph launches
  *   fake_client nocuda    touches no CUDA at all
  *   fake_client loop      launches for up to 20 s (to be killed by a test)
+ *   fake_client steps N S N launches, a stream synchronization after every S-th (0: none)
+ *                         and one at the end; with FAKE_CUDA_LAUNCH_NS each launch takes time
  *
  * Expected numbers per workload run (tests/shim_doors.sh pins them in the report):
  *   launches 14: 10 vec_add + 2 scale (a CUkernel) + 1 failing NULL handle, + 1 host function
@@ -493,6 +495,27 @@ static int run_loop(void)
 	return 0;
 }
 
+static int run_steps(int n, int sync_every)
+{
+	CUmodule mod;
+	CUfunction f;
+	CUstream s;
+	int i;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	cuStreamCreate(&s, 0);
+	for (i = 1; i <= n; i++) {
+		cuLaunchKernel(f, 132, 1, 1, 256, 1, 1, 0, s, NULL, NULL);
+		if (sync_every > 0 && i % sync_every == 0)
+			cuStreamSynchronize(s);
+	}
+	cuStreamSynchronize(s);
+	printf("steps: %d launches, sync every %d\n", n, sync_every);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct api a;
@@ -521,10 +544,12 @@ int main(int argc, char **argv)
 		return run_capture();
 	if (!strcmp(mode, "loop"))
 		return run_loop();
+	if (!strcmp(mode, "steps") && argc > 3)
+		return run_steps(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|fork|capture|loop|nocuda\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|steps N S\n");
 	return 2;
 }

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * diff_output.c - printing a comparison of two runs: text for people (headline figures, then
+ * each section biggest change first, noise labelled) and JSON (schema gpushim.diff/1, README
+ * "Diff JSON"). Formats only; computes nothing.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diff_output.h"
+#include "output.h"
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case DK_RUN:
+		return "run";
+	case DK_CAUSE:
+		return "cause";
+	case DK_COUNT:
+		return "count";
+	case DK_KERNEL:
+		return "kernel";
+	case DK_API:
+		return "api";
+	default:
+		return "copy";
+	}
+}
+
+static const char *unit_name(int unit)
+{
+	switch (unit) {
+	case DU_NS:
+		return "ns";
+	case DU_PCT:
+		return "pct";
+	case DU_BYTES:
+		return "bytes";
+	default:
+		return "count";
+	}
+}
+
+static const char *run_label(const char *key, int has_gpu)
+{
+	if (!strcmp(key, "span"))
+		return has_gpu ? "span (GPU window)" : "span (calls)";
+	if (!strcmp(key, "gpu_busy_pct"))
+		return "GPU busy";
+	if (!strcmp(key, "sm_fill_pct"))
+		return "SMs filled";
+	if (!strcmp(key, "lost"))
+		return "time lost";
+	return "memory peak";
+}
+
+/* A value in its unit, for people. */
+static char *fmt_value(char *buf, size_t n, int unit, double v)
+{
+	switch (unit) {
+	case DU_NS:
+		return fmt_ns(buf, n, v > 0 ? (uint64_t)v : 0);
+	case DU_BYTES:
+		return fmt_bytes(buf, n, v > 0 ? (uint64_t)v : 0);
+	case DU_PCT:
+		snprintf(buf, n, "%.1f%%", v);
+		return buf;
+	default:
+		return fmt_count(buf, n, v > 0 ? (uint64_t)v : 0);
+	}
+}
+
+/* A signed change in its unit: "+1.23 ms", "-4 pts", "+20". */
+static char *fmt_delta(char *buf, size_t n, int unit, double d)
+{
+	char tmp[40];
+
+	if (unit == DU_PCT) {
+		snprintf(buf, n, "%+.1f pts", d);
+		return buf;
+	}
+	fmt_value(tmp, sizeof(tmp), unit, fabs(d));
+	snprintf(buf, n, "%s%s", d < 0 ? "-" : "+", tmp);
+	return buf;
+}
+
+static const char *status_text(const struct diff_row *w)
+{
+	switch (w->status) {
+	case DS_SAME:
+		return "same";
+	case DS_NOISE:
+		return "within noise";
+	case DS_BETTER:
+		return "better";
+	case DS_WORSE:
+		return "WORSE";
+	case DS_ADDED:
+		return "added";
+	case DS_REMOVED:
+		return "removed";
+	default:
+		return "changed";
+	}
+}
+
+static void print_side(FILE *f, const char *label, const struct diff_side *side)
+{
+	int i;
+
+	fprintf(f, "# %s: %d trace%s:", label, side->nr_paths, side->nr_paths == 1 ? "" : "s");
+	for (i = 0; i < side->nr_paths && i < 4; i++) {
+		fputc(' ', f);
+		print_clean(f, side->paths[i], 200);
+	}
+	if (side->nr_paths > 4)
+		fprintf(f, " ...");
+	fputc('\n', f);
+}
+
+static void print_row(FILE *f, const struct diff_row *w, const char *label, int width)
+{
+	char b[48], n[48], d[48];
+
+	fputs("  ", f);
+	print_clean(f, label, (size_t)width);
+	fprintf(f, "%*s", (int)(width - (strlen(label) < (size_t)width ? strlen(label) : (size_t)width)), "");
+	fprintf(f, " %12s -> %-12s %12s", fmt_value(b, sizeof(b), w->unit, w->base),
+		fmt_value(n, sizeof(n), w->unit, w->new), fmt_delta(d, sizeof(d), w->unit, w->delta));
+	if (w->unit != DU_PCT && w->base != 0)
+		fprintf(f, " %+7.1f%%", w->delta_pct);
+	else
+		fprintf(f, " %8s", "");
+	fprintf(f, "  %s\n", status_text(w));
+}
+
+static void print_section(FILE *f, const struct diff_result *d, int kind, const char *title)
+{
+	size_t i, shown = 0, noise = 0;
+	const size_t max_rows = 15;
+
+	for (i = 0; i < d->nr_rows; i++)
+		if (d->rows[i].kind == kind)
+			noise += d->rows[i].status == DS_NOISE;
+	for (i = 0; i < d->nr_rows; i++) {
+		const struct diff_row *w = &d->rows[i];
+		char b[48], n[48], dd[48], label[96];
+
+		if (w->kind != kind || w->status == DS_NOISE || w->status == DS_SAME)
+			continue;
+		if (!shown++)
+			fprintf(f, "\n%s\n", title);
+		if (shown > max_rows) {
+			continue;
+		}
+		if (kind == DK_KERNEL) {
+			fputs("  ", f);
+			if (w->unit == DU_NS)
+				fprintf(f, "%-8s %6llu x %-10s -> %6llu x %-10s %12s  ",
+					w->what ? w->what : "", (unsigned long long)w->base_count,
+					fmt_ns(b, sizeof(b), (uint64_t)w->base_mean),
+					(unsigned long long)w->new_count,
+					fmt_ns(n, sizeof(n), (uint64_t)w->new_mean),
+					fmt_delta(dd, sizeof(dd), DU_NS, w->delta));
+			else
+				fprintf(f, "%-8s %6llu launches -> %6llu  ", w->what ? w->what : "",
+					(unsigned long long)w->base_count,
+					(unsigned long long)w->new_count);
+			print_clean(f, w->key, 90);
+			fputc('\n', f);
+			continue;
+		}
+		if (kind == DK_COPY)
+			snprintf(label, sizeof(label), "%s (%llu -> %llu copies)", w->key,
+				 (unsigned long long)w->base_count, (unsigned long long)w->new_count);
+		else
+			snprintf(label, sizeof(label), "%s", w->key);
+		print_row(f, w, label, kind == DK_API ? 34 : 26);
+	}
+	if (shown > max_rows)
+		fprintf(f, "  ... %zu more (--format json lists all)\n", shown - max_rows);
+	if (noise && shown)
+		fprintf(f, "  (%zu more %s within run-to-run noise)\n", noise,
+			noise == 1 ? "difference" : "differences");
+	else if (noise)
+		fprintf(f, "\n%s: %zu %s, all within run-to-run noise\n", title, noise,
+			noise == 1 ? "difference" : "differences");
+}
+
+void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_side *new,
+		     const struct diff_result *d, const struct diff_gate *g)
+{
+	size_t i;
+
+	fputs("# gpushim diff\n", f);
+	print_side(f, "base", base);
+	print_side(f, "new ", new);
+	if (!base->summary->has_gpu || !new->summary->has_gpu)
+		fputs("# without GPU timestamps on both sides: host-side figures only\n", f);
+	fprintf(f, "# noise: run-level changes within %.1f%% of the base span are labelled as noise\n",
+		d->noise_pct);
+	fputc('\n', f);
+	for (i = 0; i < d->nr_rows; i++)
+		if (d->rows[i].kind == DK_RUN)
+			print_row(f, &d->rows[i],
+				  run_label(d->rows[i].key,
+					    base->summary->has_gpu && new->summary->has_gpu),
+				  26);
+	print_section(f, d, DK_CAUSE, "time lost by cause (biggest change first)");
+	print_section(f, d, DK_COUNT, "counts");
+	print_section(f, d, DK_KERNEL, "kernels (biggest change in GPU time first)");
+	print_section(f, d, DK_COPY, "copies by direction (bytes)");
+	print_section(f, d, DK_API, "API calls (biggest change in host time first)");
+	if (g->is_set) {
+		fputc('\n', f);
+		if (g->is_unavailable)
+			fprintf(f, "FAIL: --metric %s needs GPU timestamps on both sides\n",
+				diff_metric_name(g->metric));
+		else
+			fprintf(f, "%s: %s %s by %.2f%s (limit %.2f%s)\n",
+				g->is_failed ? "REGRESSION" : "ok", diff_metric_name(g->metric),
+				g->metric == DM_BUSY ? "dropped" : "worsened", g->worse_by,
+				g->metric == DM_SPAN ? "%" : " pts", g->fail_on,
+				g->metric == DM_SPAN ? "%" : " pts");
+	}
+}
+
+static void json_side(struct json *j, const char *key, const struct diff_side *side)
+{
+	const struct run_summary *r = side->summary;
+	int i;
+
+	json_object_begin(j, key);
+	json_array_begin(j, "traces");
+	for (i = 0; i < side->nr_paths; i++)
+		json_str(j, NULL, side->paths[i]);
+	json_array_end(j);
+	json_bool(j, "has_gpu", r->has_gpu);
+	json_u64(j, "span_ns", r->span_ns);
+	if (r->has_gpu) {
+		json_double(j, "gpu_busy_pct", run_busy_pct(r), 2);
+		json_double(j, "sm_fill_pct", run_fill_pct(r), 2);
+		json_u64(j, "lost_ns", r->lost_total_ns);
+		json_double(j, "lost_pct", run_lost_pct(r), 2);
+	} else {
+		json_null(j, "gpu_busy_pct");
+		json_null(j, "sm_fill_pct");
+		json_null(j, "lost_ns");
+		json_null(j, "lost_pct");
+	}
+	json_u64(j, "memory_peak_bytes", r->peak_bytes);
+	json_object_begin(j, "counts");
+	for (i = 0; i < NR_RUN_COUNTS; i++)
+		json_u64(j, run_count_name(i), r->counts[i]);
+	json_object_end(j);
+	json_object_end(j);
+}
+
+void diff_print_json(FILE *f, const struct diff_side *base, const struct diff_side *new,
+		     const struct diff_result *d, const struct diff_gate *g)
+{
+	struct json j;
+	size_t i;
+
+	json_init(&j, f, 1);
+	json_object_begin(&j, NULL);
+	json_str(&j, "schema", "gpushim.diff/1");
+	json_side(&j, "base", base);
+	json_side(&j, "new", new);
+	json_double(&j, "noise_pct", d->noise_pct, 2);
+	json_array_begin(&j, "changes");
+	for (i = 0; i < d->nr_rows; i++) {
+		const struct diff_row *w = &d->rows[i];
+
+		json_object_begin(&j, NULL);
+		json_str(&j, "kind", kind_name(w->kind));
+		json_str(&j, "key", w->key);
+		json_str(&j, "status", diff_status_name(w->status));
+		json_str(&j, "unit", unit_name(w->unit));
+		json_double(&j, "base", w->base, w->unit == DU_PCT ? 2 : 0);
+		json_double(&j, "new", w->new, w->unit == DU_PCT ? 2 : 0);
+		json_double(&j, "delta", w->delta, w->unit == DU_PCT ? 2 : 0);
+		if (w->base != 0)
+			json_double(&j, "delta_pct", w->delta_pct, 2);
+		else
+			json_null(&j, "delta_pct");
+		if (w->kind == DK_KERNEL || w->kind == DK_COPY) {
+			json_u64(&j, "base_count", w->base_count);
+			json_u64(&j, "new_count", w->new_count);
+		}
+		if (w->kind == DK_KERNEL && w->unit == DU_NS) {
+			json_double(&j, "base_mean_ns", w->base_mean, 0);
+			json_double(&j, "new_mean_ns", w->new_mean, 0);
+		}
+		if (w->what)
+			json_str(&j, "change", w->what);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_begin(&j, "gate");
+	if (g->is_set) {
+		json_str(&j, "metric", diff_metric_name(g->metric));
+		json_double(&j, "fail_on", g->fail_on, 2);
+		if (g->is_unavailable)
+			json_null(&j, "worse_by");
+		else
+			json_double(&j, "worse_by", g->worse_by, 2);
+		json_bool(&j, "failed", g->is_failed);
+	} else {
+		json_str(&j, "metric", diff_metric_name(g->metric));
+		json_null(&j, "fail_on");
+		json_null(&j, "worse_by");
+		json_bool(&j, "failed", 0);
+	}
+	json_object_end(&j);
+	json_object_end(&j);
+	json_done(&j);
+}
