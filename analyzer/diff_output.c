@@ -129,8 +129,10 @@ static void print_row(FILE *f, const struct diff_row *w, const char *label, int 
 	fprintf(f, "%*s", (int)(width - (strlen(label) < (size_t)width ? strlen(label) : (size_t)width)), "");
 	fprintf(f, " %12s -> %-12s %12s", fmt_value(b, sizeof(b), w->unit, w->base),
 		fmt_value(n, sizeof(n), w->unit, w->new), fmt_delta(d, sizeof(d), w->unit, w->delta));
-	if (w->unit != DU_PCT && w->base != 0)
+	if (w->unit != DU_PCT && w->base != 0 && fabs(w->delta_pct) < 1000)
 		fprintf(f, " %+7.1f%%", w->delta_pct);
+	else if (w->unit != DU_PCT && w->base != 0)
+		fprintf(f, " %7.0fx", w->new / w->base);
 	else
 		fprintf(f, " %8s", "");
 	fprintf(f, "  %s\n", status_text(w));

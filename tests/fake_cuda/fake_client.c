@@ -17,6 +17,7 @@
  *   fake_client capture   stream capture, instantiate, two graph launches
  *   fake_client nocuda    touches no CUDA at all
  *   fake_client loop      launches for up to 20 s (to be killed by a test)
+ *   fake_client names     3 launches of a kernel whose name needs escaping everywhere
  *   fake_client steps N S N launches, a stream synchronization after every S-th (0: none)
  *                         and one at the end; with FAKE_CUDA_LAUNCH_NS each launch takes time
  *
@@ -516,6 +517,23 @@ static int run_steps(int n, int sync_every)
 	return 0;
 }
 
+static int run_names(void)
+{
+	CUmodule mod;
+	CUfunction f;
+	int i;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	if (cuModuleGetFunction(&f, mod, "k<\"q\",[1,2]>{a\\b}\n\t\x01\xff") != CUDA_SUCCESS)
+		return 1;
+	for (i = 0; i < 3; i++)
+		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	cuCtxSynchronize();
+	printf("names: 3 launches\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct api a;
@@ -544,12 +562,14 @@ int main(int argc, char **argv)
 		return run_capture();
 	if (!strcmp(mode, "loop"))
 		return run_loop();
+	if (!strcmp(mode, "names"))
+		return run_names();
 	if (!strcmp(mode, "steps") && argc > 3)
 		return run_steps(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|steps N S\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|steps N S\n");
 	return 2;
 }

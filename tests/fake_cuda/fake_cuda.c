@@ -65,6 +65,9 @@ static void run_nothing(void **p, uint64_t threads)
 static struct fake_kernel functions[] = {
 	{ FUNC_MAGIC, "vec_add", run_vec_add },
 	{ FUNC_MAGIC, "_Z4spinv", run_nothing },
+	/* A name no exporter may pass through raw: quotes, commas, brackets, a backslash,
+	 * control characters and a byte that is not UTF-8. */
+	{ FUNC_MAGIC, "k<\"q\",[1,2]>{a\\b}\n\t\x01\xff", run_nothing },
 };
 static struct fake_kernel kernels[] = {
 	{ KERNEL_MAGIC, "scale", run_scale },

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gpushim diff through the fake driver (host timestamps only; each launch made to cost 20 us):
+# the same program twice is within noise and passes --fail-on 50; doubling the launches is
+# reported as +500 launches and a kernel run 500 -> 1000 times and trips --fail-on 5 (exit 1);
+# added synchronizations are counted with the right sign; several traces per side add up;
+# a metric that needs GPU timestamps fails clearly; bad input and usage give 1 and 2.
+. "$(dirname "$0")/lib.sh"
+export FAKE_CUDA_LAUNCH_NS=20000
+steps() {
+	run_shim "$WORK/$1.out" "$WORK/$1.trace" steps "$2" "$3"
+}
+steps a 500 0
+steps b 500 0
+steps more 1000 0
+steps syncs 500 10
+G=$GPUSHIM_BIN
+
+"$G" diff --fail-on 50 "$WORK/a.trace" "$WORK/b.trace" >"$WORK/same.txt" || fail "same program: exit $?"
+grep -q "^ok: span worsened by" "$WORK/same.txt" || fail "same program: no gate line"
+
+set +e
+"$G" diff --fail-on 5 "$WORK/a.trace" "$WORK/more.trace" >"$WORK/more.txt"
+rc=$?
+"$G" diff --format json --fail-on 5 "$WORK/a.trace" "$WORK/more.trace" >"$WORK/more.json"
+rcj=$?
+set -e
+expect "more kernels: exit" "$rc" 1
+expect "more kernels: exit (json)" "$rcj" 1
+grep -q "^REGRESSION: span worsened by" "$WORK/more.txt" || fail "no REGRESSION line"
+expect "launches delta" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="count" and .key=="launches") | .delta')" 500
+expect "kernel counts" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="kernel") | "\(.key) \(.base_count) \(.new_count) \(.change)"')" "_Z4spinv 500 1000 more"
+expect "gate" "$(jget "$WORK/more.json" '.gate | "\(.metric) \(.failed)"')" "span true"
+# Twice as many 20 us launches: the span about doubles.
+jq -e '.gate.worse_by > 60 and .gate.worse_by < 140' "$WORK/more.json" >/dev/null ||
+	fail "span growth $(jget "$WORK/more.json" .gate.worse_by) % is not about 100 %"
+
+"$G" diff --format json "$WORK/a.trace" "$WORK/syncs.trace" >"$WORK/syncs.json" || fail "syncs: exit $?"
+expect "syncs delta" "$(jget "$WORK/syncs.json" '.changes[] | select(.kind=="count" and .key=="syncs") | .delta')" 50
+expect "cuStreamSynchronize" "$(jget "$WORK/syncs.json" '.changes[] | select(.kind=="api" and .key=="cuStreamSynchronize") | "\(.base) \(.new) \(.status)"')" "1 51 changed"
+expect "no gate" "$(jget "$WORK/syncs.json" .gate.failed)" false
+
+# Several traces of one job per side: counts add up; the same on both sides is no change.
+"$G" diff --format json "$WORK/a.trace,$WORK/b.trace" "$WORK/a.trace,$WORK/more.trace" >"$WORK/multi.json"
+expect "multi traces" "$(jget "$WORK/multi.json" '.base.traces | length')" 2
+expect "multi launches" "$(jget "$WORK/multi.json" '"\(.base.counts.launches) \(.new.counts.launches)"')" "1000 1500"
+
+# GPU metrics without GPU timestamps: a clear failure, not a pass.
+set +e
+"$G" diff --metric busy --fail-on 5 "$WORK/a.trace" "$WORK/b.trace" >"$WORK/busy.txt"
+expect "busy without GPU: exit" "$?" 1
+grep -q "needs GPU timestamps" "$WORK/busy.txt" || fail "busy without GPU: no explanation"
+"$G" diff "$WORK/a.trace" >/dev/null 2>&1
+expect "one side: usage" "$?" 2
+"$G" diff --fail-on lots "$WORK/a.trace" "$WORK/b.trace" >/dev/null 2>&1
+expect "bad --fail-on: usage" "$?" 2
+"$G" diff --metric speed "$WORK/a.trace" "$WORK/b.trace" >/dev/null 2>&1
+expect "bad --metric: usage" "$?" 2
+"$G" diff "$WORK/a.trace" "$WORK/missing.trace" >/dev/null 2>"$WORK/err"
+expect "missing trace: exit" "$?" 1
+set -e
+grep -q "missing.trace" "$WORK/err" || fail "missing trace not named"
+echo "diff: ok"

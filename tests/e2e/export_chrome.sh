@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gpushim export --format chrome: for every trace recorded on the H200, valid JSON whose launch
+# slices and kernel slices match the report's counts, one flow start and one flow end per
+# joined GPU operation, non-negative times, idle gaps named by known causes; a kernel name
+# that needs escaping (quotes, commas, brackets, backslash, control bytes, non-UTF-8) survives
+# the round trip; several traces become several processes; usage errors give 2.
+. "$(dirname "$0")/lib.sh"
+G=$GPUSHIM_BIN
+n=0
+for t in "$SOURCE_ROOT"/tests/traces/h200/*.trace; do
+	name=$(basename "$t" .trace)
+	"$G" export --format chrome -o "$WORK/e.json" "$t" || fail "$name: export exited $?"
+	"$G" report --format json "$t" >"$WORK/r.json"
+	got=$(jq -c '[.traceEvents[] | select(.ph == "X")] as $x |
+		[([$x[] | select(.cat == "launch")] | length),
+		 ([$x[] | select(.cat == "kernel")] | length),
+		 ([.traceEvents[] | select(.ph == "s")] | length),
+		 ([.traceEvents[] | select(.ph == "f")] | length)]' "$WORK/e.json") ||
+		fail "$name: export is not valid JSON"
+	want=$(jq -c '[.counts.launches, .gpu.kernels, .gpu.joined, .gpu.joined]' "$WORK/r.json")
+	expect "$name: launches, kernels, flow starts, flow ends" "$got" "$want"
+	jq -e '[.traceEvents[] | select(.ts != null) | .ts >= 0 and (.dur // 0) >= 0] | all' \
+		"$WORK/e.json" >/dev/null || fail "$name: negative time"
+	jq -e '[.traceEvents[] | select(.cat == "idle") | .name] - ["host_sync", "launch_overhead",
+		"cpu_bound", "memcpy", "allocation", "dependency", "module_load"] | length == 0' \
+		"$WORK/e.json" >/dev/null || fail "$name: unknown idle gap name"
+	n=$((n + 1))
+done
+[ "$n" -ge 20 ] || fail "only $n traces exported"
+
+# A name that breaks naive JSON writers, recorded through the fake driver.
+run_shim "$WORK/names.out" "$WORK/names.trace" names
+"$G" export --format chrome "$WORK/names.trace" >"$WORK/names.json"
+expect "escaped kernel name" \
+	"$(jq -r '[.traceEvents[] | select(.cat == "launch") | .args.kernel][0]' "$WORK/names.json" | od -An -c | tr -s ' ')" \
+	"$(printf 'k<"q",[1,2]>{a\\b}\n\t\001\303\277\n' | od -An -c | tr -s ' ')"
+
+# Two traces (the same one twice): two processes with distinct ids.
+t=$SOURCE_ROOT/tests/traces/h200/driver_api.trace
+"$G" export --format chrome "$t" "$t" >"$WORK/two.json"
+expect "two processes" "$(jq '[.traceEvents[] | select(.name == "process_name") | .pid] | unique | length' "$WORK/two.json")" 2
+
+set +e
+"$G" export --format svg "$t" >/dev/null 2>&1
+expect "unknown format" "$?" 2
+"$G" export "$t" >/dev/null 2>&1
+expect "no format" "$?" 2
+"$G" export --format chrome -o /nonexistent/dir/x.json "$t" 2>/dev/null
+expect "unwritable output" "$?" 1
+set -e
+echo "export: $n traces"
