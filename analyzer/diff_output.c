@@ -106,6 +106,19 @@ static const char *status_text(const struct diff_row *w)
 	}
 }
 
+static const char *gate_subject(int metric)
+{
+	return metric == DM_BUSY ? "GPU busy" : metric == DM_LOST ? "time lost" : "span";
+}
+
+/* How the metric moved, from NEW's side: worse_by > 0 is the bad direction. */
+static const char *gate_verb(int metric, double worse_by)
+{
+	if (metric == DM_BUSY)
+		return worse_by > 0 ? "dropped" : "rose";
+	return worse_by > 0 ? "grew" : "shrank";
+}
+
 static void print_side(FILE *f, const char *label, const struct diff_side *side)
 {
 	int i;
@@ -221,11 +234,11 @@ void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_si
 			fprintf(f, "FAIL: --metric %s needs GPU timestamps on both sides\n",
 				diff_metric_name(g->metric));
 		else
-			fprintf(f, "%s: %s %s by %.2f%s (limit %.2f%s)\n",
-				g->is_failed ? "REGRESSION" : "ok", diff_metric_name(g->metric),
-				g->metric == DM_BUSY ? "dropped" : "worsened", g->worse_by,
-				g->metric == DM_SPAN ? "%" : " pts", g->fail_on,
-				g->metric == DM_SPAN ? "%" : " pts");
+			fprintf(f, "%s: %s %s by %.2f%s (--fail-on %.2f, metric %s)\n",
+				g->is_failed ? "REGRESSION" : "ok", gate_subject(g->metric),
+				gate_verb(g->metric, g->worse_by), fabs(g->worse_by),
+				g->metric == DM_SPAN ? "%" : " points", g->fail_on,
+				diff_metric_name(g->metric));
 	}
 }
 
