@@ -493,7 +493,7 @@ void diff_compute(struct diff_result *d, const struct run_summary *a,
 	kernel_rows(d, a, b, noise_pct);
 	api_rows(d, a, b);
 	/* Run rows keep their fixed order; causes among them are ranked like the rest. */
-	qsort(d->rows + nr_run, d->nr_rows - nr_run, sizeof(*d->rows), cmp_row);
+	xqsort(d->rows + nr_run, d->nr_rows - nr_run, sizeof(*d->rows), cmp_row);
 }
 
 void diff_free(struct diff_result *d)

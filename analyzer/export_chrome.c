@@ -331,7 +331,7 @@ static void memory_counter(struct export_ctx *x, int pid, const struct stats *s)
 		if (a->t_free != UINT64_MAX)
 			st[n++] = (struct mem_step){ a->t_free, -(int64_t)a->bytes, dev };
 	}
-	qsort(st, n, sizeof(*st), cmp_step);
+	xqsort(st, n, sizeof(*st), cmp_step);
 	for (i = 0; i < n; i++) {
 		live[st[i].device] += st[i].delta;
 		ev_open(x, "C", pid);

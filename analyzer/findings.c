@@ -116,7 +116,7 @@ static void sites_finish(struct f_cause *c, struct site_acc *a)
 {
 	int i;
 
-	qsort(a->v, a->n, sizeof(*a->v), cmp_site);
+	xqsort(a->v, a->n, sizeof(*a->v), cmp_site);
 	for (i = 0; i < MAX_SITES && (size_t)i < a->n; i++)
 		c->sites[i] = a->v[i];
 	c->nr_sites = i;
@@ -481,7 +481,7 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	}
 
 	/* Work (kernels, memsets) and copies that run while no work does. */
-	qsort(edges, ne, sizeof(*edges), cmp_edge);
+	xqsort(edges, ne, sizeof(*edges), cmp_edge);
 	for (i = 0; i < ne; i++) {
 		const struct edge *e = &edges[i];
 

@@ -562,17 +562,17 @@ static void join_gpu(struct model *m)
 			n_ext++;
 		}
 	}
-	qsort(by_ext, n_ext, sizeof(*by_ext), cmp_pair);
+	xqsort(by_ext, n_ext, sizeof(*by_ext), cmp_pair);
 	for (i = 0; i < m->nr_corrs; i++) {
 		corr[i].key = m->corrs[i].cupti_corr;
 		corr[i].val = m->corrs[i].ext_id;
 	}
-	qsort(corr, m->nr_corrs, sizeof(*corr), cmp_pair);
+	xqsort(corr, m->nr_corrs, sizeof(*corr), cmp_pair);
 	for (i = 0; i < m->nr_api_joins; i++) {
 		api[i].key = m->api_joins[i].cupti_corr;
 		api[i].val = i;
 	}
-	qsort(api, m->nr_api_joins, sizeof(*api), cmp_pair);
+	xqsort(api, m->nr_api_joins, sizeof(*api), cmp_pair);
 
 	for (i = 0; i < m->nr_gpu; i++) {
 		struct m_gpu_op *g = &m->gpu[i];
@@ -731,8 +731,8 @@ static void join_by_order(struct model *m)
 	for (i = 0; i < m->nr_calls; i++)
 		if (order_key_call(m, &m->calls[i], &key))
 			calls[nc++] = (struct order_item){ key, m->calls[i].t0, i };
-	qsort(ops, no, sizeof(*ops), cmp_order);
-	qsort(calls, nc, sizeof(*calls), cmp_order);
+	xqsort(ops, no, sizeof(*ops), cmp_order);
+	xqsort(calls, nc, sizeof(*calls), cmp_order);
 	while (a < no && b < nc) {
 		if (calls[b].key < ops[a].key) {
 			b++;
@@ -761,10 +761,10 @@ static void model_finish(struct model *m)
 
 	for (i = 0; i < m->nr_occ; i++)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
-	qsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
+	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
 	name_undefined_apis(m);
-	qsort(m->calls, m->nr_calls, sizeof(*m->calls), cmp_call);
-	qsort(m->gpu, m->nr_gpu, sizeof(*m->gpu), cmp_gpu);
+	xqsort(m->calls, m->nr_calls, sizeof(*m->calls), cmp_call);
+	xqsort(m->gpu, m->nr_gpu, sizeof(*m->gpu), cmp_gpu);
 	if (m->nr_gpu) {
 		join_gpu(m);
 		join_by_order(m);

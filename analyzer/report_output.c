@@ -80,7 +80,10 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 	fprintf(f, "\nverdict: ");
 	print_clean(f, fd->summary, sizeof(fd->summary));
 	fprintf(f, "\n\n");
-	if (s->mem.device_total_bytes)
+	if (s->mem.peak_pct < 0 && !s->mem.nr_allocs)
+		fprintf(f, "  memory   no device allocation recorded (memory allocated before "
+			   "the shim was loaded is not seen)\n");
+	else if (s->mem.device_total_bytes && s->mem.peak_pct >= 0)
 		fprintf(f, "  memory   %.1f%% of %s at the peak (%s on device %d, %s)%s\n",
 			s->mem.peak_pct, fmt_bytes(a, sizeof(a), s->mem.device_total_bytes),
 			fmt_bytes(b, sizeof(b), s->mem.peak_bytes), s->mem.peak_device,

@@ -176,7 +176,7 @@ static void compute_apis(struct stats *s, const struct model *m)
 		n++;
 	}
 	s->nr_apis = n;
-	qsort(s->apis, n, sizeof(*s->apis), cmp_api);
+	xqsort(s->apis, n, sizeof(*s->apis), cmp_api);
 	free(by_id);
 }
 
@@ -313,7 +313,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		struct s_kernel *k = &s->kernels[i];
 
 		if (i < aux_cap && durs[i].n) {
-			qsort(durs[i].v, durs[i].n, sizeof(uint64_t), cmp_u64);
+			xqsort(durs[i].v, durs[i].n, sizeof(uint64_t), cmp_u64);
 			k->gpu_min_ns = durs[i].v[0];
 			k->gpu_max_ns = durs[i].v[durs[i].n - 1];
 			k->gpu_p50_ns = percentile(durs[i].v, durs[i].n, 0.50);
@@ -368,7 +368,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	free(fill_w);
 	free(slot);
 	s->nr_kernels = n;
-	qsort(s->kernels, n, sizeof(*s->kernels), cmp_kernel);
+	xqsort(s->kernels, n, sizeof(*s->kernels), cmp_kernel);
 }
 
 /* ---- Memory ---- */
@@ -539,7 +539,9 @@ static void compute_memory(struct s_memory *mem, const struct model *m)
 	for (i = 0; i < mem->nr_allocs; i++)
 		if (seq[i].a <= peak_order && seq[i].f > peak_order && peak_order)
 			mem->live_at_peak[mem->nr_live_at_peak++] = i;
-	qsort_r(mem->live_at_peak, mem->nr_live_at_peak, sizeof(size_t), cmp_live, mem->allocs);
+	if (mem->nr_live_at_peak > 1)
+		qsort_r(mem->live_at_peak, mem->nr_live_at_peak, sizeof(size_t), cmp_live,
+			mem->allocs);
 	free(seq);
 	free(dev_cur);
 }

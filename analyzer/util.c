@@ -138,3 +138,9 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...)
 	sb_vprintf(sb, fmt, ap);
 	va_end(ap);
 }
+
+void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}

@@ -15,6 +15,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* qsort that accepts an empty (possibly NULL) array, which qsort itself does not. */
+void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 char *xstrndup(const char *s, size_t n);
 
 /* Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. */

@@ -26,6 +26,24 @@ deps_install() {
 	fi
 }
 
+# deps_install_fuzz: clang and its libFuzzer runtime (Debian's clang and libclang-rt-N-dev).
+deps_install_fuzz() {
+	local sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	if ! command -v clang >/dev/null; then
+		echo "installing: clang" >&2
+		$sudo apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang >&2
+	fi
+	if [ ! -f "$(clang -print-runtime-dir)/libclang_rt.fuzzer-x86_64.a" ]; then
+		local v
+		v=$(clang -dumpversion | cut -d. -f1)
+		echo "installing: libclang-rt-$v-dev" >&2
+		$sudo apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "libclang-rt-$v-dev" >&2
+	fi
+}
+
 # deps_build DIR: configure (once) and build.
 deps_build() {
 	local dir=$1

@@ -114,7 +114,11 @@ typedef void *(*dlsym_fn)(void *, const char *);
 SHIM_HIDDEN dlsym_fn shim_real_dlsym_ptr;
 SHIM_HIDDEN int shim_dlsym_passthrough;
 
-static dlsym_fn real_dlsym(void)
+/* Runs inside sanitizer runtimes' initialization (they look up functions with dlsym before
+ * their own state exists): never instrumented. */
+#define NOT_SANITIZED __attribute__((no_sanitize("address", "thread", "undefined")))
+
+NOT_SANITIZED static dlsym_fn real_dlsym(void)
 {
 	dlsym_fn f = __atomic_load_n(&shim_real_dlsym_ptr, __ATOMIC_ACQUIRE);
 
@@ -320,6 +324,18 @@ SHIM_HIDDEN __attribute__((used, noinline)) void *shim_dlsym_slow(void *handle, 
  * every name not starting with "cu" - the bulk of a Python process's lookups - and to the slow
  * path otherwise, in both cases leaving the caller's return address in place.
  */
+/* Called from the entry before anything resolved the real dlsym (another interposer's
+ * initialization can come before the shim's constructor). Returns it, or NULL. */
+SHIM_HIDDEN void *shim_real_dlsym_resolve(void);
+SHIM_HIDDEN NOT_SANITIZED __attribute__((used, noinline)) void *shim_real_dlsym_resolve(void)
+{
+	int saved = errno;
+	void *f = (void *)real_dlsym();
+
+	errno = saved;
+	return f;
+}
+
 #if defined(__x86_64__)
 __asm__(".text\n"
 	".globl dlsym\n"
@@ -328,8 +344,18 @@ __asm__(".text\n"
 	"dlsym:\n"
 	"	movq shim_real_dlsym_ptr(%rip), %rax\n"
 	"	testq %rax, %rax\n"
-	"	jz 1f\n"			/* not resolved yet: slow path resolves it */
-	"	cmpq $-1, %rdi\n"		/* RTLD_NEXT */
+	"	jnz 3f\n"
+	/* Not resolved yet: resolve it, keeping the arguments and the caller's frame. */
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"		/* 16-byte alignment for the call */
+	"	call shim_real_dlsym_resolve\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	jz 4f\n"
+	"3:	cmpq $-1, %rdi\n"		/* RTLD_NEXT */
 	"	je 2f\n"
 	"	testq %rsi, %rsi\n"
 	"	jz 2f\n"
@@ -337,8 +363,9 @@ __asm__(".text\n"
 	"	jne 2f\n"
 	"	cmpl $0, shim_dlsym_passthrough(%rip)\n"
 	"	jne 2f\n"
-	"1:	jmp shim_dlsym_slow\n"
+	"	jmp shim_dlsym_slow\n"
 	"2:	jmp *%rax\n"
+	"4:	ret\n"				/* no real dlsym at all: NULL */
 	".size dlsym, .-dlsym\n");
 #else
 #error "gpushim's dlsym entry is written for x86-64 only"
