@@ -89,6 +89,15 @@ static void shim_atfork_child(void)
 	errno = saved;
 }
 
+/* quick_exit() runs no destructors, only these handlers: flush there too. */
+static void shim_quick_exit(void)
+{
+	int saved = errno;
+
+	writer_stop();
+	errno = saved;
+}
+
 __attribute__((constructor)) static void shim_ctor(void)
 {
 	int saved = errno;
@@ -102,6 +111,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	}
 	tbuf_init();
 	pthread_atfork(NULL, NULL, shim_atfork_child);
+	at_quick_exit(shim_quick_exit);
 	atomic_store(&shim.mode, SHIM_IDLE);
 	errno = saved;
 }

@@ -161,6 +161,36 @@ static size_t read_cmdline(char *buf, size_t cap)
 	return len;
 }
 
+/*
+ * The pid's name is taken: this process replaced an earlier program by exec (same pid), or a
+ * stale trace of a reused pid is there. Take NAME-1.trace, NAME-2.trace, ... (never the
+ * existing file). Returns the descriptor, or -1 with errno set; @path holds the name tried last.
+ */
+static int open_next_free(char *path, size_t cap)
+{
+	char base[PATH_MAX];
+	size_t len = strlen(path);
+	const char *ext = len > 6 && !strcmp(path + len - 6, ".trace") ? ".trace" : "";
+	int i, fd = -1;
+
+	if (len >= sizeof(base)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(base, path, len - strlen(ext));
+	base[len - strlen(ext)] = 0;
+	for (i = 1; i < 100; i++) {
+		if ((size_t)snprintf(path, cap, "%s-%d%s", base, i, ext) >= cap) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return fd;
+}
+
 static int open_trace(void)
 {
 	static char cmdline[16384];
@@ -181,6 +211,8 @@ static int open_trace(void)
 		return ret;
 	}
 	w.fd = open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w.fd < 0 && errno == EEXIST && strstr(shim.cfg.output, "%p"))
+		w.fd = open_next_free(w.path, sizeof(w.path));
 	if (w.fd < 0) {
 		ret = -errno;
 		shim_disable("cannot create trace %s: %s", w.path, strerror(errno));

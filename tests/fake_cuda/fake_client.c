@@ -17,6 +17,8 @@
  *   fake_client capture   stream capture, instantiate, two graph launches
  *   fake_client nocuda    touches no CUDA at all
  *   fake_client loop      launches for up to 20 s (to be killed by a test)
+ *   fake_client quickexit 2 launches, then quick_exit(3)
+ *   fake_client exec      2 launches, then exec of itself in direct mode (the same pid)
  *   fake_client names     3 launches of a kernel whose name needs escaping everywhere
  *   fake_client steps N S N launches, a stream synchronization after every S-th (0: none)
  *                         and one at the end; with FAKE_CUDA_LAUNCH_NS each launch takes time
@@ -517,6 +519,63 @@ static int run_steps(int n, int sync_every)
 	return 0;
 }
 
+static void two_launches(void)
+{
+	CUmodule mod;
+	CUfunction f;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	cuCtxSynchronize();
+}
+
+static int run_quickexit(void)
+{
+	two_launches();
+	printf("quickexit: 2 launches\n");
+	fflush(stdout);
+	quick_exit(3);
+}
+
+/* Wait (at most 2 s) until the shim's writer created this process's trace, so the exec'd
+ * program finds the name taken. Knows only the %p of GPUSHIM_OUTPUT. */
+static void wait_for_trace(void)
+{
+	const char *pat = getenv("GPUSHIM_OUTPUT"), *p;
+	char path[4096];
+	size_t n = 0;
+	int i;
+
+	if (!pat)
+		return;
+	for (p = pat; *p && n + 16 < sizeof(path); p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%d", (int)getpid());
+			p++;
+		} else {
+			path[n++] = *p;
+		}
+	}
+	path[n] = 0;
+	for (i = 0; i < 200 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
+static int run_exec(void)
+{
+	char *args[] = { "fake_client", "direct", NULL };
+
+	two_launches();
+	wait_for_trace();
+	printf("exec: 2 launches, then direct\n");
+	fflush(stdout);
+	execv("/proc/self/exe", args);
+	return 1;
+}
+
 static int run_names(void)
 {
 	CUmodule mod;
@@ -562,6 +621,10 @@ int main(int argc, char **argv)
 		return run_capture();
 	if (!strcmp(mode, "loop"))
 		return run_loop();
+	if (!strcmp(mode, "quickexit"))
+		return run_quickexit();
+	if (!strcmp(mode, "exec"))
+		return run_exec();
 	if (!strcmp(mode, "names"))
 		return run_names();
 	if (!strcmp(mode, "steps") && argc > 3)
@@ -570,6 +633,6 @@ int main(int argc, char **argv)
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|steps N S\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|quickexit|exec|steps N S\n");
 	return 2;
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# CPU benchmarks with the fake driver (no GPU needed; BENCHMARKS.md holds the figures):
+#   1. instructions per intercepted launch, recording and compression included: callgrind's
+#      total over all threads, the marginal cost between two storm sizes, shim minus plain;
+#   2. a launch-bound loop whose fake launches cost 2 us: wall time shim/plain, best of
+#      several alternating runs;
+#   3. trace bytes per launch for a 1,000,000-launch storm;
+#   4. the analyzer: records per second and peak memory on 1M- and 10M-record traces.
+# The GPU figures come from scripts/gpu-check.sh (parts bench, perf).
+# Usage: scripts/bench.sh [BUILD_DIR]   (BENCH_QUICK=1: smaller sizes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=$(cd "${1:-build}" && pwd)
+client=$B/tests/fake_client
+shim=$B/shim/libgpushim.so
+G=$B/analyzer/gpushim
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpushim-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export LD_LIBRARY_PATH=$B/tests
+command -v valgrind >/dev/null || { echo "bench: valgrind is needed" >&2; exit 1; }
+small=20000 big=40000 storm=1000000 huge=10000000 loop=200000 rounds=5
+if [ -n "${BENCH_QUICK:-}" ]; then
+	storm=200000 huge=1000000 loop=50000 rounds=3
+fi
+
+echo "# gpushim CPU benchmarks, $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m)"
+echo "# build: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
+
+# ---- 1. instructions per launch ----
+ir() {	# ir N SHIM(0/1): total instructions of `fake_client steps N 0`
+	local out=$work/cg.$1.$2 pre=
+	[ "$2" = 1 ] && pre=$shim
+	rm -f "$work"/t.trace
+	FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
+		valgrind --tool=callgrind --callgrind-out-file="$out" "$client" steps "$1" 0 \
+		>/dev/null 2>&1
+	awk '/^totals:/ { print $2 }' "$out"
+}
+p1=$(ir $small 0) p2=$(ir $big 0) s1=$(ir $small 1) s2=$(ir $big 1)
+plain_per=$(( (p2 - p1) / (big - small) ))
+shim_per=$(( (s2 - s1) / (big - small) ))
+echo "instructions per launch: plain $plain_per, shim $shim_per, added by the shim $((shim_per - plain_per))"
+echo "  (callgrind totals: plain $p1 / $p2, shim $s1 / $s2 for $small / $big launches)"
+
+# ---- 2. launch-bound loop, 2 us launches ----
+best_plain=0 best_shim=0
+timed() {	# timed SHIM(0/1): seconds for `steps $loop 0` with 2 us launches
+	local pre= t0 t1
+	[ "$1" = 1 ] && pre=$shim
+	rm -f "$work"/t.trace
+	t0=$(date +%s%N)
+	FAKE_CUDA_LAUNCH_NS=2000 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
+		"$client" steps "$loop" 0 >/dev/null
+	t1=$(date +%s%N)
+	echo $((t1 - t0))
+}
+for _ in $(seq "$rounds"); do
+	a=$(timed 0)
+	b=$(timed 1)
+	[ "$best_plain" = 0 ] || [ "$a" -lt "$best_plain" ] && best_plain=$a
+	[ "$best_shim" = 0 ] || [ "$b" -lt "$best_shim" ] && best_shim=$b
+done
+echo "launch-bound loop ($loop launches of 2 us, best of $rounds): plain $((best_plain / 1000000)) ms, shim $((best_shim / 1000000)) ms, ratio $(awk -v a="$best_plain" -v b="$best_shim" 'BEGIN { printf "%.4f", b / a }')"
+
+# ---- 3. bytes per launch ----
+rm -f "$work"/storm.trace
+FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$shim GPUSHIM_OUTPUT=$work/storm.trace "$client" steps "$storm" 0 >/dev/null
+size=$(stat -c %s "$work/storm.trace")
+echo "trace size: $size bytes for $storm launches, $(awk -v s="$size" -v n="$storm" 'BEGIN { printf "%.2f", s / n }') bytes per launch"
+
+# ---- 4. analyzer throughput and memory ----
+analyze() {	# analyze TRACE
+	local recs t0 t1 rss
+	recs=$("$G" info --format json "$1" | jq .records)
+	t0=$(date +%s%N)
+	/usr/bin/time -f %M -o "$work/rss" "$G" report --format json "$1" >/dev/null
+	t1=$(date +%s%N)
+	rss=$(cat "$work/rss")
+	echo "analyzer: $recs records in $(( (t1 - t0) / 1000000 )) ms, $(awk -v r="$recs" -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", r / (ns / 1e9) / 1e6 }') M records/s, peak RSS $((rss / 1024)) MiB"
+}
+analyze "$work/storm.trace"
+rm -f "$work"/huge.trace
+FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$shim GPUSHIM_OUTPUT=$work/huge.trace "$client" steps "$huge" 0 >/dev/null
+analyze "$work/huge.trace"
