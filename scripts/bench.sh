@@ -67,7 +67,9 @@ echo "launch-bound loop ($loop launches of 2 us, best of $rounds): plain $((best
 rm -f "$work"/storm.trace
 FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$shim GPUSHIM_OUTPUT=$work/storm.trace "$client" steps "$storm" 0 >/dev/null
 size=$(stat -c %s "$work/storm.trace")
-echo "trace size: $size bytes for $storm launches, $(awk -v s="$size" -v n="$storm" 'BEGIN { printf "%.2f", s / n }') bytes per launch"
+"$G" info --format json "$work/storm.trace" >"$work/storm.json"
+lost=$(jq '.lost_records // 0' "$work/storm.json")
+echo "trace size: $size bytes for $storm launches ($lost records lost: the writer fell behind), $(awk -v s="$size" -v n="$((storm - lost))" 'BEGIN { printf "%.2f", s / n }') bytes per recorded launch"
 
 # ---- 4. analyzer throughput and memory ----
 analyze() {	# analyze TRACE
