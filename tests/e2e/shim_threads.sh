@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Four threads launching at once: every launch recorded, nothing lost, each thread its own.
+# Sixteen threads initializing CUDA at the same instant, half through dlsym: the same.
 . "$(dirname "$0")/lib.sh"
 
 run_plain "$WORK/plain.txt" threads
@@ -22,4 +23,19 @@ expect "serial threads" "$(jget "$WORK/si.json" .threads)" 9
 "$GPUSHIM_BIN" dump --format jsonl "$trace" |
 	jq -r 'select(.type == "launch") | .tid' | sort | uniq -c | awk '{print $1}' | sort -u >"$WORK/per"
 expect "launches per thread" "$(cat "$WORK/per")" 100
-echo "ok: 10000 launches from 4 threads, 0 lost; 8 serial threads kept apart"
+# Sixteen threads released by a barrier into cuInit, module loading and launches at once.
+for i in 1 2 3; do
+	rm -f "$WORK"/r-*.trace
+	run_plain "$WORK/iplain.txt" initrace
+	run_shim "$WORK/ishim.txt" "$WORK/r-%p.trace" initrace
+	cmp "$WORK/iplain.txt" "$WORK/ishim.txt" || fail "initrace: output changed by the shim"
+	trace=$(only_trace "$WORK/r-*.trace")
+	"$GPUSHIM_BIN" report --format json "$trace" >"$WORK/ir.json"
+	expect "initrace: launches" "$(jget "$WORK/ir.json" .counts.launches)" 1600
+	expect "initrace: cuInit calls" "$(jget "$WORK/ir.json" '.api[] | select(.name == "cuInit") | .calls')" 16
+	expect "initrace: lost" "$(jget "$WORK/ir.json" .trace.lost_records)" 0
+	expect "initrace: complete" "$(jget "$WORK/ir.json" .trace.complete)" true
+	"$GPUSHIM_BIN" info --format json "$trace" >"$WORK/ii.json"
+	expect "initrace: threads" "$(jget "$WORK/ii.json" .threads)" 16
+done
+echo "ok: 10000 launches from 4 threads, 0 lost; 8 serial threads kept apart; 16 threads initializing at once"

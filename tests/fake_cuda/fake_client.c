@@ -17,6 +17,8 @@
  *   fake_client capture   stream capture, instantiate, two graph launches
  *   fake_client nocuda    touches no CUDA at all
  *   fake_client loop      launches for up to 20 s (to be killed by a test)
+ *   fake_client initrace  16 threads, released at once, each initializing CUDA (cuInit, a
+ *                         module, a function) through its own door and launching 100 times
  *   fake_client quickexit 2 launches, then quick_exit(3)
  *   fake_client exec      2 launches, then exec of itself in direct mode (the same pid)
  *   fake_client names     3 launches of a kernel whose name needs escaping everywhere
@@ -519,6 +521,54 @@ static int run_steps(int n, int sync_every)
 	return 0;
 }
 
+static pthread_barrier_t init_barrier;
+
+static void *init_main(void *arg)
+{
+	CUresult (*launch)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+			   unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
+	CUresult (*init)(unsigned int);
+	long door = (long)arg % 2, fails = 0;
+	CUmodule mod;
+	CUfunction f;
+	int i;
+
+	if (door) {
+		void *h = dlopen("libcuda.so.1", RTLD_NOW);
+
+		init = (CUresult(*)(unsigned int))dlsym(h, "cuInit");
+		launch = (__typeof__(launch))dlsym(h, "cuLaunchKernel");
+	} else {
+		init = cuInit;
+		launch = cuLaunchKernel;
+	}
+	pthread_barrier_wait(&init_barrier);
+	fails += init(0) != CUDA_SUCCESS;
+	fails += cuModuleLoadData(&mod, "image") != CUDA_SUCCESS;
+	fails += cuModuleGetFunction(&f, mod, "_Z4spinv") != CUDA_SUCCESS;
+	for (i = 0; i < 100; i++)
+		fails += launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS;
+	return (void *)fails;
+}
+
+static int run_initrace(void)
+{
+	pthread_t t[16];
+	long fails = 0;
+	void *ret;
+	int i;
+
+	pthread_barrier_init(&init_barrier, NULL, 16);
+	for (i = 0; i < 16; i++)
+		pthread_create(&t[i], NULL, init_main, (void *)(long)i);
+	for (i = 0; i < 16; i++) {
+		pthread_join(t[i], &ret);
+		fails += (long)ret;
+	}
+	printf("initrace: 16 threads, 1600 launches, %ld failed\n", fails);
+	return 0;
+}
+
 static void two_launches(void)
 {
 	CUmodule mod;
@@ -621,6 +671,8 @@ int main(int argc, char **argv)
 		return run_capture();
 	if (!strcmp(mode, "loop"))
 		return run_loop();
+	if (!strcmp(mode, "initrace"))
+		return run_initrace();
 	if (!strcmp(mode, "quickexit"))
 		return run_quickexit();
 	if (!strcmp(mode, "exec"))
@@ -633,6 +685,6 @@ int main(int argc, char **argv)
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|quickexit|exec|steps N S\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|steps N S\n");
 	return 2;
 }

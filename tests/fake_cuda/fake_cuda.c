@@ -90,7 +90,7 @@ static struct fake_kernel *find_kernel(const void *h)
 /* ---- State ---- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int is_initialized;
+static _Atomic int is_initialized;
 static uint64_t launch_ns;
 
 #define MAX_ALLOCS 4096
@@ -165,14 +165,22 @@ static int remove_alloc(uintptr_t addr)
 
 /* ---- Init, devices, contexts ---- */
 
-EXPORT CUresult cuInit(unsigned int flags)
+/* Like the driver, cuInit may be called by many threads at once: the set-up runs once. */
+static void init_once(void)
 {
 	const char *ns = getenv("FAKE_CUDA_LAUNCH_NS");
 
-	if (flags)
-		return CUDA_ERROR_INVALID_VALUE;
 	launch_ns = ns ? strtoull(ns, NULL, 10) : 0;
 	is_initialized = 1;
+}
+
+EXPORT CUresult cuInit(unsigned int flags)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_once(&once, init_once);
 	return CUDA_SUCCESS;
 }
 
