@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Where traces go: pattern expansion (%h %p %r %%), the default name in the working directory,
-# mode 0600; and where they must not: an unwritable directory, an existing file, a symlink.
+# mode 0600; and where they must not: an unwritable directory, an existing file, a symlink,
+# a disk that fills up mid-run.
 # In those cases the program's output and exit code are unchanged and the shim warns once.
 . "$(dirname "$0")/lib.sh"
 
@@ -42,4 +43,14 @@ GPUSHIM_OUTPUT="$WORK/link.trace" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" dire
 	>"$WORK/l.txt" 2>"$WORK/l.err"
 cmp "$WORK/plain.txt" "$WORK/l.txt" || fail "output changed with a symlink at the output path"
 [ -e "$WORK/target.trace" ] && fail "the symlink was followed"
+# The disk fills up mid-run (here a file-size limit: writes fail with EFBIG, and SIGXFSZ must
+# not kill the program): one warning, same output and exit code, what was written readable.
+(ulimit -f 2 && GPUSHIM_OUTPUT="$WORK/full.trace" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" \
+	steps 20000 0 >"$WORK/full.txt" 2>"$WORK/full.err") && rc=0 || rc=$?
+expect "exit code, disk full" "$rc" 0
+run_plain "$WORK/full-plain.txt" steps 20000 0
+cmp "$WORK/full-plain.txt" "$WORK/full.txt" || fail "output changed when the disk is full"
+expect "warnings, disk full" "$(grep -c '^gpushim\[' "$WORK/full.err")" 1
+grep -q "cannot write trace" "$WORK/full.err" || fail "disk full: warning does not say why"
+"$GPUSHIM_BIN" info "$WORK/full.trace" >/dev/null || fail "disk full: what was written is unreadable"
 echo "ok: output paths"
