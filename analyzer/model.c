@@ -544,6 +544,95 @@ static int is_gpu_call(const struct m_call *c)
 }
 
 /*
+ * The calls of each recording thread in time order, keyed by its tid (several thread indices
+ * can share a tid over a run), to find the call an API record falls in.
+ */
+struct thread_calls_by_tid {
+	uint32_t tid;
+	size_t *idx;			/* into m->calls, by t0 */
+	size_t n, cap;
+};
+
+static int cmp_tct(const void *a, const void *b)
+{
+	const struct thread_calls_by_tid *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t *n_out)
+{
+	struct thread_calls_by_tid *v = xcalloc(m->nr_threads + 1, sizeof(*v));
+	size_t i, n = 0;
+
+	/* One entry per distinct tid. */
+	for (i = 0; i < m->nr_threads; i++)
+		v[n++].tid = m->threads[i].tid;
+	xqsort(v, n, sizeof(*v), cmp_tct);
+	{
+		size_t j = 0;
+
+		for (i = 0; i < n; i++)
+			if (!j || v[j - 1].tid != v[i].tid)
+				v[j++] = v[i];
+		n = j;
+	}
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+		struct thread_calls_by_tid key, *t;
+
+		if (c->thread >= m->nr_threads)
+			continue;
+		key.tid = m->threads[c->thread].tid;
+		t = bsearch(&key, v, n, sizeof(*v), cmp_tct);
+		if (!t)
+			continue;
+		XGROW(t->idx, t->cap, t->n + 1);
+		t->idx[t->n++] = i;
+	}
+	*n_out = n;
+	return v;
+}
+
+/*
+ * The GPU-work call of the API record's thread whose interval overlaps the record most: calls
+ * of one thread never overlap, so it is the last one starting before the record ends, or (for
+ * clock skew at the edges) the one before. O(log n) whatever the input.
+ */
+static int64_t call_at(const struct model *m, const struct thread_calls_by_tid *bt, size_t nbt,
+		       const struct m_api_join *a)
+{
+	struct thread_calls_by_tid key = { .tid = a->tid };
+	const struct thread_calls_by_tid *t = bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct);
+	uint64_t best = 0;
+	int64_t call = -1;
+	size_t lo = 0, hi, k;
+
+	if (!t || !t->n)
+		return -1;
+	hi = t->n;
+	while (lo < hi) {		/* first call starting after the record's end */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->calls[t->idx[mid]].t0 <= a->end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = 0; k < 2 && lo > k; k++) {
+		const struct m_call *c = &m->calls[t->idx[lo - 1 - k]];
+		uint64_t s0 = c->t0 > a->start ? c->t0 : a->start;
+		uint64_t e0 = c->t1 < a->end ? c->t1 : a->end;
+
+		if (is_gpu_call(c) && e0 >= s0 && e0 - s0 + 1 > best) {
+			best = e0 - s0 + 1;
+			call = (int64_t)t->idx[lo - 1 - k];
+		}
+	}
+	return call;
+}
+
+/*
  * Join each GPU operation to its call: first by the external id pushed around the call
  * (GPU_CORR), then by the API record's thread and interval (GPU_API: the call on that thread
  * whose interval overlaps it). See trace_format.h.
@@ -553,7 +642,8 @@ static void join_gpu(struct model *m)
 	struct u64_pair *by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
 	struct u64_pair *corr = xcalloc(m->nr_corrs + 1, sizeof(*corr));
 	struct u64_pair *api = xcalloc(m->nr_api_joins + 1, sizeof(*api));
-	size_t i, n_ext = 0;
+	struct thread_calls_by_tid *by_thread;
+	size_t i, n_ext = 0, nr_by_thread;
 
 	for (i = 0; i < m->nr_calls; i++) {
 		if (m->calls[i].corr_id) {
@@ -573,6 +663,7 @@ static void join_gpu(struct model *m)
 		api[i].val = i;
 	}
 	xqsort(api, m->nr_api_joins, sizeof(*api), cmp_pair);
+	by_thread = calls_by_thread(m, &nr_by_thread);
 
 	for (i = 0; i < m->nr_gpu; i++) {
 		struct m_gpu_op *g = &m->gpu[i];
@@ -589,35 +680,8 @@ static void join_gpu(struct model *m)
 			}
 		}
 		if (call < 0 && (p = find_pair(api, m->nr_api_joins, g->cupti_corr))) {
-			const struct m_api_join *a = &m->api_joins[p->val];
-			size_t lo = 0, hi = m->nr_calls, j;
-			uint64_t best = 0;
-
-			/* Calls are sorted by t0: scan those that started before the API ended. */
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-
-				if (m->calls[mid].t0 <= a->end)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (j = lo; j-- > 0;) {
-				const struct m_call *c = &m->calls[j];
-				uint64_t s, e;
-
-				if (c->t1 + 1000000000ull < a->start)
-					break;	/* no API call lasts a second inside a hook */
-				if (!is_gpu_call(c) || m->threads[c->thread].tid != a->tid)
-					continue;
-				s = c->t0 > a->start ? c->t0 : a->start;
-				e = c->t1 < a->end ? c->t1 : a->end;
-				if (e >= s && e - s + 1 > best) {
-					best = e - s + 1;
-					call = (int64_t)j;
-					is_by_api = 1;
-				}
-			}
+			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[p->val]);
+			is_by_api = call >= 0;
 		}
 		m->gpu_joined_by_api += is_by_api;
 		g->call = call;
@@ -633,6 +697,9 @@ static void join_gpu(struct model *m)
 				call >= 0 && m->calls[call].kind == MC_GRAPH_LAUNCH;
 		}
 	}
+	for (i = 0; i < nr_by_thread; i++)
+		free(by_thread[i].idx);
+	free(by_thread);
 	free(by_ext);
 	free(corr);
 	free(api);
