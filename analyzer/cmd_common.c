@@ -4,6 +4,7 @@
  * user-facing messages (error with offset; warning for a truncated trace).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cmds.h"
 #include "model.h"
@@ -32,4 +33,18 @@ int cmd_load_model(struct model *m, const char *path, int is_quiet)
 			path, (unsigned long long)m->nr_chunks);
 	trace_reader_close(&rd);
 	return 0;
+}
+
+int cmd_parse_format(const char *cmd, const char *arg, const char *json_name, int *is_json)
+{
+	if (!strcmp(arg, json_name) || !strcmp(arg, "json")) {
+		*is_json = 1;
+		return 0;
+	}
+	if (!strcmp(arg, "text")) {
+		*is_json = 0;
+		return 0;
+	}
+	fprintf(stderr, "gpushim: %s: unknown format '%s'\n", cmd, arg);
+	return -1;
 }

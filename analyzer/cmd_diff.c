@@ -100,12 +100,8 @@ int cmd_diff(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				is_json = 1;
-			else if (strcmp(optarg, "text")) {
-				fprintf(stderr, "gpushim: diff: unknown format '%s'\n", optarg);
+			if (cmd_parse_format("diff", optarg, "json", &is_json) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'F':
 			if (parse_pct(optarg, &gate.fail_on) < 0) {

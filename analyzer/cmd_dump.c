@@ -225,12 +225,8 @@ int cmd_dump(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "jsonl") || !strcmp(optarg, "json"))
-				is_json = 1;
-			else if (strcmp(optarg, "text")) {
-				fprintf(stderr, "gpushim: dump: unknown format '%s'\n", optarg);
+			if (cmd_parse_format("dump", optarg, "jsonl", &is_json) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			usage(stdout);

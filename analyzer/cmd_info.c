@@ -182,12 +182,8 @@ int cmd_info(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				is_json = 1;
-			else if (strcmp(optarg, "text")) {
-				fprintf(stderr, "gpushim: info: unknown format '%s'\n", optarg);
+			if (cmd_parse_format("info", optarg, "json", &is_json) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			usage(stdout);

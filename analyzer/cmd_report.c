@@ -67,12 +67,8 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				is_json = 1;
-			else if (strcmp(optarg, "text")) {
-				fprintf(stderr, "gpushim: report: unknown format '%s'\n", optarg);
+			if (cmd_parse_format("report", optarg, "json", &is_json) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'H':
 			has_header = 0;

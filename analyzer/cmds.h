@@ -20,4 +20,10 @@ struct trace_reader;
 struct model;
 int cmd_load_model(struct model *m, const char *path, int is_quiet);
 
+/*
+ * --format of command @cmd: "text" clears *is_json, "json" or @json_name (e.g. "jsonl") sets
+ * it. Anything else: prints why and returns -1 (the caller exits with EXIT_USAGE).
+ */
+int cmd_parse_format(const char *cmd, const char *arg, const char *json_name, int *is_json);
+
 #endif /* GPUSHIM_CMDS_H */

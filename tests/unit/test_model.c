@@ -20,19 +20,6 @@ enum { S_LAUNCH = 1, S_SET, S_KERN_A, S_KERN_B, S_NOTE };
 #define TID 100
 #define BASE 1000000ull
 
-static void def_api(struct tb *t, uint16_t api, uint8_t family, uint32_t name)
-{
-	struct trace_rec_api_def d;
-
-	memset(&d, 0, sizeof(d));
-	d.hdr.type = TRACE_REC_API_DEF;
-	d.hdr.size = sizeof(d);
-	d.api = api;
-	d.family = family;
-	d.name = name;
-	tb_rec(t, &d, sizeof(d));
-}
-
 static void def_func(struct tb *t, uint32_t id, uint32_t name)
 {
 	struct trace_rec_func f;
@@ -155,8 +142,8 @@ static const char *build(struct tb *t)
 	tb_string(t, S_KERN_A, "kern_a");
 	tb_string(t, S_KERN_B, "kern_b");
 	tb_string(t, S_NOTE, "note");
-	def_api(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
-	def_api(t, API_SET, TRACE_FAM_SET, S_SET);
+	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	tb_api_def(t, API_SET, TRACE_FAM_SET, S_SET);
 	def_func(t, 1, S_KERN_A);
 	def_func(t, 2, S_KERN_B);
 	note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON);

@@ -39,17 +39,9 @@ static void add_end(struct tb *t, uint64_t records)
 /* A two-chunk trace: names and two launches, then two more launches and END. */
 static void build_valid(struct tb *t)
 {
-	struct trace_rec_api_def d;
-
 	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
 	tb_string(t, 1, "cuLaunchKernel");
-	memset(&d, 0, sizeof(d));
-	d.hdr.type = TRACE_REC_API_DEF;
-	d.hdr.size = sizeof(d);
-	d.api = 1;
-	d.family = TRACE_FAM_LAUNCH;
-	d.name = 1;
-	tb_rec(t, &d, sizeof(d));
+	tb_api_def(t, 1, TRACE_FAM_LAUNCH, 1);
 	tb_block(t, 100, 0, 5000);
 	add_launch(t, 10, 1);
 	add_launch(t, 20, 2);

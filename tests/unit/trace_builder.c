@@ -84,6 +84,19 @@ void tb_string(struct tb *t, uint32_t id, const char *s)
 	tb_rec(t, buf, size);
 }
 
+void tb_api_def(struct tb *t, uint16_t api, uint8_t family, uint32_t name)
+{
+	struct trace_rec_api_def d;
+
+	memset(&d, 0, sizeof(d));
+	d.hdr.type = TRACE_REC_API_DEF;
+	d.hdr.size = sizeof(d);
+	d.api = api;
+	d.family = family;
+	d.name = name;
+	tb_rec(t, &d, sizeof(d));
+}
+
 void tb_block(struct tb *t, uint32_t tid, uint32_t index, uint64_t base_ns)
 {
 	struct trace_rec_block b;

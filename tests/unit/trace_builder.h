@@ -26,6 +26,8 @@ void tb_free(struct tb *t);
 void tb_rec(struct tb *t, const void *rec, size_t size);
 void tb_string(struct tb *t, uint32_t id, const char *s);
 void tb_block(struct tb *t, uint32_t tid, uint32_t index, uint64_t base_ns);
+/* API_DEF: entry point @api of @family, named by STRING @name. */
+void tb_api_def(struct tb *t, uint16_t api, uint8_t family, uint32_t name);
 /* Compress the open chunk into the file. */
 void tb_flush(struct tb *t);
 /* Write the file; @cut > 0 keeps only the first @cut bytes. Returns the path (static buffer). */
