@@ -27,6 +27,10 @@ static const char *note_kind(uint32_t k)
 		return "warning";
 	case TRACE_NOTE_DOORS:
 		return "doors";
+	case TRACE_NOTE_SIGNAL:
+		return "signal";
+	case TRACE_NOTE_EXEC:
+		return "exec";
 	default:
 		return "note";
 	}
@@ -58,10 +62,18 @@ static void info_text(const struct model *m)
 	print_clean(stdout, m->cmdline, 4096);
 	start_time(a, sizeof(a), m->start_real_ns);
 	printf("\nstarted     %s\n", a);
-	printf("state       %s\n",
-	       m->is_complete ? (m->end_reason == TRACE_END_DISABLED ? "complete (shim disabled)" :
-								      "complete") :
-				"truncated (no END record: killed, or still running)");
+	if (!m->is_complete) {
+		printf("state       truncated (no END record: killed, or still running)\n");
+	} else {
+		const char *detail = model_end_detail(m);
+
+		printf("state       complete, ended by %s", model_end_reason(m));
+		if (detail) {
+			printf(": ");
+			print_clean(stdout, detail, 200);
+		}
+		printf("\n");
+	}
 	printf("records     %s in %llu chunks\n", fmt_count(a, sizeof(a), m->nr_records),
 	       (unsigned long long)m->nr_chunks);
 	printf("lost        %s records\n", fmt_count(a, sizeof(a), m->lost_records));
@@ -121,6 +133,8 @@ static void info_json(const struct model *m)
 	json_str(&j, "command", m->cmdline);
 	json_u64(&j, "start_realtime_ns", m->start_real_ns);
 	json_bool(&j, "complete", m->is_complete);
+	json_str(&j, "end_reason", model_end_reason(m));
+	json_str(&j, "end_detail", model_end_detail(m));
 	json_u64(&j, "records", m->nr_records);
 	json_u64(&j, "chunks", m->nr_chunks);
 	json_u64(&j, "lost_records", m->lost_records);

@@ -41,6 +41,50 @@ const char *model_string(const struct model *m, uint32_t id, const char *fallbac
 	return fallback;
 }
 
+const char *model_end_reason(const struct model *m)
+{
+	if (!m->is_complete)
+		return NULL;
+	switch (m->end_reason) {
+	case TRACE_END_EXIT:
+		return "exit";
+	case TRACE_END_DISABLED:
+		return "disabled";
+	case TRACE_END_SIGNAL:
+		return "signal";
+	case TRACE_END_EXEC:
+		return "exec";
+	default:
+		return "unknown";
+	}
+}
+
+const char *model_end_detail(const struct model *m)
+{
+	uint32_t kind;
+	size_t i;
+
+	if (!m->is_complete)
+		return NULL;
+	switch (m->end_reason) {
+	case TRACE_END_DISABLED:
+		kind = TRACE_NOTE_DISABLED;
+		break;
+	case TRACE_END_SIGNAL:
+		kind = TRACE_NOTE_SIGNAL;
+		break;
+	case TRACE_END_EXEC:
+		kind = TRACE_NOTE_EXEC;
+		break;
+	default:
+		return NULL;
+	}
+	for (i = m->nr_notes; i-- > 0;)
+		if (m->notes[i].kind == kind)
+			return model_string(m, m->notes[i].text, NULL);
+	return NULL;
+}
+
 const char *model_api_name(const struct model *m, uint16_t api)
 {
 	if (api < m->nr_apis && m->apis[api].name)

@@ -210,6 +210,14 @@ const char *model_string(const struct model *m, uint32_t id, const char *fallbac
  * loading ("api N" when the trace never defined it). */
 const char *model_api_name(const struct model *m, uint16_t api);
 
+/*
+ * model_end_reason - how the trace ended: "exit", "disabled", "signal", "exec", "unknown" (a
+ * newer shim's reason), or NULL when it has no END (truncated). model_end_detail - the note
+ * that says more (the signal, the exec'd path, why the shim turned off), or NULL.
+ */
+const char *model_end_reason(const struct model *m);
+const char *model_end_detail(const struct model *m);
+
 /* Kernel name of a FUNC id, "<unknown kernel>" when unresolved. */
 const char *model_func_name(const struct model *m, uint32_t func);
 

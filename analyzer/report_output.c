@@ -67,6 +67,14 @@ static void text_header(FILE *f, const struct model *m)
 	fprintf(f, ", shim %s, trace format %u.%u, %s", m->shim_version, m->version_major,
 		m->version_minor,
 		m->is_complete ? "complete" : "TRUNCATED (partial results)");
+	if (m->end_reason == TRACE_END_SIGNAL || m->end_reason == TRACE_END_EXEC) {
+		const char *detail = model_end_detail(m);
+
+		fprintf(f, " (ended by %s%s", model_end_reason(m), detail ? ": " : "");
+		if (detail)
+			print_clean(f, detail, 200);
+		fprintf(f, ")");
+	}
 	if (m->lost_records)
 		fprintf(f, ", %llu records LOST", (unsigned long long)m->lost_records);
 	fprintf(f, "\n");
@@ -310,6 +318,8 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	snprintf(v, sizeof(v), "%u.%u", m->version_major, m->version_minor);
 	json_str(j, "format_version", v);
 	json_bool(j, "complete", m->is_complete);
+	json_str(j, "end_reason", model_end_reason(m));
+	json_str(j, "end_detail", model_end_detail(m));
 	json_u64(j, "lost_records", m->lost_records);
 	json_u64(j, "records", m->nr_records);
 	json_u64(j, "chunks", m->nr_chunks);

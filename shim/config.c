@@ -44,6 +44,8 @@ static const struct option_def options[] = {
 	  "0: no GPU timestamps; a path: that libcupti; unset: search (already loaded first)" },
 	{ "GPUSHIM_CUPTI_BUFFER_KB", OPT_UINT, OFF(cupti_buffer_kb), "4096", 256, 65536,
 	  "size of each CUPTI activity buffer" },
+	{ "GPUSHIM_SIGNALS", OPT_BOOL, OFF(signals), "1", 0, 1,
+	  "1: a fatal signal the program leaves at its default finishes the trace first" },
 };
 /* clang-format on */
 

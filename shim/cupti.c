@@ -742,6 +742,17 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	info_emit = NULL;
 }
 
+void cupti_final_flush(void)
+{
+	if (!cupti_lib || atomic_load(&state) != CS_ACTIVE)
+		return;
+	if (pthread_mutex_trylock(&state_lock))
+		return;		/* the thread that holds it may be the one dying */
+	if (atomic_load(&state) == CS_ACTIVE)
+		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_unlock(&state_lock);
+}
+
 void cupti_reset_after_fork(void)
 {
 	/* CUPTI does not follow a fork; the child's trace is host-only. */

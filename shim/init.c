@@ -54,6 +54,7 @@ int shim_start(void)
 	}
 	expected = SHIM_STARTING;
 	atomic_compare_exchange_strong(&shim.mode, &expected, SHIM_ON);
+	signals_install();
 	errno = saved;
 	return atomic_load(&shim.mode) != SHIM_OFF;
 }
@@ -104,6 +105,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 
 	config_load(&shim.cfg);
 	resolve_init(shim.cfg.is_disabled);
+	exec_hooks_init();
 	if (shim.cfg.is_disabled) {
 		atomic_store(&shim.mode, SHIM_OFF);
 		errno = saved;

@@ -38,6 +38,7 @@ struct shim_config {
 	int log_level;			/* GPUSHIM_LOG_LEVEL: 0 quiet .. 3 debug */
 	const char *cupti;		/* GPUSHIM_CUPTI: NULL auto, "0" off, else a path */
 	uint32_t cupti_buffer_kb;	/* GPUSHIM_CUPTI_BUFFER_KB */
+	int signals;			/* GPUSHIM_SIGNALS: finish the trace on fatal signals */
 };
 
 /*
@@ -371,6 +372,30 @@ int writer_start(void) SHIM_HIDDEN;
 void writer_stop(void) SHIM_HIDDEN;
 void writer_reset_after_fork(void) SHIM_HIDDEN;
 
+/*
+ * writer_finish_on_signal - a fatal signal is ending the process: have the writer write all it
+ * has and END (reason SIGNAL); waits at most @wait_ms. Returns at once when there is no writer
+ * in this process. Context: a signal handler, any thread; async-signal-safe.
+ */
+void writer_finish_on_signal(int sig, uint32_t wait_ms) SHIM_HIDDEN;
+
+/*
+ * writer_exec_begin - this thread is about to exec @path: have the writer write all it has and
+ * an END (reason EXEC) and wait for the outcome; waits at most @wait_ms. Returns 1 when the
+ * writer was asked (then writer_exec_end() must follow a failed exec), 0 when there is nothing
+ * to do (no writer, a vfork child, recording off). Context: app thread in an exec hook.
+ */
+int writer_exec_begin(const char *path, uint32_t wait_ms) SHIM_HIDDEN;
+void writer_exec_end(void) SHIM_HIDDEN;
+
+/* ---- Fatal signals (signals.c) and exec (hooks_exec.c) ---- */
+
+/* signals_install - the shim's handler where a terminating signal is at SIG_DFL. Context: once,
+ * when recording starts. */
+void signals_install(void) SHIM_HIDDEN;
+/* exec_hooks_init - resolve libc's exec family. Context: the constructor. */
+void exec_hooks_init(void) SHIM_HIDDEN;
+
 /* ---- CUPTI (cupti.c) ---- */
 
 /*
@@ -393,6 +418,11 @@ void cupti_pop(void) SHIM_HIDDEN;
  */
 void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx) SHIM_HIDDEN;
 void cupti_reset_after_fork(void) SHIM_HIDDEN;
+/*
+ * cupti_final_flush - the process is ending without exit (signal, exec): a forced flush of
+ * CUPTI's buffers, skipped when another thread holds the CUPTI state. Context: writer thread.
+ */
+void cupti_final_flush(void) SHIM_HIDDEN;
 
 /* ---- Exported aliases ---- */
 

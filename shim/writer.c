@@ -44,6 +44,16 @@ struct writer {
 	uint8_t *meta;			/* swapped with the meta stream */
 	size_t meta_len, meta_cap;
 	int is_failed;			/* a write failed: nothing more goes to the file */
+	uint64_t file_off;		/* bytes written to the file */
+	pid_t pid;			/* the process the thread runs in (not a vfork child) */
+	_Atomic int is_finished;	/* the thread wrote its END (or failed) and is leaving */
+	/* Endings no destructor sees (see writer_finish_on_signal and writer_exec_begin). */
+	_Atomic int final_sig;		/* the fatal signal ending the process; 0 none */
+	_Atomic int final_done;		/* futex word: 1 once that signal's END is written */
+	_Atomic int exec_waiters;	/* futex word: threads inside an exec hook */
+	_Atomic int exec_gen;		/* exec requests so far */
+	_Atomic int exec_parked;	/* futex word: the request whose END waits for exec's outcome */
+	char exec_path[256];
 	char path[PATH_MAX];
 };
 
@@ -129,6 +139,7 @@ static int write_all(const struct iovec *iov, int nr)
 				continue;
 			return -errno;
 		}
+		w.file_off += (uint64_t)n;
 		while (i < nr && (size_t)n >= v[i].iov_len) {
 			n -= v[i].iov_len;
 			i++;
@@ -218,6 +229,7 @@ static int open_trace(void)
 		shim_disable("cannot create trace %s: %s", w.path, strerror(errno));
 		return ret;
 	}
+	w.file_off = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
@@ -486,13 +498,151 @@ static void note_doors(void)
 	rec_note(TRACE_NOTE_DOORS, clock_now_ns(), text);
 }
 
-static void wait_for_work(uint32_t ms)
+static void futex_wait_ms(_Atomic int *word, int val, uint32_t ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
-	if (!atomic_load(&shim.writer_kick) && !atomic_load(&w.stop))
-		syscall(SYS_futex, &shim.writer_kick, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void wait_for_work(uint32_t ms)
+{
+	if (!atomic_load(&shim.writer_kick) && !atomic_load(&w.stop) &&
+	    !atomic_load(&w.final_sig) && !atomic_load(&w.exec_waiters))
+		futex_wait_ms(&shim.writer_kick, 0, ms);
 	atomic_store(&shim.writer_kick, 0);
+}
+
+/* ---- Endings no destructor sees: a fatal signal, exec ---- */
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGHUP: return "SIGHUP";
+	case SIGINT: return "SIGINT";
+	case SIGQUIT: return "SIGQUIT";
+	case SIGILL: return "SIGILL";
+	case SIGABRT: return "SIGABRT";
+	case SIGBUS: return "SIGBUS";
+	case SIGFPE: return "SIGFPE";
+	case SIGSEGV: return "SIGSEGV";
+	case SIGPIPE: return "SIGPIPE";
+	case SIGTERM: return "SIGTERM";
+	default: return "signal";
+	}
+}
+
+/*
+ * A thread is dying of @sig and waits (bounded) in its handler: write everything recorded, the
+ * GPU records CUPTI holds, and END. The dying thread may hold a lock this path needs (the meta
+ * stream's, CUPTI's); the handler's deadline, not this thread, bounds that.
+ */
+static void finish_on_signal(int sig)
+{
+	char text[48];
+
+	cupti_final_flush();
+	snprintf(text, sizeof(text), "%s (%d)", signal_name(sig), sig);
+	rec_note(TRACE_NOTE_SIGNAL, clock_now_ns(), text);
+	note_doors();
+	drain_all(1);
+	write_end(TRACE_END_SIGNAL);
+	atomic_store(&shim.mode, SHIM_OFF);	/* nothing after END */
+	atomic_store(&w.final_done, 1);
+	futex_wake_all(&w.final_done);
+}
+
+/*
+ * A thread is about to exec: the new image keeps no memory of ours. Write everything and an END
+ * of its own chunk, then wait for exec's outcome. Success ends this process image (and this
+ * thread) with a complete trace; failure returns here and the END chunk is cut off the file, so
+ * the trace goes on as if nothing had happened (the EXEC note stays: exec was tried).
+ */
+static void park_for_exec(void)
+{
+	uint64_t mark_off, mark_records;
+	uint32_t mark_seq;
+	int n, gen = atomic_load(&w.exec_gen);
+
+	cupti_final_flush();
+	rec_note(TRACE_NOTE_EXEC, clock_now_ns(), w.exec_path);
+	drain_all(1);
+	chunk_flush();
+	mark_off = w.file_off;
+	mark_seq = w.seq;
+	mark_records = w.nr_records;
+	write_end(TRACE_END_EXEC);
+	atomic_store(&w.exec_parked, gen);
+	futex_wake_all(&w.exec_parked);
+
+	/* A newer request (another path) gets its own note and END: take this one back. */
+	while ((n = atomic_load(&w.exec_waiters)) > 0 && atomic_load(&w.exec_gen) == gen &&
+	       !atomic_load(&w.stop) && !atomic_load(&w.final_sig))
+		futex_wait_ms(&w.exec_waiters, n, 100);
+
+	/* Still here: exec failed (or the process is ending otherwise). Take the END back. */
+	if (!w.is_failed && w.fd >= 0) {
+		if (ftruncate(w.fd, (off_t)mark_off) == 0 &&
+		    lseek(w.fd, (off_t)mark_off, SEEK_SET) == (off_t)mark_off) {
+			w.file_off = mark_off;
+			w.seq = mark_seq;
+			w.nr_records = mark_records;
+		} else {
+			shim_disable("cannot take back the END written before a failed exec: %s",
+				     strerror(errno));
+			w.is_failed = 1;
+		}
+	}
+}
+
+/* Context: a signal handler on any thread: async-signal-safe (atomics, futex, clock). */
+void writer_finish_on_signal(int sig, uint32_t wait_ms)
+{
+	uint64_t deadline, now;
+	int expected = 0;
+
+	if (!w.has_thread || w.pid != getpid() || atomic_load(&w.is_finished))
+		return;
+	atomic_compare_exchange_strong(&w.final_sig, &expected, sig);
+	atomic_store(&shim.writer_kick, 1);
+	futex_wake_all(&shim.writer_kick);
+	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
+	while (!atomic_load(&w.final_done) && !atomic_load(&w.is_finished) &&
+	       (now = clock_now_ns()) < deadline)
+		futex_wait_ms(&w.final_done, 0, (uint32_t)((deadline - now) / 1000000u) + 1);
+}
+
+int writer_exec_begin(const char *path, uint32_t wait_ms)
+{
+	uint64_t deadline, now;
+	int gen, parked;
+
+	/* A vfork child shares our memory but is not this process: leave the writer alone. */
+	if (!w.has_thread || w.pid != getpid() || atomic_load(&w.is_finished) ||
+	    atomic_load(&shim.mode) != SHIM_ON)
+		return 0;
+	snprintf(w.exec_path, sizeof(w.exec_path), "%s", path ? path : "(null)");
+	gen = atomic_fetch_add(&w.exec_gen, 1) + 1;
+	atomic_fetch_add(&w.exec_waiters, 1);
+	futex_wake_all(&w.exec_waiters);
+	atomic_store(&shim.writer_kick, 1);
+	futex_wake_all(&shim.writer_kick);
+	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
+	while ((parked = atomic_load(&w.exec_parked)) < gen && !atomic_load(&w.is_finished) &&
+	       (now = clock_now_ns()) < deadline)
+		futex_wait_ms(&w.exec_parked, parked, (uint32_t)((deadline - now) / 1000000u) + 1);
+	return 1;
+}
+
+void writer_exec_end(void)
+{
+	atomic_fetch_sub(&w.exec_waiters, 1);
+	futex_wake_all(&w.exec_waiters);
 }
 
 static void *writer_main(void *arg)
@@ -502,15 +652,23 @@ static void *writer_main(void *arg)
 	uint64_t last_flush;
 
 	(void)arg;
-	if (open_trace() < 0)
+	if (open_trace() < 0) {
+		atomic_store(&w.is_finished, 1);
 		return NULL;
+	}
 	emit_api_defs();
 	last_flush = clock_now_ns();
 	for (;;) {
-		int stopping, is_off;
+		int stopping, is_off, sig;
 		uint64_t now;
 
 		wait_for_work(wake_ms);
+		if (atomic_load(&w.exec_waiters) && !atomic_load(&w.final_sig))
+			park_for_exec();
+		if ((sig = atomic_load(&w.final_sig))) {
+			finish_on_signal(sig);
+			break;
+		}
 		stopping = atomic_load(&w.stop);
 		is_off = atomic_load(&shim.mode) == SHIM_OFF;
 		drain_all(stopping);
@@ -535,8 +693,13 @@ static void *writer_main(void *arg)
 			last_flush = now;
 		}
 	}
-	close(w.fd);
-	w.fd = -1;
+	atomic_store(&w.is_finished, 1);
+	futex_wake_all(&w.final_done);
+	futex_wake_all(&w.exec_parked);
+	if (!atomic_load(&w.final_sig)) {
+		close(w.fd);
+		w.fd = -1;
+	}
 	return NULL;
 }
 
@@ -561,6 +724,7 @@ int writer_start(void)
 	/* The application's signal handlers must never run on our thread (heaptrack's rule). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	w.pid = getpid();
 	ret = pthread_create(&w.thread, NULL, writer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
@@ -588,6 +752,12 @@ void writer_reset_after_fork(void)
 	w.fd = -1;
 	w.has_thread = 0;
 	atomic_store(&w.stop, 0);
+	atomic_store(&w.is_finished, 0);
+	atomic_store(&w.final_sig, 0);
+	atomic_store(&w.final_done, 0);
+	atomic_store(&w.exec_waiters, 0);
+	atomic_store(&w.exec_gen, 0);
+	atomic_store(&w.exec_parked, 0);
 	w.raw_len = 0;
 	w.block_owner = NULL;
 	w.seq = 0;

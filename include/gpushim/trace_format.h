@@ -40,7 +40,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	0
+#define TRACE_VERSION_MINOR	1
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -180,6 +180,8 @@ _Static_assert(sizeof(struct trace_rec_lost) == 24, "on-disk ABI: bump TRACE_VER
 enum trace_end_reason {
 	TRACE_END_EXIT = 1,		/* process exit (destructor) */
 	TRACE_END_DISABLED = 2,		/* the shim turned itself off; see the NOTE before */
+	TRACE_END_SIGNAL = 3,		/* (1.1) a fatal signal the program does not handle; NOTE SIGNAL */
+	TRACE_END_EXEC = 4,		/* (1.1) the program replaced itself by exec; NOTE EXEC before */
 };
 
 struct trace_rec_end {
@@ -260,6 +262,8 @@ enum trace_note_kind {
 	TRACE_NOTE_CUPTI_OFF = 3,	/* GPU timestamps absent from here on (yielded, failed, absent) */
 	TRACE_NOTE_WARNING = 4,
 	TRACE_NOTE_DOORS = 5,		/* at the end: wrappers handed out per door */
+	TRACE_NOTE_SIGNAL = 6,		/* (1.1) the signal ending the process: "SIGSEGV (11)" */
+	TRACE_NOTE_EXEC = 7,		/* (1.1) the program called exec; text: the path (exec may fail) */
 };
 
 struct trace_rec_note {

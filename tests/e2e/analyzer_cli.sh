@@ -25,7 +25,7 @@ cmp "$WORK/plain.txt" "$WORK/run.txt" || fail "gpushim run changed the output"
 trace=$(only_trace "$WORK/run-*.trace")
 expect "run exit code" "$(code "$GPUSHIM_BIN" run -o "$WORK/x-%p.trace" -- "$FAKE_CLIENT" bogus)" 2
 
-"$GPUSHIM_BIN" info "$trace" | grep -q '^state       complete$' || fail "info state"
+"$GPUSHIM_BIN" info "$trace" | grep -q '^state       complete, ended by exit$' || fail "info state"
 "$GPUSHIM_BIN" dump "$trace" | grep -q '^launch ' || fail "dump text has no launch"
 "$GPUSHIM_BIN" dump --format jsonl "$trace" >"$WORK/d.jsonl"
 lines=$(wc -l <"$WORK/d.jsonl")

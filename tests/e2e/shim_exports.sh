@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# libgpushim.so exports only CUDA entry points (and dlsym), no libcuda or libcupti link
+# libgpushim.so exports only CUDA entry points (and dlsym and the exec family), no libcuda or libcupti link
 # dependency, and every variant the hooks need by exact name.
 . "$(dirname "$0")/lib.sh"
 
 nm -D --defined-only "$GPUSHIM_SHIM" | awk '{print $3}' >"$WORK/syms"
-bad=$(grep -Ev '^(cu[A-Za-z0-9_]+|dlsym)$' "$WORK/syms" || true)
+bad=$(grep -Ev '^(cu[A-Za-z0-9_]+|dlsym|execl|execle|execlp|execv|execve|execveat|execvp|execvpe|fexecve)$' "$WORK/syms" || true)
 [ -z "$bad" ] || fail "unexpected exports: $bad"
 for s in cuLaunchKernel cuLaunchKernel_ptsz cuGetProcAddress cuGetProcAddress_v2 \
 	cuCtxSynchronize cuCtxSynchronize_v2 cuMemcpyBatchAsync cuMemcpyBatchAsync_v2 \

@@ -21,6 +21,9 @@
  *                         module, a function) through its own door and launching 100 times
  *   fake_client quickexit 2 launches, then quick_exit(3)
  *   fake_client exec      2 launches, then exec of itself in direct mode (the same pid)
+ *   fake_client execfail  2 launches, every exec form failing (errno printed), 2 launches
+ *   fake_client die N HOW N launches, then death by HOW: segv, abort, term or int
+ *   fake_client ownsig    its own SIGTERM handler and SIGINT ignored, both raised, survives
  *   fake_client names     3 launches of a kernel whose name needs escaping everywhere
  *   fake_client steps N S N launches, a stream synchronization after every S-th (0: none)
  *                         and one at the end; with FAKE_CUDA_LAUNCH_NS each launch takes time
@@ -38,6 +41,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -590,40 +594,104 @@ static int run_quickexit(void)
 	quick_exit(3);
 }
 
-/* Wait (at most 2 s) until the shim's writer created this process's trace, so the exec'd
- * program finds the name taken. Knows only the %p of GPUSHIM_OUTPUT. */
-static void wait_for_trace(void)
-{
-	const char *pat = getenv("GPUSHIM_OUTPUT"), *p;
-	char path[4096];
-	size_t n = 0;
-	int i;
-
-	if (!pat)
-		return;
-	for (p = pat; *p && n + 16 < sizeof(path); p++) {
-		if (p[0] == '%' && p[1] == 'p') {
-			n += (size_t)snprintf(path + n, sizeof(path) - n, "%d", (int)getpid());
-			p++;
-		} else {
-			path[n++] = *p;
-		}
-	}
-	path[n] = 0;
-	for (i = 0; i < 200 && access(path, F_OK) != 0; i++)
-		usleep(10000);
-}
-
 static int run_exec(void)
 {
 	char *args[] = { "fake_client", "direct", NULL };
 
 	two_launches();
-	wait_for_trace();
 	printf("exec: 2 launches, then direct\n");
 	fflush(stdout);
 	execv("/proc/self/exe", args);
 	return 1;
+}
+
+/* Exec that fails, through every form the shim wraps: each returns -1 with errno kept. */
+static int run_execfail(void)
+{
+	char *args[] = { "x", NULL };
+	char *env[] = { "A=1", NULL };
+	const char *missing = "/nonexistent/gpushim-test";
+	int r;
+
+	two_launches();
+	r = execv(missing, args);
+	printf("execv %d %d\n", r, errno);
+	r = execve(missing, args, env);
+	printf("execve %d %d\n", r, errno);
+	r = execvp("gpushim-no-such-program", args);
+	printf("execvp %d %d\n", r, errno);
+	r = execvpe("gpushim-no-such-program", args, env);
+	printf("execvpe %d %d\n", r, errno);
+	r = execl(missing, "x", "y", (char *)NULL);
+	printf("execl %d %d\n", r, errno);
+	r = execlp("gpushim-no-such-program", "x", (char *)NULL);
+	printf("execlp %d %d\n", r, errno);
+	r = execle(missing, "x", (char *)NULL, env);
+	printf("execle %d %d\n", r, errno);
+	r = fexecve(-1, args, env);
+	printf("fexecve %d %d\n", r, errno);
+	two_launches();
+	printf("execfail: 4 launches\n");
+	return 0;
+}
+
+/* @n launches, then death by @how: segv (a real fault), abort, term or int (sent to itself). */
+static int run_die(int n, const char *how)
+{
+	CUmodule mod;
+	CUfunction f;
+	int i;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	for (i = 0; i < n; i++)
+		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	printf("die: %d launches, then %s\n", n, how);
+	fflush(stdout);
+	if (!strcmp(how, "segv")) {
+		volatile int *volatile nowhere = NULL;
+
+		*nowhere = 1;
+	}
+	else if (!strcmp(how, "abort"))
+		abort();
+	else if (!strcmp(how, "term"))
+		kill(getpid(), SIGTERM);
+	else if (!strcmp(how, "int"))
+		raise(SIGINT);
+	sleep(5);		/* a signal is pending; never reached */
+	return 0;
+}
+
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
+}
+
+/* The program's own dispositions (a SIGTERM handler, SIGINT ignored) survive the shim. */
+static int run_ownsig(void)
+{
+	struct sigaction sa, now;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGINT, SIG_IGN);
+	two_launches();
+	sigaction(SIGTERM, NULL, &now);
+	printf("SIGTERM handler kept: %d\n", now.sa_handler == on_term);
+	sigaction(SIGINT, NULL, &now);
+	printf("SIGINT ignore kept: %d\n", now.sa_handler == SIG_IGN);
+	raise(SIGTERM);
+	raise(SIGINT);
+	printf("handled SIGTERM: %d, survived SIGINT\n", (int)got_term);
+	two_launches();
+	return 0;
 }
 
 static int run_names(void)
@@ -679,12 +747,18 @@ int main(int argc, char **argv)
 		return run_exec();
 	if (!strcmp(mode, "names"))
 		return run_names();
+	if (!strcmp(mode, "execfail"))
+		return run_execfail();
+	if (!strcmp(mode, "die") && argc > 3)
+		return run_die(atoi(argv[2]), argv[3]);
+	if (!strcmp(mode, "ownsig"))
+		return run_ownsig();
 	if (!strcmp(mode, "steps") && argc > 3)
 		return run_steps(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|steps N S\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S\n");
 	return 2;
 }
