@@ -53,6 +53,14 @@ static void learn(struct names *n, const struct trace_record *r)
 	}
 }
 
+static double get_f32(const uint8_t *p)
+{
+	float v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 static uint64_t get_uint(const uint8_t *p, int size)
 {
 	uint8_t v8;
@@ -121,6 +129,9 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 			printf(" %s=%u,%u,%u", f[i].name, (uint32_t)get_uint(q, 2),
 			       (uint32_t)get_uint(q + 2, 2), (uint32_t)get_uint(q + 4, 2));
 			break;
+		case TF_F32:
+			printf(" %s=%.2f", f[i].name, get_f32(q));
+			break;
 		case TF_TEXT: {
 			char *t = xstrndup((const char *)p + sizeof(struct trace_rec_string),
 					   (size_t)v);
@@ -188,6 +199,9 @@ static void dump_json(const struct names *n, const struct trace_record *r)
 					 f[i].kind == TF_U32X3 ? get_uint(q + 4 * k, 4) :
 								 get_uint(q + 2 * k, 2));
 			json_array_end(&j);
+			break;
+		case TF_F32:
+			json_double(&j, f[i].name, get_f32(q), 3);
 			break;
 		case TF_TEXT:
 			json_u64(&j, f[i].name, v);

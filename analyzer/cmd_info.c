@@ -31,6 +31,10 @@ static const char *note_kind(uint32_t k)
 		return "signal";
 	case TRACE_NOTE_EXEC:
 		return "exec";
+	case TRACE_NOTE_PM_ON:
+		return "pm_on";
+	case TRACE_NOTE_PM_OFF:
+		return "pm_off";
 	default:
 		return "note";
 	}

@@ -10,10 +10,12 @@
  * Every string from the trace goes through json_escape. Formats only; computes nothing.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "counters.h"
 #include "export.h"
 #include "output.h"
 #include "util.h"
@@ -343,6 +345,50 @@ static void memory_counter(struct export_ctx *x, int pid, const struct stats *s)
 	free(st);
 }
 
+/*
+ * Hardware counters: one counter track per device, a value per metric at each sample's start
+ * (Perfetto draws it as a step until the next sample); a 0 after the last sample ends it.
+ */
+static void pm_counters(struct export_ctx *x, int pid, const struct model *m)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < m->nr_pm; i++) {
+		const struct m_pm_sample *p = &m->pm[i];
+		const char *sep = "";
+
+		ev_open(x, "C", pid);
+		fprintf(x->f, ",\"tid\":0,\"name\":\"device %u counters %%\"", p->device);
+		put_time(x, "ts", p->start);
+		fputs(",\"args\":{", x->f);
+		for (k = 0; k <= TRACE_PM_SM_THROUGHPUT; k++) {
+			if (isnan(p->value[k]))
+				continue;
+			fprintf(x->f, "%s\"%s\":%.2f", sep, counters_slot_name(k), p->value[k]);
+			sep = ",";
+		}
+		fputs("}", x->f);
+		ev_close(x);
+		if (i + 1 == m->nr_pm || m->pm[i + 1].start > p->end + p->end - p->start) {
+			/* A hole (or the end): the track drops to zero instead of holding on. */
+			ev_open(x, "C", pid);
+			fprintf(x->f, ",\"tid\":0,\"name\":\"device %u counters %%\"", p->device);
+			put_time(x, "ts", p->end);
+			fputs(",\"args\":{", x->f);
+			sep = "";
+			for (k = 0; k <= TRACE_PM_SM_THROUGHPUT; k++) {
+				if (isnan(p->value[k]))
+					continue;
+				fprintf(x->f, "%s\"%s\":0", sep, counters_slot_name(k));
+				sep = ",";
+			}
+			fputs("}", x->f);
+			ev_close(x);
+		}
+	}
+}
+
 /* The analysis' idle gaps, named by their largest part (scheduling noise left out). */
 static void idle_gaps(struct export_ctx *x, int pid, const struct findings *fd)
 {
@@ -442,6 +488,7 @@ static void chrome_process(struct export_ctx *x, const struct model *m, const st
 	host_calls(x, pid, m);
 	gpu_ops(x, pid, m);
 	memory_counter(x, pid, s);
+	pm_counters(x, pid, m);
 	idle_gaps(x, pid, fd);
 	notes(x, pid, m);
 }

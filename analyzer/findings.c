@@ -53,11 +53,14 @@ static const char *const advice[NR_CAUSES] = {
 		"computes. If memory limits the batch: activation checkpointing, mixed precision, "
 		"smaller activations; the time is lost to the causes ranked above.",
 	[CAUSE_MEMORY_BANDWIDTH] =
-		"Needs hardware counters (DRAM throughput, SM activity), which this trace does not "
-		"have: reported as unknown rather than guessed.",
+		"The GPU is busy but its SMs wait on memory: DRAM throughput is high while the SMs "
+		"issue little (elementwise ops, normalization, masks, reshapes). Fuse elementwise "
+		"chains (torch.compile, fused kernels), keep activations in lower precision, avoid "
+		"materialized copies (contiguous(), transposes); more SMs will not help.",
 	[CAUSE_COMPUTE_BOUND] =
-		"Needs hardware counters (SM and tensor pipe activity), which this trace does not "
-		"have: reported as unknown rather than guessed.",
+		"The SMs are busy computing (SM or tensor pipe near peak): the GPU is used well. "
+		"Speed-ups come from the maths itself: tensor cores (bf16/fp8, TF32 for fp32), "
+		"better kernels (cuBLAS/cuDNN/FlashAttention), or less work.",
 };
 
 const char *cause_name(int id)
@@ -565,36 +568,52 @@ static int cmp_rank(const void *x, const void *y, void *ctx)
 
 static void summarize(struct findings *f)
 {
+	const struct counters *c = &f->ctr;
+	/* The seed's complaint: memory full while the SMs compute little. */
+	int is_idle = c->has ? !(c->mean[TRACE_PM_SM_THROUGHPUT] >= PM_SM_LOW_PCT) :
+			       f->busy_pct >= 0 && f->busy_pct < 50;
 	const char *mem = f->is_memory_full < 0 ? "memory use unknown" :
 			  f->is_memory_full	  ? "memory full" :
 						    "memory not full";
-	char busy[64];
+	const char *idle = f->is_memory_full > 0 && is_idle ? ", compute idle" : "";
+	char busy[160], tail[240];
 
-	if (f->busy_pct >= 0)
+	if (f->busy_pct >= 0 && c->has)
+		snprintf(busy, sizeof(busy),
+			 "GPU busy %.1f%%, SM active %.1f%%, DRAM %.1f%% of peak, SMs filled %.1f%%",
+			 f->busy_pct, c->mean[TRACE_PM_SM_ACTIVE], c->mean[TRACE_PM_DRAM],
+			 f->fill_pct);
+	else if (f->busy_pct >= 0)
 		snprintf(busy, sizeof(busy), "GPU busy %.1f%%, SMs filled %.1f%%", f->busy_pct,
 			 f->fill_pct);
 	else
 		snprintf(busy, sizeof(busy), "GPU activity unknown (no GPU timestamps)");
 	if (f->memory_pct >= 0)
-		snprintf(f->summary, sizeof(f->summary), "%s (%.1f%% peak), %s: ", mem,
-			 f->memory_pct, busy);
+		snprintf(f->summary, sizeof(f->summary), "%s (%.1f%% peak)%s, %s: ", mem,
+			 f->memory_pct, idle, busy);
 	else
-		snprintf(f->summary, sizeof(f->summary), "%s, %s: ", mem, busy);
+		snprintf(f->summary, sizeof(f->summary), "%s%s, %s: ", mem, idle, busy);
 	if (!f->has_gpu) {
-		strncat(f->summary, "the trace has no GPU timestamps, so idle time cannot be "
-				    "attributed (run with CUPTI available)",
-			sizeof(f->summary) - strlen(f->summary) - 1);
+		snprintf(tail, sizeof(tail), "the trace has no GPU timestamps, so idle time cannot "
+					     "be attributed (run with CUPTI available)");
 	} else if (f->primary < 0) {
-		strncat(f->summary, "no cause costs more than 5% of the time; the GPU is kept busy "
-				    "and its SMs filled",
-			sizeof(f->summary) - strlen(f->summary) - 1);
+		snprintf(tail, sizeof(tail), "no cause costs more than 5%% of the time; the GPU is "
+					     "kept busy and its SMs filled");
+	} else if (f->primary == CAUSE_MEMORY_BANDWIDTH) {
+		snprintf(tail, sizeof(tail),
+			 "bandwidth-bound: DRAM at %.0f%% of peak while the SMs compute little "
+			 "(SM throughput %.0f%%) for %.1f%% of the time",
+			 c->bw_dram, c->bw_sm, f->causes[f->primary].share_pct);
+	} else if (f->primary == CAUSE_COMPUTE_BOUND) {
+		snprintf(tail, sizeof(tail),
+			 "compute-bound: the SMs compute near peak (SM throughput %.0f%%, tensor "
+			 "%.0f%%) for %.1f%% of the time; the GPU is used well",
+			 c->compute_sm, c->compute_tensor, f->causes[f->primary].share_pct);
 	} else {
-		char tail[200];
-
 		snprintf(tail, sizeof(tail), "%s costs the most (%.1f%% of the time)",
 			 cause_name(f->primary), f->causes[f->primary].share_pct);
-		strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
 	}
+	strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
 }
 
 int gap_label(const struct f_gap *g)
@@ -690,6 +709,9 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 		f->copy_bytes_per_s = f->window_ns ? (double)f->causes[CAUSE_MEMCPY].bytes * 1e9 /
 							     f->window_ns :
 						     0;
+		counters_compute(&f->ctr, m, win_start, win_end);
+	} else {
+		counters_compute(&f->ctr, m, 0, 0);
 	}
 	free(ds.st);
 	for (k = 0; k < NR_CAUSES; k++)
@@ -703,8 +725,19 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 		struct f_cause *c = &f->causes[k];
 
 		if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND) {
-			c->status = CS_UNKNOWN;
-			continue;
+			if (!f->has_gpu || !f->ctr.has) {
+				c->status = CS_UNKNOWN;
+				continue;
+			}
+			if (k == CAUSE_MEMORY_BANDWIDTH) {
+				c->time_ns = f->ctr.bw_ns;
+				c->count = f->ctr.bw_samples;
+				c->value = f->ctr.bw_dram;
+			} else {
+				c->time_ns = f->ctr.compute_ns;
+				c->count = f->ctr.compute_samples;
+				c->value = f->ctr.compute_sm;
+			}
 		}
 		if (k == CAUSE_MEMORY_CAPACITY)
 			continue;

@@ -18,14 +18,16 @@
  *               modules (CUDA lazy loading at a kernel's first launch) is one-time warm-up,
  *               reported apart and not blamed on any cause.
  *   low_parallelism = kernel time x (1 - SM fill); memcpy also takes exposed copy time.
- *   memory_capacity is a signal (peak >= 90 % of the device), not time; memory_bandwidth and
- *   compute_bound need hardware counters and are "unknown" without them.
+ *   memory_capacity is a signal (peak >= 90 % of the device), not time. memory_bandwidth and
+ *   compute_bound are GPU busy time classified by hardware counters (counters.h): inside
+ *   bandwidth-bound or compute-bound samples. Without counters they are "unknown".
  */
 #ifndef GPUSHIM_FINDINGS_H
 #define GPUSHIM_FINDINGS_H
 
 #include <stdint.h>
 
+#include "counters.h"
 #include "model.h"
 #include "stats.h"
 
@@ -111,6 +113,7 @@ struct findings {
 	double fill_pct;		/* -1 unknown */
 	double kernels_per_s;
 	double copy_bytes_per_s;
+	struct counters ctr;		/* hardware counters over the window */
 	char summary[512];
 	/* Every idle gap in time order per device, with findings_compute_gaps() only. */
 	int want_gaps;

@@ -6,6 +6,7 @@
  */
 #include "model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +514,32 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		m->nr_corrs++;
 		break;
 	}
+	case TRACE_REC_PM_CONFIG: {
+		const struct trace_rec_pm_config *c = p;
+
+		XGROW(m->pm_configs, m->pm_configs_cap, m->nr_pm_configs + 1);
+		m->pm_configs[m->nr_pm_configs++] = *c;
+		break;
+	}
+	case TRACE_REC_PM_SAMPLE: {
+		const struct trace_rec_pm_sample *ps = p;
+		struct m_pm_sample *d;
+		int k;
+
+		if (ps->end_ns <= ps->start_ns)
+			break;		/* no interval: nothing to weigh */
+		XGROW(m->pm, m->pm_cap, m->nr_pm + 1);
+		d = &m->pm[m->nr_pm++];
+		d->start = ps->start_ns;
+		d->end = ps->end_ns;
+		d->device = ps->device;
+		d->flags = ps->flags;
+		for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+			d->value[k] = isfinite(ps->value[k]) ? ps->value[k] : NAN;
+		if (d->end - d->start > m->pm_max_len)
+			m->pm_max_len = d->end - d->start;
+		break;
+	}
 	case TRACE_REC_GPU_API: {
 		const struct trace_rec_gpu_api *a = p;
 
@@ -540,6 +567,15 @@ static int cmp_call(const void *a, const void *b)
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
 	return 0;
+}
+
+static int cmp_pm(const void *a, const void *b)
+{
+	const struct m_pm_sample *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->device < y->device ? -1 : x->device > y->device;
 }
 
 static int cmp_gpu(const void *a, const void *b)
@@ -912,6 +948,7 @@ static void model_finish(struct model *m)
 	name_undefined_apis(m);
 	xqsort(m->calls, m->nr_calls, sizeof(*m->calls), cmp_call);
 	xqsort(m->gpu, m->nr_gpu, sizeof(*m->gpu), cmp_gpu);
+	xqsort(m->pm, m->nr_pm, sizeof(*m->pm), cmp_pm);
 	if (m->nr_gpu) {
 		join_gpu(m);
 		join_by_order(m);
@@ -972,6 +1009,8 @@ void model_free(struct model *m)
 	free(m->notes);
 	free(m->api_joins);
 	free(m->corrs);
+	free(m->pm_configs);
+	free(m->pm);
 	free(m->path);
 	free(m->host);
 	free(m->cmdline);

@@ -125,6 +125,14 @@ struct m_api_join {			/* GPU_API: which thread and when owned a CUPTI correlatio
 	uint32_t tid;
 };
 
+/* One hardware-counter sample (PM_SAMPLE), values in % by enum trace_pm_slot, NaN absent. */
+struct m_pm_sample {
+	uint64_t start, end;
+	uint32_t device;
+	uint32_t flags;			/* enum trace_pm_sample_flags */
+	float value[TRACE_PM_NR_SLOTS];
+};
+
 struct m_corr {				/* GPU_CORR */
 	uint64_t ext_id;
 	uint32_t cupti_corr;
@@ -178,6 +186,13 @@ struct model {
 	size_t nr_api_joins, api_joins_cap;
 	struct m_corr *corrs;
 	size_t nr_corrs, corrs_cap;
+
+	/* Hardware counters (PM sampling) */
+	struct trace_rec_pm_config *pm_configs;	/* one per device sampled */
+	size_t nr_pm_configs, pm_configs_cap;
+	struct m_pm_sample *pm;		/* sorted by start after loading */
+	size_t nr_pm, pm_cap;
+	uint64_t pm_max_len;		/* longest sample (for overlap searches) */
 
 	/* CUPTI session */
 	int has_cupti;			/* a GPU_INFO with state CUPTI_ON, or any GPU record */

@@ -6,6 +6,7 @@
  */
 #include "report_output.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "output.h"
@@ -80,6 +81,27 @@ static void text_header(FILE *f, const struct model *m)
 	fprintf(f, "\n");
 }
 
+/* Hardware counters: the seed's middle two numbers (SM activity, DRAM bandwidth). */
+static void text_counters(FILE *f, const struct findings *fd)
+{
+	const struct counters *c = &fd->ctr;
+
+	if (!c->has) {
+		fprintf(f, "  counters unknown: ");
+		print_clean(f, c->absent ? c->absent : "no hardware counters", 200);
+		fprintf(f, "\n");
+		return;
+	}
+	fprintf(f, "  counters SM active %.1f%%, DRAM bandwidth %.1f%% of peak, SM throughput %.1f%%, "
+		   "tensor %.1f%% (PM sampling on ",
+		c->mean[TRACE_PM_SM_ACTIVE], c->mean[TRACE_PM_DRAM], c->mean[TRACE_PM_SM_THROUGHPUT],
+		c->mean[TRACE_PM_TENSOR]);
+	print_clean(f, c->chip ? c->chip : "?", 16);
+	fprintf(f, ", %llu samples of %.0f us covering %.0f%% of the window%s)\n",
+		(unsigned long long)c->nr_samples, (double)c->interval_ns / 1e3, c->coverage_pct,
+		c->nr_overflow ? ", some lost" : "");
+}
+
 static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 			 const struct findings *fd)
 {
@@ -110,6 +132,7 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 	} else {
 		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");
 	}
+	text_counters(f, fd);
 }
 
 static void text_causes(FILE *f, const struct findings *fd)
@@ -136,6 +159,13 @@ static void text_causes(FILE *f, const struct findings *fd)
 			fprintf(f, "   %s copied, %s of it pageable",
 				fmt_bytes(a, sizeof(a), c->bytes),
 				fmt_bytes(b, sizeof(b), c->pageable_bytes));
+		else if (k == CAUSE_MEMORY_BANDWIDTH)
+			fprintf(f, "   busy time, DRAM %.0f%% / SM throughput %.0f%% (%llu samples)",
+				fd->ctr.bw_dram, fd->ctr.bw_sm, (unsigned long long)c->count);
+		else if (k == CAUSE_COMPUTE_BOUND)
+			fprintf(f, "   busy time, SM throughput %.0f%% / tensor %.0f%% (%llu samples)",
+				fd->ctr.compute_sm, fd->ctr.compute_tensor,
+				(unsigned long long)c->count);
 		else
 			fprintf(f, "   in %llu gaps", (unsigned long long)c->count);
 		if (k == CAUSE_LAUNCH_OVERHEAD && c->aux)
@@ -171,7 +201,12 @@ static void text_causes(FILE *f, const struct findings *fd)
 	if (fd->causes[CAUSE_MEMORY_CAPACITY].status == CS_SIGNAL)
 		fprintf(f, "  -  memory_capacity  peak %.1f%% of device memory (a signal, not lost time)\n",
 			fd->causes[CAUSE_MEMORY_CAPACITY].value);
-	fprintf(f, "  ?  memory_bandwidth, compute_bound: unknown without hardware counters\n");
+	if (!fd->ctr.has)
+		fprintf(f, "  ?  memory_bandwidth, compute_bound: unknown without hardware counters\n");
+	else if (fd->causes[CAUSE_MEMORY_BANDWIDTH].status != CS_MEASURED &&
+		 fd->causes[CAUSE_COMPUTE_BOUND].status != CS_MEASURED)
+		fprintf(f, "  -  memory_bandwidth, compute_bound: no sample bandwidth- or "
+			   "compute-bound\n");
 	{
 		char d[32], e[32], g[32], h[32];
 
@@ -198,7 +233,7 @@ static void text_summary(FILE *f, const struct stats *s)
 		fmt_count(frees, 32, n->frees));
 }
 
-static void text_kernels(FILE *f, const struct stats *s)
+static void text_kernels(FILE *f, const struct stats *s, int has_pm)
 {
 	char a[32], b[32], c[32];
 	size_t i;
@@ -206,8 +241,8 @@ static void text_kernels(FILE *f, const struct stats *s)
 	if (!s->nr_kernels)
 		return;
 	fprintf(f, "\nkernels (by GPU time)\n");
-	fprintf(f, "  %10s %10s %10s %6s  %-18s %s\n", "launches", "gpu time", "mean", "fill",
-		"grid/block", "name");
+	fprintf(f, "  %10s %10s %10s %6s  %-18s %s%s\n", "launches", "gpu time", "mean", "fill",
+		"grid/block", has_pm ? "dram  sm-tp  " : "", "name");
 	for (i = 0; i < s->nr_kernels && i < TOP_KERNELS; i++) {
 		const struct s_kernel *k = &s->kernels[i];
 		char shape[48], fill[16];
@@ -224,6 +259,11 @@ static void text_kernels(FILE *f, const struct stats *s)
 			k->gpu_count ? fmt_ns(b, sizeof(b), k->gpu_total_ns) : "-",
 			k->gpu_count ? fmt_ns(c, sizeof(c), k->gpu_total_ns / k->gpu_count) : "-",
 			fill, k->launches ? shape : "(graph)");
+		if (has_pm && !isnan(k->pm[TRACE_PM_DRAM]))
+			fprintf(f, "%3.0f%% %5.0f%%  ", k->pm[TRACE_PM_DRAM],
+				k->pm[TRACE_PM_SM_THROUGHPUT]);
+		else if (has_pm)
+			fprintf(f, "   -      -  ");
 		print_clean(f, k->name, 90);
 		fprintf(f, "\n");
 	}
@@ -283,7 +323,7 @@ void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 	text_signals(f, m, s, fd);
 	text_causes(f, fd);
 	text_summary(f, s);
-	text_kernels(f, s);
+	text_kernels(f, s, fd->ctr.has);
 	text_apis(f, s);
 	text_memory(f, m, s);
 }
@@ -299,6 +339,61 @@ static void json_pct(struct json *j, const char *key, double v)
 }
 
 static void json_attribution(struct json *j, const struct findings *fd);
+
+/* Counter means by slot name, or null when none was sampled. */
+static void json_pm_values(struct json *j, const char *key, const double v[TRACE_PM_NR_SLOTS])
+{
+	int k, any = 0;
+
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		any |= !isnan(v[k]);
+	if (!any) {
+		json_null(j, key);
+		return;
+	}
+	json_object_begin(j, key);
+	for (k = 0; k < TRACE_PM_SM_THROUGHPUT + 1; k++)
+		json_double(j, counters_slot_name(k), v[k], 2);
+	json_object_end(j);
+}
+
+static void json_counters(struct json *j, const struct counters *c)
+{
+	int i;
+
+	json_object_begin(j, "counters");
+	json_str(j, "source", c->has ? "pm_sampling" : NULL);
+	json_str(j, "absent_reason", c->has ? NULL : c->absent);
+	json_str(j, "chip", c->chip);
+	json_u64(j, "interval_ns", c->interval_ns);
+	json_u64(j, "samples", c->nr_samples);
+	json_u64(j, "samples_after_loss", c->nr_overflow);
+	json_u64(j, "covered_ns", c->covered_ns);
+	json_double(j, "coverage_pct", c->has ? c->coverage_pct : NAN, 2);
+	json_pm_values(j, "mean", c->mean);
+	json_object_begin(j, "bandwidth_bound");
+	json_u64(j, "busy_ns", c->bw_ns);
+	json_u64(j, "samples", c->bw_samples);
+	json_double(j, "dram_pct", c->bw_dram, 2);
+	json_double(j, "sm_throughput_pct", c->bw_sm, 2);
+	json_object_end(j);
+	json_object_begin(j, "compute_bound");
+	json_u64(j, "busy_ns", c->compute_ns);
+	json_u64(j, "samples", c->compute_samples);
+	json_double(j, "sm_throughput_pct", c->compute_sm, 2);
+	json_double(j, "tensor_pct", c->compute_tensor, 2);
+	json_object_end(j);
+	json_array_begin(j, "timeline");
+	for (i = 0; i < c->nr_buckets; i++) {
+		json_object_begin(j, NULL);
+		json_u64(j, "start_ns", c->buckets[i].start);
+		json_u64(j, "end_ns", c->buckets[i].end);
+		json_pm_values(j, "mean", c->buckets[i].mean);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
 
 void report_json_members(struct json *j, const struct model *m, const struct stats *s,
 			 const struct findings *fd)
@@ -526,9 +621,11 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		else
 			json_null(j, "fill");
 		json_bool(j, "fill_estimated", k->fill_is_estimate);
+		json_pm_values(j, "counters", k->pm);
 		json_object_end(j);
 	}
 	json_array_end(j);
+	json_counters(j, &fd->ctr);
 	json_attribution(j, fd);
 }
 
@@ -584,6 +681,19 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 		break;
 	case CAUSE_LAUNCH_OVERHEAD:
 		json_u64(j, "kernels_shorter_than_launch", c->aux);
+		break;
+	case CAUSE_MEMORY_BANDWIDTH:
+	case CAUSE_COMPUTE_BOUND:
+		if (c->status == CS_UNKNOWN) {
+			json_str(j, "reason", fd->ctr.absent ? fd->ctr.absent :
+					      "no GPU timestamps");
+			break;
+		}
+		json_double(j, "dram_pct", k == CAUSE_MEMORY_BANDWIDTH ? fd->ctr.bw_dram : NAN, 2);
+		json_double(j, "sm_throughput_pct",
+			    k == CAUSE_MEMORY_BANDWIDTH ? fd->ctr.bw_sm : fd->ctr.compute_sm, 2);
+		json_double(j, "tensor_pct", k == CAUSE_COMPUTE_BOUND ? fd->ctr.compute_tensor : NAN,
+			    2);
 		break;
 	default:
 		break;
@@ -649,6 +759,17 @@ static void json_attribution(struct json *j, const struct findings *fd)
 		json_null(j, "copy_bytes_per_s");
 	}
 	json_null(j, "steps_per_s");
+	if (fd->ctr.has) {
+		json_double(j, "sm_active_pct", fd->ctr.mean[TRACE_PM_SM_ACTIVE], 2);
+		json_double(j, "dram_bandwidth_pct", fd->ctr.mean[TRACE_PM_DRAM], 2);
+		json_double(j, "sm_throughput_pct", fd->ctr.mean[TRACE_PM_SM_THROUGHPUT], 2);
+		json_double(j, "tensor_pct", fd->ctr.mean[TRACE_PM_TENSOR], 2);
+	} else {
+		json_null(j, "sm_active_pct");
+		json_null(j, "dram_bandwidth_pct");
+		json_null(j, "sm_throughput_pct");
+		json_null(j, "tensor_pct");
+	}
 	json_object_end(j);
 	json_array_begin(j, "ranked");
 	for (r = 0; r < fd->nr_ranked; r++)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "uthash.h"
 #include "util.h"
 
@@ -230,8 +231,9 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	size_t nr_ids = m->nr_strings + 1;
 	int64_t *slot = xmalloc(nr_ids * sizeof(*slot));
 	struct durs *durs = NULL;
-	double *fill_sum = NULL, *fill_w = NULL;
+	double *fill_sum = NULL, *fill_w = NULL, *pm_sum = NULL, *pm_w = NULL;
 	size_t i, n = 0, cap = 0, aux_cap = 0;
+	int j;
 
 	for (i = 0; i < nr_ids; i++)
 		slot[i] = -1;
@@ -246,6 +248,8 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			s->kernels[n].name_id = id_;                                               \
 			s->kernels[n].name = model_string(m, id_, "<unknown kernel>");             \
 			s->kernels[n].fill = -1;                                                   \
+			for (j = 0; j < TRACE_PM_NR_SLOTS; j++)                                    \
+				s->kernels[n].pm[j] = NAN;                                         \
 			slot[id_] = (int64_t)n++;                                                  \
 		}                                                                                  \
 		&s->kernels[slot[id_]];                                                            \
@@ -292,6 +296,12 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			memset(durs + old, 0, (cap - old) * sizeof(*durs));
 			memset(fill_sum + old, 0, (cap - old) * sizeof(*fill_sum));
 			memset(fill_w + old, 0, (cap - old) * sizeof(*fill_w));
+			pm_sum = xrealloc(pm_sum, cap * TRACE_PM_NR_SLOTS * sizeof(*pm_sum));
+			pm_w = xrealloc(pm_w, cap * TRACE_PM_NR_SLOTS * sizeof(*pm_w));
+			memset(pm_sum + old * TRACE_PM_NR_SLOTS, 0,
+			       (cap - old) * TRACE_PM_NR_SLOTS * sizeof(*pm_sum));
+			memset(pm_w + old * TRACE_PM_NR_SLOTS, 0,
+			       (cap - old) * TRACE_PM_NR_SLOTS * sizeof(*pm_w));
 			aux_cap = cap;
 		}
 		k->gpu_count++;
@@ -306,6 +316,8 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			fill_w[ki] += (double)(g->end - g->start);
 			k->fill_is_estimate |= is_est;
 		}
+		counters_accumulate(m, g->device, g->start, g->end, pm_sum + ki * TRACE_PM_NR_SLOTS,
+				    pm_w + ki * TRACE_PM_NR_SLOTS);
 	}
 #undef KERNEL_SLOT
 
@@ -320,6 +332,10 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			k->gpu_p99_ns = percentile(durs[i].v, durs[i].n, 0.99);
 			if (fill_w[i] > 0)
 				k->fill = fill_sum[i] / fill_w[i];
+			for (j = 0; j < TRACE_PM_NR_SLOTS; j++)
+				if (pm_w[i * TRACE_PM_NR_SLOTS + j] > 0)
+					k->pm[j] = pm_sum[i * TRACE_PM_NR_SLOTS + j] /
+						   pm_w[i * TRACE_PM_NR_SLOTS + j];
 			free(durs[i].v);
 		}
 	}
@@ -366,6 +382,8 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	free(durs);
 	free(fill_sum);
 	free(fill_w);
+	free(pm_sum);
+	free(pm_w);
 	free(slot);
 	s->nr_kernels = n;
 	xqsort(s->kernels, n, sizeof(*s->kernels), cmp_kernel);

@@ -71,6 +71,8 @@ struct s_kernel {
 	double fill;			/* duration-weighted SM fill, -1 unknown */
 	int fill_is_estimate;		/* occupancy calculator not available for some launches */
 	uint64_t from_graphs;		/* executions replayed from CUDA graphs */
+	/* Hardware counters over the time it ran (counters.h), by enum trace_pm_slot; NaN none */
+	double pm[TRACE_PM_NR_SLOTS];
 };
 
 struct s_alloc {			/* one device allocation's life */

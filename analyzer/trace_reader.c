@@ -69,6 +69,8 @@ static const struct {
 	{ TRACE_REC_GPU_INFO, sizeof(struct trace_rec_gpu_info), 0, "gpu_info" },
 	{ TRACE_REC_GPU_CORR, sizeof(struct trace_rec_gpu_corr), 0, "gpu_corr" },
 	{ TRACE_REC_GPU_API, sizeof(struct trace_rec_gpu_api), 0, "gpu_api" },
+	{ TRACE_REC_PM_CONFIG, sizeof(struct trace_rec_pm_config), 0, "pm_config" },
+	{ TRACE_REC_PM_SAMPLE, sizeof(struct trace_rec_pm_sample), 0, "pm_sample" },
 };
 
 static int type_index(uint16_t type)
@@ -266,6 +268,30 @@ static const struct trace_field f_gpu_api[] = {
 	F(trace_rec_gpu_api, cbid, TF_U),	F(trace_rec_gpu_api, domain, TF_U),
 };
 
+static const struct trace_field f_pm_config[] = {
+	F(trace_rec_pm_config, device, TF_U),
+	F(trace_rec_pm_config, chip, TF_STR),
+	F(trace_rec_pm_config, interval_ns, TF_U),
+	FN(trace_rec_pm_config, metric[TRACE_PM_SM_ACTIVE], "sm_active", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_DRAM], "dram", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_TENSOR], "tensor", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_GR_ACTIVE], "gr_active", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_SM_THROUGHPUT], "sm_throughput", TF_STR),
+	FN(trace_rec_pm_config, metric[5], "spare", TF_STR),
+};
+static const struct trace_field f_pm_sample[] = {
+	F(trace_rec_pm_sample, device, TF_U),
+	F(trace_rec_pm_sample, flags, TF_X),
+	F(trace_rec_pm_sample, start_ns, TF_U),
+	F(trace_rec_pm_sample, end_ns, TF_U),
+	FN(trace_rec_pm_sample, value[TRACE_PM_SM_ACTIVE], "sm_active", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_DRAM], "dram", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_TENSOR], "tensor", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_GR_ACTIVE], "gr_active", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_SM_THROUGHPUT], "sm_throughput", TF_F32),
+	FN(trace_rec_pm_sample, value[5], "spare", TF_F32),
+};
+
 #define FIELDS(t, arr)                                                                             \
 	case t:                                                                                    \
 		*n = sizeof(arr) / sizeof(arr[0]);                                                 \
@@ -298,6 +324,8 @@ const struct trace_field *trace_record_fields(uint16_t type, size_t *n)
 		FIELDS(TRACE_REC_GPU_KERNEL, f_gpu_kernel);
 		FIELDS(TRACE_REC_GPU_MEMCPY, f_gpu_memcpy);
 		FIELDS(TRACE_REC_GPU_MEMSET, f_gpu_memset);
+		FIELDS(TRACE_REC_PM_CONFIG, f_pm_config);
+		FIELDS(TRACE_REC_PM_SAMPLE, f_pm_sample);
 		FIELDS(TRACE_REC_GPU_INFO, f_gpu_info);
 		FIELDS(TRACE_REC_GPU_CORR, f_gpu_corr);
 		FIELDS(TRACE_REC_GPU_API, f_gpu_api);

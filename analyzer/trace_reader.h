@@ -98,6 +98,7 @@ enum trace_field_kind {
 	TF_U32X3,			/* three uint32_t: x,y,z */
 	TF_U16X3,			/* three uint16_t */
 	TF_TEXT,			/* STRING payload: len bytes after the struct */
+	TF_F32,				/* IEEE float, 4 bytes */
 };
 
 struct trace_field {

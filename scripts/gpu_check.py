@@ -15,7 +15,12 @@ Checks, by issue:
   diff        two runs of one program within noise (exit 0 at --fail-on 50); a per-step
               read-back added, and kernels added, reported with the right sign and size and
               tripping --fail-on 5; every trace's Chrome export valid, counts as reported
-  robustness  DataLoader workers, alternative allocator backends, graph results bit-identical
+  counters    hardware counters: a streaming app reads DRAM above half of peak with the SM
+              throughput low and is memory_bandwidth, an FMA app reads SM throughput high and
+              is compute_bound, per kernel too; GPUSHIM_PM=0 says unknown; the cost of
+              sampling (apps' own timings, launch cost, a PyTorch loop) with and without it
+  robustness  DataLoader workers, alternative allocator backends, graph results bit-identical,
+              fatal signals and exec finishing the trace
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
               and the shim's trace size against torch.profiler's Chrome export
@@ -284,6 +289,14 @@ class Checker:
             elif rule[0] == "flagged":
                 self.check(f"{name}: {rule[1]} reported", rule[1] in causes,
                            ", ".join(causes) or "no causes")
+            elif rule[0] == "counter":
+                mean = (rep.get("counters") or {}).get("mean") or {}
+                got = mean.get(rule[1])
+                want = float(rule[3])
+                ok = got is not None and (got > want if rule[2] == ">" else got < want)
+                self.check(f"{name}: counter {rule[1]} {rule[2]} {rule[3]} %", ok,
+                           f"{got} ({(rep.get('counters') or {}).get('samples')} samples; "
+                           f"{(rep.get('counters') or {}).get('absent_reason') or ''})")
             elif rule[0] == "host_below":
                 worst = max([causes[c]["share_pct"] or 0 for c in host if c in causes] or [0])
                 self.check(f"{name}: no host-side cause above {rule[1]} %",
@@ -381,6 +394,83 @@ class Checker:
         self.check("export: every trace's timeline is valid JSON with the report's counts",
                    not bad and n > 0, f"{n} traces" + ("; " + "; ".join(bad[:3]) if bad else ""))
 
+    # ---- hardware counters ----
+
+    def counters(self):
+        kernel_of = {"bandwidth_bound": ("triad", "dram", ">", 50.0),
+                     "compute_bound": ("fma_chains", "sm_throughput", ">", 60.0)}
+        for app, (kname, metric, op, want) in kernel_of.items():
+            rep, out = self.record(app, [os.path.join(self.apps, app)])
+            if not rep:
+                continue
+            self.check_expect(app, rep, out)
+            self.check_findings(app, rep)
+            c = rep.get("counters") or {}
+            self.say(f"COUNTERS {app}: {json.dumps(c.get('mean'))}, {c.get('samples')} samples "
+                     f"of {c.get('interval_ns')} ns covering {c.get('covered_ns')} ns, "
+                     f"bandwidth-bound {json.dumps(c.get('bandwidth_bound'))}, compute-bound "
+                     f"{json.dumps(c.get('compute_bound'))}; verdict: {rep['verdict']['summary']}")
+            trace = os.path.join(self.work, "traces", app + ".trace")
+            ns = [n for n in self.info(trace).get("notes", [])
+                  if n["kind"] in ("pm_on", "pm_off", "cupti_on")]
+            t0 = ns[0]["ts_ns"] if ns else 0
+            notes = [f"{n['kind']} +{(n['ts_ns'] - t0) / 1e6:.1f} ms: {n['text']}" for n in ns]
+            self.say(f"COUNTERS {app} notes: {notes}")
+            k = next((k for k in rep["kernels"] if kname in k["name"]), None)
+            got = ((k or {}).get("counters") or {}).get(metric)
+            self.check(f"{app}: kernel {kname} {metric} {op} {want} % over its run time",
+                       got is not None and got > want, f"{json.dumps((k or {}).get('counters'))}")
+        rep, _ = self.record("compute_bound_pm_off", [os.path.join(self.apps, "compute_bound"),
+                                                      "50"], env={"GPUSHIM_PM": "0"})
+        if rep:
+            causes = {a["cause"]: a for a in rep["attribution"]}
+            c = rep.get("counters") or {}
+            self.check("GPUSHIM_PM=0: counters absent, both causes unknown, the reason said",
+                       c.get("source") is None and "GPUSHIM_PM=0" in (c.get("absent_reason") or "")
+                       and causes.get("memory_bandwidth", {}).get("status") == "unknown"
+                       and causes.get("compute_bound", {}).get("status") == "unknown",
+                       f"{c.get('absent_reason')}")
+        # The cost of sampling: the apps' own timings, alternating, best of three.
+        for app in ("bandwidth_bound", "compute_bound"):
+            res = {"plain": [], "PM off": [], "PM on": []}
+            for rnd in range(3):
+                for label, shim, env in (("plain", False, {}), ("PM off", True, {"GPUSHIM_PM": "0"}),
+                                         ("PM on", True, {})):
+                    rc, out, _, _ = self.run(f"pmcost_{app}_{rnd}_{label.replace(' ', '')}",
+                                             [os.path.join(self.apps, app)], shim=shim, env=env,
+                                             keep=False)
+                    m = re.search(r"elapsed_ms=([\d.]+)", out)
+                    if rc == 0 and m:
+                        res[label].append(float(m.group(1)))
+            if all(res.values()):
+                base = min(res["plain"])
+                self.say(f"BENCH {app} elapsed (best of 3): " + ", ".join(
+                    f"{k} {min(v):.1f} ms ({min(v) / base:.3f}x)" for k, v in res.items()))
+        exe = os.path.join(self.apps, "bench_launch")
+        res = {"PM off": [], "PM on": []}
+        for rnd in range(3):
+            for label, env in (("PM off", {"GPUSHIM_PM": "0"}), ("PM on", {})):
+                rc, out, _, _ = self.run(f"pmcost_launch_{rnd}_{label.replace(' ', '')}",
+                                         [exe, "200000"], env=env, keep=False)
+                m = re.search(r"launch_ns=([\d.]+)", out)
+                if rc == 0 and m:
+                    res[label].append(float(m.group(1)))
+        if all(res.values()):
+            self.say("BENCH launch host cost, shim with CUPTI: " + ", ".join(
+                f"{k} median {statistics.median(v):.1f} ns" for k, v in res.items()))
+        script = os.path.join(self.py, "torch_bench.py")
+        res = {"PM off": [], "PM on": []}
+        for rnd in range(2):
+            for label, env in (("PM off", {"GPUSHIM_PM": "0"}), ("PM on", {})):
+                rc, out, _, _ = self.run(f"pmcost_torch_{rnd}_{label.replace(' ', '')}",
+                                         [sys.executable, script], env=env, keep=False)
+                m = re.search(r"step_ms=([\d.]+)", out)
+                if rc == 0 and m:
+                    res[label].append(float(m.group(1)))
+        if all(res.values()):
+            self.say("BENCH torch_bench step time, shim with CUPTI: " + ", ".join(
+                f"{k} median {statistics.median(v):.3f} ms" for k, v in res.items()))
+
     # ---- robustness ----
 
     def robustness(self):
@@ -402,6 +492,39 @@ class Checker:
                            f"{calls.get(api, 0)} calls, peak {rep['memory']['peak_bytes']} B")
         self.record("torch_graph_identical", [sys.executable, script, "graph"],
                     compare_plain=True)
+        # Fatal signals at their defaults: same death, complete trace with the GPU records.
+        for how, sig in (("term", 15), ("segv", 11)):
+            name = f"torch_die_{how}"
+            rc, out, trace, _ = self.run(name, [sys.executable, script, how])
+            prc, _, _, _ = self.run(name + "-plain", [sys.executable, script, how], shim=False)
+            self.check(f"{name}: dies of signal {sig} as without the shim",
+                       rc == -sig and prc == -sig, f"shim {rc}, plain {prc}")
+            rep = self.report(name, trace) if trace else None
+            if rep:
+                t = rep["trace"]
+                self.check(f"{name}: trace complete, ended by the signal, 100 matmuls' kernels",
+                           t["complete"] and t.get("end_reason") == "signal"
+                           and rep["gpu"]["kernels"] >= 200,
+                           f"{t['complete']} {t.get('end_reason')} {t.get('end_detail')}, "
+                           f"{rep['gpu']['kernels']} kernels, {rep['counts']['launches']} launches")
+        # exec of another CUDA program: both traces complete (a %p pattern: the second program,
+        # same pid, takes NAME-1.trace).
+        tdir = os.path.join(self.work, "traces")
+        rc, out, _, _ = self.run("torch_exec", [sys.executable, script, "exec"], shim=False,
+                                 env={"LD_PRELOAD": self.shim,
+                                      "GPUSHIM_OUTPUT": os.path.join(tdir, "torch_exec-%p.trace")})
+        names = sorted(f for f in os.listdir(tdir) if f.startswith("torch_exec-"))
+        first = [f for f in names if not f.endswith("-1.trace")]
+        then = [f for f in names if f.endswith("-1.trace")]
+        a = self.report("torch_exec", os.path.join(tdir, first[0])) if len(first) == 1 else None
+        b = self.report("torch_exec-1", os.path.join(tdir, then[0])) if len(then) == 1 else None
+        self.check("torch_exec: the first program's trace ends by exec, the second's by exit",
+                   bool(rc == 0 and a and b and a["trace"].get("end_reason") == "exec"
+                        and a["gpu"]["kernels"] >= 200
+                        and b["trace"].get("end_reason") == "exit"),
+                   f"exit {rc}; traces {names}; first {a and a['trace'].get('end_reason')} "
+                   f"{a and a['gpu']['kernels']} kernels; second "
+                   f"{b and b['trace'].get('end_reason')}")
 
     # ---- benchmark ----
 
@@ -493,7 +616,7 @@ def main():
     ap.add_argument("--work", default="/tmp/gpushim-gpu-check")
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
     ap.add_argument("--only",
-                    default="recording,cupti,findings,diff,robustness,bench,perf")
+                    default="recording,cupti,findings,counters,diff,robustness,bench,perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)

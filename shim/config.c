@@ -46,6 +46,10 @@ static const struct option_def options[] = {
 	  "size of each CUPTI activity buffer" },
 	{ "GPUSHIM_SIGNALS", OPT_BOOL, OFF(signals), "1", 0, 1,
 	  "1: a fatal signal the program leaves at its default finishes the trace first" },
+	{ "GPUSHIM_PM", OPT_BOOL, OFF(pm), "1", 0, 1,
+	  "1: sample hardware counters (CUPTI PM sampling) where the GPU and permissions allow" },
+	{ "GPUSHIM_PM_INTERVAL_US", OPT_UINT, OFF(pm_interval_us), "1000", 100, 1000000,
+	  "hardware counter sampling interval" },
 };
 /* clang-format on */
 

@@ -464,6 +464,8 @@ void cupti_start(void)
 	snprintf(why, sizeof(why), "CUPTI %u from %s", cupti_version, cupti_path);
 	rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(), why);
 	write_info(TRACE_NOTE_CUPTI_ON);
+	/* After cupti_atexit: its exit handler runs first, while CUPTI is still whole. */
+	pm_start(cupti_lib, cupti_path);
 }
 
 void cupti_push(uint64_t corr_id)

@@ -20,6 +20,8 @@ static void record_launch(struct shim_tls *t, struct hook_ctx *h, int api, CUres
 
 	if (res == CUDA_SUCCESS && func)
 		rec_occupancy(t, func, (uintptr_t)f, bx * by * bz, smem);
+	if (res == CUDA_SUCCESS)
+		pm_note_launch();
 	r = rec_begin(t, TRACE_REC_LAUNCH, sizeof(*r), h->t0);
 	if (!r)
 		return;
@@ -154,6 +156,8 @@ HOOK_DEFINE(hook_cuLaunchCooperativeKernelMultiDevice,
 		hook_begin(t, &h, 1);                                                              \
 		res = REAL_ID(API_##name, hook_##name)(exec, s);                                                         \
 		hook_end(&h);                                                                      \
+		if (res == CUDA_SUCCESS)                                                           \
+			pm_note_launch();                                                          \
 		r = rec_begin(t, TRACE_REC_GRAPH_LAUNCH, sizeof(*r), h.t0);                        \
 		if (r) {                                                                           \
 			HOOK_CALL_FILL(r, API_##name, &h, res);                                    \

@@ -32,8 +32,10 @@ HOOK_DEFINE(hook_cuInit, (unsigned int flags))
 	hook_begin(t, &h, 0);
 	res = REAL(cuInit)(flags);
 	hook_end(&h);
-	if (res == CUDA_SUCCESS)
+	if (res == CUDA_SUCCESS) {
 		rec_devices_once();
+		pm_after_cuinit();
+	}
 	r = rec_begin(t, TRACE_REC_CALL, sizeof(*r), h.t0);
 	if (r) {
 		HOOK_CALL_FILL(r, API_cuInit, &h, res);
@@ -42,6 +44,39 @@ HOOK_DEFINE(hook_cuInit, (unsigned int flags))
 	}
 	return hook_leave(t, &h, res);
 }
+
+/*
+ * ---- Context teardown: hardware-counter sampling stops first ----
+ * The CUDA runtime's exit handler and cudaDeviceReset() release the primary context; sampling
+ * that outlives its context crashes inside the profiler libraries. Recorded as CALLs.
+ */
+
+#define CTX_HOOK(name, params, args, arg)                                                          \
+	HOOK_DEFINE(hook_##name, params)                                                           \
+	{                                                                                          \
+		struct shim_tls *t = shim_enter();                                                 \
+		struct trace_rec_call *r;                                                          \
+		struct hook_ctx h;                                                                 \
+		CUresult res;                                                                      \
+                                                                                                   \
+		pm_before_context_teardown();                                                      \
+		if (!t)                                                                            \
+			return REAL(name) args;                                                    \
+		hook_begin(t, &h, 0);                                                              \
+		res = REAL(name) args;                                                             \
+		hook_end(&h);                                                                      \
+		r = rec_begin(t, TRACE_REC_CALL, sizeof(*r), h.t0);                                \
+		if (r) {                                                                           \
+			HOOK_CALL_FILL(r, API_##name, &h, res);                                    \
+			r->arg0 = (uint64_t)(arg);                                                 \
+			rec_commit(t, r);                                                          \
+		}                                                                                  \
+		return hook_leave(t, &h, res);                                                     \
+	}
+
+CTX_HOOK(cuCtxDestroy_v2, (CUcontext ctx), (ctx), (uintptr_t)ctx)
+CTX_HOOK(cuDevicePrimaryCtxRelease_v2, (CUdevice dev), (dev), dev)
+CTX_HOOK(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev), dev)
 
 /* ---- cuGetProcAddress: not recorded (hundreds per runtime at start-up), only answered ---- */
 

@@ -76,6 +76,7 @@ static void shim_atfork_child(void)
 	log_reset_after_fork();
 	writer_reset_after_fork();
 	cupti_reset_after_fork();
+	pm_reset_after_fork();
 	tbuf_reset_after_fork();
 	record_reset_after_fork();
 	atomic_fetch_add(&shim.epoch, 1);

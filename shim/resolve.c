@@ -163,6 +163,8 @@ static void resolve_build(void)
 	DRV(cuKernelGetAttribute);
 	DRV(cuOccupancyMaxActiveBlocksPerMultiprocessor);
 	DRV(cuCtxGetDevice);
+	DRV(cuCtxGetCurrent);
+	DRV(cuCtxSetCurrent);
 	DRV(cuDeviceGetCount);
 	DRV(cuDeviceGet);
 	DRV(cuDeviceGetName);

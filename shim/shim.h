@@ -39,6 +39,8 @@ struct shim_config {
 	const char *cupti;		/* GPUSHIM_CUPTI: NULL auto, "0" off, else a path */
 	uint32_t cupti_buffer_kb;	/* GPUSHIM_CUPTI_BUFFER_KB */
 	int signals;			/* GPUSHIM_SIGNALS: finish the trace on fatal signals */
+	int pm;				/* GPUSHIM_PM: hardware counters */
+	uint32_t pm_interval_us;	/* GPUSHIM_PM_INTERVAL_US */
 };
 
 /*
@@ -141,6 +143,8 @@ struct shim_driver {
 	CUresult (*cuKernelGetAttribute)(int *, CUfunction_attribute, CUkernel, CUdevice);
 	CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
 	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuCtxGetCurrent)(CUcontext *);
+	CUresult (*cuCtxSetCurrent)(CUcontext);
 	CUresult (*cuDeviceGetCount)(int *);
 	CUresult (*cuDeviceGet)(CUdevice *, int);
 	CUresult (*cuDeviceGetName)(char *, int, CUdevice);
@@ -423,6 +427,35 @@ void cupti_reset_after_fork(void) SHIM_HIDDEN;
  * CUPTI's buffers, skipped when another thread holds the CUPTI state. Context: writer thread.
  */
 void cupti_final_flush(void) SHIM_HIDDEN;
+
+/* ---- Hardware counters (pm.c) ---- */
+
+/*
+ * pm_start - load the profiler libraries and start the sampling thread; it sets up PM sampling
+ * on the device of the first kernel launch. Context: app thread, from cupti_start (in the
+ * first cuInit) once CUPTI runs.
+ */
+void pm_start(void *cupti_lib, const char *cupti_path) SHIM_HIDDEN;
+void pm_reset_after_fork(void) SHIM_HIDDEN;
+/* pm_after_cuinit - initialize the profiler (synchronously). Context: the first successful
+ * cuInit, after the real call. */
+void pm_after_cuinit(void) SHIM_HIDDEN;
+/* pm_claim - the first kernel launch: tell the sampling thread the current context and device. */
+void pm_claim(void) SHIM_HIDDEN;
+extern _Atomic int pm_claim_open SHIM_HIDDEN;
+/*
+ * pm_before_context_teardown - a context is about to be destroyed or released: stop sampling
+ * and wait (bounded) until the sampling thread is out of the profiler. Context: app thread, in
+ * a hook, before the real call; returns at once when nothing samples.
+ */
+void pm_before_context_teardown(void) SHIM_HIDDEN;
+
+/* Context: launch hooks, after the real call. One relaxed load when there is nothing to do. */
+static inline void pm_note_launch(void)
+{
+	if (unlikely(atomic_load_explicit(&pm_claim_open, memory_order_relaxed)))
+		pm_claim();
+}
 
 /* ---- Exported aliases ---- */
 

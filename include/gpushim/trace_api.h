@@ -25,6 +25,9 @@
 	X(cuInit,				INIT,	0) \
 	X(cuGetProcAddress,			INIT,	0) \
 	X(cuGetProcAddress_v2,			INIT,	0) \
+	X(cuCtxDestroy_v2,			INIT,	0) \
+	X(cuDevicePrimaryCtxRelease_v2,		INIT,	0) \
+	X(cuDevicePrimaryCtxReset_v2,		INIT,	0) \
 	\
 	X(cuLaunchKernel,			LAUNCH,	API_AS) \
 	X(cuLaunchKernel_ptsz,			LAUNCH,	API_AS | API_PT) \

@@ -111,6 +111,8 @@ enum trace_rec_type {
 	TRACE_REC_GPU_INFO	= 35,	/* meta: CUPTI session state and loss counters */
 	TRACE_REC_GPU_CORR	= 36,	/* meta: CUPTI correlation id -> the shim's call */
 	TRACE_REC_GPU_API	= 37,	/* meta: CUPTI API record (thread, interval) */
+	TRACE_REC_PM_CONFIG	= 40,	/* (1.1) meta: hardware-counter sampling set-up of a device */
+	TRACE_REC_PM_SAMPLE	= 41,	/* (1.1) meta: one counter sample interval */
 };
 
 struct trace_rec_hdr {
@@ -130,7 +132,7 @@ struct trace_rec_string {
 _Static_assert(sizeof(struct trace_rec_string) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
 
 enum trace_api_family {
-	TRACE_FAM_INIT = 1,		/* cuInit, cuGetProcAddress */
+	TRACE_FAM_INIT = 1,		/* cuInit, cuGetProcAddress, context teardown */
 	TRACE_FAM_LAUNCH = 2,
 	TRACE_FAM_MEMORY = 3,		/* allocation, release, VMM */
 	TRACE_FAM_COPY = 4,
@@ -264,6 +266,8 @@ enum trace_note_kind {
 	TRACE_NOTE_DOORS = 5,		/* at the end: wrappers handed out per door */
 	TRACE_NOTE_SIGNAL = 6,		/* (1.1) the signal ending the process: "SIGSEGV (11)" */
 	TRACE_NOTE_EXEC = 7,		/* (1.1) the program called exec; text: the path (exec may fail) */
+	TRACE_NOTE_PM_ON = 8,		/* (1.1) hardware counters sampled from here on; text: set-up */
+	TRACE_NOTE_PM_OFF = 9,		/* (1.1) no (more) hardware counters; text: why */
 };
 
 struct trace_rec_note {
@@ -597,5 +601,43 @@ struct trace_rec_gpu_info {
 	uint32_t state;			/* enum trace_note_kind: CUPTI_ON or CUPTI_OFF */
 };
 _Static_assert(sizeof(struct trace_rec_gpu_info) == 56, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/*
+ * Hardware counters (1.1). PM_CONFIG says, per device, which CUPTI metric fills each value slot
+ * of that device's PM_SAMPLEs; a slot whose name is 0 was not sampled (its values are NaN).
+ * Values are percent of the unit's sustained peak over the sample's interval, as CUPTI
+ * evaluates them; sample times are in the trace clock (converted from the GPU's %globaltimer).
+ */
+enum trace_pm_slot {
+	TRACE_PM_SM_ACTIVE = 0,		/* SM cycles with at least one warp resident, % */
+	TRACE_PM_DRAM = 1,		/* DRAM throughput, % of peak */
+	TRACE_PM_TENSOR = 2,		/* tensor pipe active, % */
+	TRACE_PM_GR_ACTIVE = 3,		/* graphics/compute engine active, % (nvidia-smi's view) */
+	TRACE_PM_SM_THROUGHPUT = 4,	/* SM throughput (speed-of-light triage), % */
+	TRACE_PM_NR_SLOTS = 6,		/* slot 5 is spare */
+};
+
+struct trace_rec_pm_config {
+	struct trace_rec_hdr hdr;
+	uint32_t device;		/* CUDA ordinal */
+	uint32_t chip;			/* STRING id: "GH100" */
+	uint64_t interval_ns;		/* requested sampling interval */
+	uint32_t metric[TRACE_PM_NR_SLOTS];	/* STRING id of each slot's metric; 0 none */
+};
+_Static_assert(sizeof(struct trace_rec_pm_config) == 48, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_pm_sample_flags {
+	TRACE_PM_OVERFLOW = 1u << 0,	/* samples were lost before this one (hardware buffer) */
+};
+
+struct trace_rec_pm_sample {
+	struct trace_rec_hdr hdr;
+	uint32_t device;
+	uint32_t flags;			/* enum trace_pm_sample_flags */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	float value[TRACE_PM_NR_SLOTS];	/* % per enum trace_pm_slot; NaN: not sampled */
+};
+_Static_assert(sizeof(struct trace_rec_pm_sample) == 56, "on-disk ABI: bump TRACE_VERSION_MAJOR");
 
 #endif /* GPUSHIM_TRACE_FORMAT_H */

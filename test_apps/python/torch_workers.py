@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: MIT
 """Robustness under the shim: a DataLoader whose workers fork after CUDA is initialized, the
 caching allocator's alternative backends (run with PYTORCH_CUDA_ALLOC_CONF set), and a CUDA
-graph whose result must be bit-identical with and without the shim (the hash printed last).
+graph whose result must be bit-identical with and without the shim (the hash printed last),
+and ways out that run no destructor: death by SIGTERM or SIGSEGV left at their defaults (after
+100 matmuls, synchronized), and exec of another CUDA program (this script in alloc mode).
 
-usage: torch_workers.py dataloader|alloc|graph
+usage: torch_workers.py dataloader|alloc|graph|term|segv|exec
 """
+import ctypes
 import hashlib
+import os
+import signal
 import sys
 
 import torch
@@ -64,5 +69,29 @@ def graph():
     print(f"graph_sha256={digest}")
 
 
+def hundred_matmuls():
+    a = torch.randn(512, 512, device="cuda")
+    for _ in range(100):
+        a = torch.tanh(a @ a)
+    torch.cuda.synchronize()
+    print("100 matmuls", flush=True)
+
+
+def term():
+    hundred_matmuls()
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def segv():
+    hundred_matmuls()
+    ctypes.string_at(0)
+
+
+def execv():
+    hundred_matmuls()
+    os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), "alloc"])
+
+
 if __name__ == "__main__":
-    {"dataloader": dataloader, "alloc": alloc, "graph": graph}[sys.argv[1]]()
+    {"dataloader": dataloader, "alloc": alloc, "graph": graph, "term": term, "segv": segv,
+     "exec": execv}[sys.argv[1]]()

@@ -25,6 +25,11 @@ for t in "$SOURCE_ROOT"/tests/traces/h200/*.trace; do
 	jq -e '[.traceEvents[] | select(.cat == "idle") | .name] - ["host_sync", "launch_overhead",
 		"cpu_bound", "memcpy", "allocation", "dependency", "module_load"] | length == 0' \
 		"$WORK/e.json" >/dev/null || fail "$name: unknown idle gap name"
+	# A counter-track value at each hardware-counter sample's start (and a 0 after holes).
+	samples=$("$G" info --format json "$t" | jq '.record_types.pm_sample // 0')
+	tracks=$(jq '[.traceEvents[] | select(.ph == "C" and (.name | test("counters")))] | length' "$WORK/e.json")
+	[ "$tracks" -ge "$samples" ] && [ "$tracks" -le $((2 * samples)) ] ||
+		fail "$name: $tracks counter events for $samples samples"
 	n=$((n + 1))
 done
 [ "$n" -ge 20 ] || fail "only $n traces exported"

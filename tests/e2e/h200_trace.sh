@@ -38,10 +38,11 @@ check() {
 
 expected=$SOURCE_ROOT/test_apps/expected/$name.findings
 if [ -f "$expected" ]; then
-	while read -r rule arg _; do
+	while read -r rule arg op val _; do
 		case $rule in
 		primary) check "primary cause" ".verdict.primary == \"$arg\"" ;;
 		flagged) check "cause reported" "[.attribution[] | select(.status == \"measured\" or .status == \"signal\") | .cause] | index(\"$arg\") != null" ;;
+		counter) check "counter mean" ".counters.mean.$arg $op $val" ;;
 		host_below) check "host-side causes" "[share(\"host_sync\"), share(\"launch_overhead\"), share(\"cpu_bound\"), share(\"memcpy\"), share(\"allocation\")] | max < $arg" ;;
 		""|\#*) ;;
 		*) fail "unknown rule '$rule' in $expected" ;;

@@ -5,8 +5,10 @@
  * cpu_bound and the launch call plus launch latency is launch_overhead; sub-5 us gaps are
  * launch overhead when the GPU waited for the launch, noise when the work was queued; exposed
  * copies are memcpy; unfilled SMs are low_parallelism; a full memory is a signal, not time;
- * what precedes the first kernel is start-up, outside the window.
+ * what precedes the first kernel is start-up, outside the window; hardware counter samples
+ * split busy time into bandwidth-bound and compute-bound, and without them both are unknown.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,6 +329,96 @@ static void test_healthy_and_host_only(void)
 	done(&m, &s);
 }
 
+static void pm_sample(struct model *m, uint64_t start, uint64_t end, float sm_active, float dram,
+		      float sm_tp, float tensor)
+{
+	struct m_pm_sample *p;
+	int k;
+
+	XGROW(m->pm, m->pm_cap, m->nr_pm + 1);
+	p = &m->pm[m->nr_pm++];
+	memset(p, 0, sizeof(*p));
+	p->start = start;
+	p->end = end;
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		p->value[k] = NAN;
+	p->value[TRACE_PM_SM_ACTIVE] = sm_active;
+	p->value[TRACE_PM_DRAM] = dram;
+	p->value[TRACE_PM_SM_THROUGHPUT] = sm_tp;
+	p->value[TRACE_PM_TENSOR] = tensor;
+	if (end - start > m->pm_max_len)
+		m->pm_max_len = end - start;
+}
+
+/*
+ * Counters: 12 ms of a streaming kernel under bandwidth-bound samples (DRAM 80 %, SM
+ * throughput 10 %), then 7.5 ms of a maths kernel under compute-bound samples; 1 ms samples,
+ * the one at 12-13 ms half idle. Means are time-weighted; each cause is busy time inside its
+ * samples; each kernel gets the samples over the time it ran.
+ */
+static void test_counters(void)
+{
+	static struct trace_rec_pm_config cfg;
+	struct model m;
+	struct stats s;
+	struct findings f;
+	struct m_gpu_op *g;
+	uint64_t t;
+	size_t i;
+
+	base(&m);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.interval_ns = 1000 * US;
+	m.pm_configs = &cfg;
+	m.nr_pm_configs = 1;
+	op(&m, MG_KERNEL, 0, 12000 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	g = op(&m, MG_KERNEL, 12500 * US, 20000 * US, call(&m, MC_LAUNCH, 1, 6 * US, 10 * US));
+	g->name = 2;
+	g->blocks = 1000;
+	for (t = 0; t < 20000 * US; t += 1000 * US) {
+		if (t < 12000 * US)
+			pm_sample(&m, t, t + 1000 * US, 90, 80, 10, 0);
+		else
+			pm_sample(&m, t, t + 1000 * US, 99, 5, 95, 20);
+	}
+	run(&m, &s, &f);
+	CHECK(f.ctr.has);
+	CHECK_EQ(f.ctr.nr_samples, 20);
+	CHECK_EQ(f.causes[CAUSE_MEMORY_BANDWIDTH].status, CS_MEASURED);
+	CHECK_EQ(f.causes[CAUSE_MEMORY_BANDWIDTH].time_ns, 12000 * US);
+	CHECK_EQ(f.causes[CAUSE_MEMORY_BANDWIDTH].count, 12);
+	CHECK_EQ(f.causes[CAUSE_COMPUTE_BOUND].status, CS_MEASURED);
+	CHECK_EQ(f.causes[CAUSE_COMPUTE_BOUND].time_ns, 7500 * US);
+	CHECK_EQ(f.primary, CAUSE_MEMORY_BANDWIDTH);
+	CHECK(!strcmp(cause_name(f.primary), "memory_bandwidth"));
+	CHECK(!strcmp(cause_name(CAUSE_COMPUTE_BOUND), "compute_bound"));
+	CHECK(strstr(f.summary, "bandwidth-bound: DRAM at 80% of peak") != NULL);
+	CHECK(fabs(f.ctr.mean[TRACE_PM_DRAM] - (12 * 80 + 8 * 5) / 20.0) < 1e-9);
+	CHECK(isnan(f.ctr.mean[TRACE_PM_GR_ACTIVE]));
+	for (i = 0; i < s.nr_kernels; i++) {
+		if (s.kernels[i].name_id == 1) {
+			CHECK(fabs(s.kernels[i].pm[TRACE_PM_DRAM] - 80) < 1e-9);
+		} else if (s.kernels[i].name_id == 2) {
+			CHECK(fabs(s.kernels[i].pm[TRACE_PM_SM_THROUGHPUT] - 95) < 1e-9);
+			CHECK(fabs(s.kernels[i].pm[TRACE_PM_DRAM] - 5) < 1e-9);
+		}
+	}
+	done(&m, &s);
+	free(m.pm);
+
+	/* The same timeline without samples: both causes unknown, and the reason said. */
+	base(&m);
+	op(&m, MG_KERNEL, 0, 12000 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	run(&m, &s, &f);
+	CHECK(!f.ctr.has);
+	CHECK_EQ(f.causes[CAUSE_MEMORY_BANDWIDTH].status, CS_UNKNOWN);
+	CHECK_EQ(f.causes[CAUSE_COMPUTE_BOUND].status, CS_UNKNOWN);
+	CHECK(f.ctr.absent && strstr(f.ctr.absent, "sampling was not set up") != NULL);
+	for (i = 0; i < s.nr_kernels; i++)
+		CHECK(isnan(s.kernels[i].pm[TRACE_PM_DRAM]));
+	done(&m, &s);
+}
+
 int main(void)
 {
 	RUN(test_host_sync);
@@ -336,5 +428,6 @@ int main(void)
 	RUN(test_startup);
 	RUN(test_low_parallelism_and_memory);
 	RUN(test_healthy_and_host_only);
+	RUN(test_counters);
 	return TEST_RESULT();
 }

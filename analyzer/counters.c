@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * counters.c - hardware counters over the run (see counters.h for the definitions). Samples
+ * are sorted by start; a search for the samples overlapping an interval starts at the first
+ * sample that may reach it (start >= a - the longest sample) and stops past its end.
+ */
+#include "counters.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char *const slot_names[TRACE_PM_NR_SLOTS] = {
+	[TRACE_PM_SM_ACTIVE] = "sm_active", [TRACE_PM_DRAM] = "dram",
+	[TRACE_PM_TENSOR] = "tensor",	    [TRACE_PM_GR_ACTIVE] = "gr_active",
+	[TRACE_PM_SM_THROUGHPUT] = "sm_throughput", [5] = "spare",
+};
+
+const char *counters_slot_name(int slot)
+{
+	return slot >= 0 && slot < TRACE_PM_NR_SLOTS ? slot_names[slot] : "?";
+}
+
+/* First sample that may overlap [a, ...): samples starting before a - longest cannot. */
+static size_t first_candidate(const struct model *m, uint64_t a)
+{
+	uint64_t from = a > m->pm_max_len ? a - m->pm_max_len : 0;
+	size_t lo = 0, hi = m->nr_pm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->pm[mid].start < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+void counters_accumulate(const struct model *m, uint32_t device, uint64_t start, uint64_t end,
+			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS])
+{
+	size_t i;
+	int k;
+
+	if (!m->nr_pm || end <= start)
+		return;
+	for (i = first_candidate(m, start); i < m->nr_pm && m->pm[i].start < end; i++) {
+		const struct m_pm_sample *s = &m->pm[i];
+		uint64_t o;
+
+		if (s->device != device)
+			continue;
+		o = overlap(s->start, s->end, start, end);
+		if (!o)
+			continue;
+		for (k = 0; k < TRACE_PM_NR_SLOTS; k++) {
+			if (isnan(s->value[k]))
+				continue;
+			sum[k] += (double)s->value[k] * (double)o;
+			weight[k] += (double)o;
+		}
+	}
+}
+
+static void means(double out[TRACE_PM_NR_SLOTS], const double sum[TRACE_PM_NR_SLOTS],
+		  const double weight[TRACE_PM_NR_SLOTS])
+{
+	int k;
+
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		out[k] = weight[k] > 0 ? sum[k] / weight[k] : NAN;
+}
+
+/* Union of the device's kernels and memsets, in time order. */
+struct stretch {
+	uint64_t start, end;
+};
+
+static struct stretch *busy_stretches(const struct model *m, uint32_t device, size_t *n)
+{
+	struct stretch *v = NULL;
+	size_t i, cap = 0;
+
+	*n = 0;
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+
+		if (g->device != device || g->kind == MG_MEMCPY || g->end <= g->start)
+			continue;
+		if (*n && g->start <= v[*n - 1].end) {
+			if (g->end > v[*n - 1].end)
+				v[*n - 1].end = g->end;
+			continue;
+		}
+		XGROW(v, cap, *n + 1);
+		v[*n].start = g->start;
+		v[(*n)++].end = g->end;
+	}
+	return v;
+}
+
+static const char *absent_reason(const struct model *m)
+{
+	size_t i;
+
+	for (i = m->nr_notes; i-- > 0;)
+		if (m->notes[i].kind == TRACE_NOTE_PM_OFF && !m->nr_pm_configs)
+			return model_string(m, m->notes[i].text, "no hardware counters");
+	if (m->nr_pm_configs)
+		return "no counter sample inside the analysis window";
+	if (m->version_major == 1 && m->version_minor < 1)
+		return "recorded by a shim without hardware counters (format 1.0)";
+	if (!m->has_cupti)
+		return "no CUPTI in this run (see its cupti_off note), and counters need it";
+	return "sampling was not set up when the program ended (it starts about 0.5 s after "
+	       "the first kernel launch)";
+}
+
+void counters_compute(struct counters *c, const struct model *m, uint64_t win_start,
+		      uint64_t win_end)
+{
+	double sum[TRACE_PM_NR_SLOTS] = { 0 }, weight[TRACE_PM_NR_SLOTS] = { 0 };
+	double bw_sum[TRACE_PM_NR_SLOTS] = { 0 }, bw_w[TRACE_PM_NR_SLOTS] = { 0 };
+	double cb_sum[TRACE_PM_NR_SLOTS] = { 0 }, cb_w[TRACE_PM_NR_SLOTS] = { 0 };
+	struct stretch *busy;
+	size_t i, nb, b = 0;
+	uint32_t dev;
+	int k;
+
+	memset(c, 0, sizeof(*c));
+	c->device = -1;
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		c->mean[k] = NAN;
+	c->bw_dram = c->bw_sm = c->compute_sm = c->compute_tensor = NAN;
+	if (m->nr_pm_configs) {
+		c->device = (int)m->pm_configs[0].device;
+		c->chip = model_string(m, m->pm_configs[0].chip, "?");
+		c->interval_ns = m->pm_configs[0].interval_ns;
+	}
+	if (!m->nr_pm_configs || win_end <= win_start) {
+		c->absent = absent_reason(m);
+		return;
+	}
+	/* The first device sampled (the shim samples one per process). */
+	dev = (uint32_t)c->device;
+	busy = busy_stretches(m, dev, &nb);
+	for (i = first_candidate(m, win_start); i < m->nr_pm && m->pm[i].start < win_end; i++) {
+		const struct m_pm_sample *s = &m->pm[i];
+		uint64_t o = overlap(s->start, s->end, win_start, win_end), in_busy = 0;
+		double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
+		double tensor = isnan(s->value[TRACE_PM_TENSOR]) ? 0 : s->value[TRACE_PM_TENSOR];
+		size_t j;
+
+		if (s->device != dev || !o)
+			continue;
+		c->nr_samples++;
+		c->covered_ns += o;
+		if (s->flags & TRACE_PM_OVERFLOW)
+			c->nr_overflow++;
+		for (k = 0; k < TRACE_PM_NR_SLOTS; k++) {
+			if (isnan(s->value[k]))
+				continue;
+			sum[k] += (double)s->value[k] * (double)o;
+			weight[k] += (double)o;
+		}
+		/* Busy time inside the sample (stretches and samples both in time order). */
+		while (b < nb && busy[b].end <= s->start)
+			b++;
+		for (j = b; j < nb && busy[j].start < s->end; j++)
+			in_busy += overlap(busy[j].start, busy[j].end, s->start, s->end);
+		if (isnan(dram) || isnan(sm))
+			continue;
+		if (dram >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT && tensor < PM_SM_LOW_PCT) {
+			c->bw_ns += in_busy;
+			c->bw_samples++;
+			for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+				if (!isnan(s->value[k])) {
+					bw_sum[k] += s->value[k];
+					bw_w[k] += 1;
+				}
+		} else if (sm >= PM_COMPUTE_HIGH_PCT || tensor >= PM_COMPUTE_HIGH_PCT) {
+			c->compute_ns += in_busy;
+			c->compute_samples++;
+			for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+				if (!isnan(s->value[k])) {
+					cb_sum[k] += s->value[k];
+					cb_w[k] += 1;
+				}
+		}
+	}
+	free(busy);
+	if (!c->nr_samples) {
+		c->absent = absent_reason(m);
+		return;
+	}
+	c->has = 1;
+	c->coverage_pct = 100.0 * (double)c->covered_ns / (double)(win_end - win_start);
+	means(c->mean, sum, weight);
+	{
+		double bw[TRACE_PM_NR_SLOTS], cb[TRACE_PM_NR_SLOTS];
+
+		means(bw, bw_sum, bw_w);
+		means(cb, cb_sum, cb_w);
+		c->bw_dram = bw[TRACE_PM_DRAM];
+		c->bw_sm = bw[TRACE_PM_SM_THROUGHPUT];
+		c->compute_sm = cb[TRACE_PM_SM_THROUGHPUT];
+		c->compute_tensor = cb[TRACE_PM_TENSOR];
+	}
+
+	/* The window in equal stretches. */
+	c->nr_buckets = PM_MAX_BUCKETS;
+	for (i = 0; i < (size_t)c->nr_buckets; i++) {
+		struct ctr_bucket *bk = &c->buckets[i];
+		double bs[TRACE_PM_NR_SLOTS] = { 0 }, bwt[TRACE_PM_NR_SLOTS] = { 0 };
+		uint64_t len = win_end - win_start;
+
+		bk->start = win_start + (uint64_t)((double)len * i / c->nr_buckets);
+		bk->end = win_start + (uint64_t)((double)len * (i + 1) / c->nr_buckets);
+		counters_accumulate(m, dev, bk->start, bk->end, bs, bwt);
+		means(bk->mean, bs, bwt);
+	}
+}

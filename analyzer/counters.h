@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * counters.h - hardware counters (PM sampling) over the run: time-weighted means, means over
+ * any interval (a kernel's execution, a stretch of the timeline), and the classification of
+ * GPU busy time into bandwidth-bound and compute-bound. Pure: model in, numbers out.
+ *
+ * Definitions (README "Hardware counters"):
+ *   mean over [a,b)   sum of value x overlap(sample, [a,b)) / sum of overlap, per slot, over the
+ *                     samples of the device; NaN when no sample of that slot overlaps.
+ *   bandwidth-bound   a sample with DRAM >= PM_DRAM_HIGH_PCT while SM throughput and the tensor
+ *                     pipe are < PM_SM_LOW_PCT: the SMs wait on memory.
+ *   compute-bound     a sample with SM throughput or tensor pipe >= PM_COMPUTE_HIGH_PCT.
+ *   time              the GPU's busy time (kernels, memsets: their union) inside such samples.
+ * Thresholds from kernels measured on an H200 (reference/cupti.md §4.3): a streaming copy
+ * reads DRAM 82 %, SM throughput 11 %; FMA chains SM throughput 102 %; mma.sync tensor 87.5 %.
+ */
+#ifndef GPUSHIM_COUNTERS_H
+#define GPUSHIM_COUNTERS_H
+
+#include <stdint.h>
+
+#include "model.h"
+
+#define PM_DRAM_HIGH_PCT 50.0
+#define PM_SM_LOW_PCT 40.0
+#define PM_COMPUTE_HIGH_PCT 60.0
+/* Stretches of the per-interval timeline in the report. */
+#define PM_MAX_BUCKETS 20
+
+struct ctr_bucket {
+	uint64_t start, end;
+	double mean[TRACE_PM_NR_SLOTS];
+};
+
+struct counters {
+	int has;			/* samples overlap the window */
+	const char *absent;		/* why there are none (a note's text or a fixed reason) */
+	const char *chip;		/* of the first device sampled */
+	uint64_t interval_ns;
+	int device;			/* the first device sampled */
+	uint64_t nr_samples;		/* overlapping the window */
+	uint64_t nr_overflow;		/* samples flagged: lost samples before them */
+	uint64_t covered_ns;		/* window time covered by samples */
+	double coverage_pct;		/* covered_ns of the window */
+	double mean[TRACE_PM_NR_SLOTS];	/* over the window; NaN: slot not sampled */
+	uint64_t bw_ns, bw_samples;	/* busy time in bandwidth-bound samples */
+	double bw_dram, bw_sm;		/* DRAM, SM throughput means over those samples */
+	uint64_t compute_ns, compute_samples;
+	double compute_sm, compute_tensor;
+	struct ctr_bucket buckets[PM_MAX_BUCKETS];
+	int nr_buckets;
+};
+
+/* counters_compute - everything above over [win_start, win_end) (the analysis window). */
+void counters_compute(struct counters *c, const struct model *m, uint64_t win_start,
+		      uint64_t win_end);
+
+/*
+ * counters_accumulate - add the samples of @device overlapping [start, end) to per-slot sums:
+ * sum[k] += value x overlap, weight[k] += overlap (slots with a value only).
+ */
+void counters_accumulate(const struct model *m, uint32_t device, uint64_t start, uint64_t end,
+			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS]);
+
+/* Slot names as in JSON: "sm_active", "dram", "tensor", "gr_active", "sm_throughput". */
+const char *counters_slot_name(int slot);
+
+#endif /* GPUSHIM_COUNTERS_H */

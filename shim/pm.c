@@ -1,0 +1,841 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pm.c - hardware counters through CUPTI PM sampling: a few single-pass metrics per chip (SM
+ * active, DRAM throughput, tensor pipe, GR engine, SM throughput), sampled by the GPU every
+ * GPUSHIM_PM_INTERVAL_US, decoded every DECODE_MS on the shim's own thread and written as
+ * PM_SAMPLE records with times in the trace clock. Samples the device of the first kernel
+ * launch. Never fatal: an unknown chip, missing permission or another profiler holding the
+ * counters leaves one PM_OFF note (and one warning) and the rest of the trace as it is.
+ * Runs on: the first launching app thread (pm_claim: two driver queries, once), the PM thread
+ * (everything else, all signals blocked), the exiting thread (pm_atexit).
+ *
+ * reference/cupti.md §4: metric names and costs measured on an H200; sample times are in the
+ * raw %globaltimer domain, which the driver keeps on CLOCK_REALTIME; sample 0 starts at Enable.
+ */
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Decode this often: amortizes CUPTI's fixed cost per decode (~1.3 ms) over many samples. */
+#define DECODE_MS 100
+/* Hardware buffer on the GPU; KEEP_LATEST never stops the session when it fills. */
+#define HW_BUFFER_BYTES (64u << 20)
+/* At exit, wait this long for the last decode. */
+#define EXIT_WAIT_MS 2000
+
+/*
+ * cupti_profiler_host.h includes <string>, so it is C++ only. These are its parameter blocks
+ * the shim needs, field for field as in CUDA 13.0 (POD, extern "C" functions).
+ */
+enum { HOST_PROFILER_PM_SAMPLING = 1 };	/* CUpti_ProfilerType */
+
+struct host_initialize_params {
+	size_t structSize;
+	void *pPriv;
+	int profilerType;
+	const char *pChipName;
+	const uint8_t *pCounterAvailabilityImage;
+	void *pHostObject;
+};
+struct host_deinitialize_params {
+	size_t structSize;
+	void *pPriv;
+	void *pHostObject;
+};
+struct host_add_metrics_params {
+	size_t structSize;
+	void *pPriv;
+	void *pHostObject;
+	const char **ppMetricNames;
+	size_t numMetrics;
+};
+struct host_config_size_params {
+	size_t structSize;
+	void *pPriv;
+	void *pHostObject;
+	size_t configImageSize;
+};
+struct host_config_image_params {
+	size_t structSize;
+	void *pPriv;
+	void *pHostObject;
+	size_t configImageSize;
+	uint8_t *pConfigImage;
+};
+struct host_passes_params {
+	size_t structSize;
+	void *pPriv;
+	size_t configImageSize;
+	uint8_t *pConfigImage;
+	size_t numOfPasses;
+};
+struct host_evaluate_params {
+	size_t structSize;
+	void *pPriv;
+	void *pHostObject;
+	const uint8_t *pCounterDataImage;
+	size_t counterDataImageSize;
+	size_t rangeIndex;
+	const char **ppMetricNames;
+	size_t numMetrics;
+	double *pMetricValues;
+};
+
+#define PARAMS(type, var, last)                                                                    \
+	type var;                                                                                  \
+	memset(&var, 0, sizeof(var));                                                              \
+	var.structSize = offsetof(type, last) + sizeof(var.last)
+
+/* ---- Metrics by chip ---- */
+
+struct pm_chip {
+	const char *chip;
+	const char *metric[TRACE_PM_NR_SLOTS];	/* by enum trace_pm_slot; NULL: not on this chip */
+};
+
+/* Single-pass sets only (PM sampling cannot replay). Verified: reference/cupti.md §4.3. */
+static const struct pm_chip chips[] = {
+	{ "GH100",
+	  { [TRACE_PM_SM_ACTIVE] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_DRAM] = "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_TENSOR] =
+		    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_GR_ACTIVE] = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_SM_THROUGHPUT] =
+		    "TriageCompute.sm__throughput.avg.pct_of_peak_sustained_elapsed" } },
+};
+
+/* ---- The library ---- */
+
+struct pm_fns {
+	CUptiResult (*GetResultString)(CUptiResult, const char **);
+	CUptiResult (*ProfilerInitialize)(CUpti_Profiler_Initialize_Params *);
+	CUptiResult (*DeviceSupported)(CUpti_Profiler_DeviceSupported_Params *);
+	CUptiResult (*GetChipName)(CUpti_Device_GetChipName_Params *);
+	CUptiResult (*GetCounterAvailability)(CUpti_PmSampling_GetCounterAvailability_Params *);
+	CUptiResult (*HostInitialize)(struct host_initialize_params *);
+	CUptiResult (*HostDeinitialize)(struct host_deinitialize_params *);
+	CUptiResult (*HostAddMetrics)(struct host_add_metrics_params *);
+	CUptiResult (*HostConfigSize)(struct host_config_size_params *);
+	CUptiResult (*HostConfigImage)(struct host_config_image_params *);
+	CUptiResult (*HostPasses)(struct host_passes_params *);
+	CUptiResult (*HostEvaluate)(struct host_evaluate_params *);
+	CUptiResult (*Enable)(CUpti_PmSampling_Enable_Params *);
+	CUptiResult (*SetConfig)(CUpti_PmSampling_SetConfig_Params *);
+	CUptiResult (*CounterDataSize)(CUpti_PmSampling_GetCounterDataSize_Params *);
+	CUptiResult (*ImageInitialize)(CUpti_PmSampling_CounterDataImage_Initialize_Params *);
+	CUptiResult (*Start)(CUpti_PmSampling_Start_Params *);
+	CUptiResult (*Stop)(CUpti_PmSampling_Stop_Params *);
+	CUptiResult (*Decode)(CUpti_PmSampling_DecodeData_Params *);
+	CUptiResult (*DataInfo)(CUpti_PmSampling_GetCounterDataInfo_Params *);
+	CUptiResult (*SampleInfo)(CUpti_PmSampling_CounterData_GetSampleInfo_Params *);
+};
+
+static struct {
+	struct pm_fns f;
+	void *lib;
+	char lib_dir[PATH_MAX];
+	pthread_t thread;
+	int has_thread;
+	pid_t pid;			/* the process the thread runs in */
+	_Atomic int claimed;		/* futex word: 1 once a launch told the device */
+	_Atomic int stop;
+	_Atomic int done;		/* futex word: the thread has finished */
+	_Atomic int is_initialized;	/* the profiler initialized (in cuInit) */
+	CUcontext ctx;			/* of the first launch */
+	int device;			/* its ordinal; -1 unknown */
+	/* The running session (PM thread only). */
+	CUpti_PmSampling_Object *obj;
+	void *host;
+	const char *names[TRACE_PM_NR_SLOTS];	/* metrics evaluated, in order */
+	int slot_of[TRACE_PM_NR_SLOTS];		/* names[i] fills slot slot_of[i] */
+	size_t nr_names;
+	uint8_t *image, *pristine;
+	size_t image_bytes;
+	uint8_t *avail, *config;	/* CUPTI keeps pointers into these: alive for the session */
+	int is_first;			/* the next sample is the session's first */
+	int overflowed;			/* flag the next sample */
+	uint64_t nr_samples, nr_decodes, nr_errors, nr_overflows, nr_unaligned;
+	uint64_t nr_mono, nr_real;	/* sample times found in each clock (two per sample) */
+} pm = { .device = -1 };
+
+_Atomic int pm_claim_open;
+
+static const char *result_text(CUptiResult r)
+{
+	const char *s = NULL;
+
+	if (pm.f.GetResultString && pm.f.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+		return s;
+	return "unknown CUPTI error";
+}
+
+static int load_fns(void)
+{
+#define SYM(field, name)                                                                           \
+	do {                                                                                       \
+		pm.f.field = (__typeof__(pm.f.field))resolve_dlsym(pm.lib, name);                  \
+		if (!pm.f.field)                                                                   \
+			return -1;                                                                 \
+	} while (0)
+	SYM(GetResultString, "cuptiGetResultString");
+	SYM(ProfilerInitialize, "cuptiProfilerInitialize");
+	SYM(DeviceSupported, "cuptiProfilerDeviceSupported");
+	SYM(GetChipName, "cuptiDeviceGetChipName");
+	SYM(GetCounterAvailability, "cuptiPmSamplingGetCounterAvailability");
+	SYM(HostInitialize, "cuptiProfilerHostInitialize");
+	SYM(HostDeinitialize, "cuptiProfilerHostDeinitialize");
+	SYM(HostAddMetrics, "cuptiProfilerHostConfigAddMetrics");
+	SYM(HostConfigSize, "cuptiProfilerHostGetConfigImageSize");
+	SYM(HostConfigImage, "cuptiProfilerHostGetConfigImage");
+	SYM(HostPasses, "cuptiProfilerHostGetNumOfPasses");
+	SYM(HostEvaluate, "cuptiProfilerHostEvaluateToGpuValues");
+	SYM(Enable, "cuptiPmSamplingEnable");
+	SYM(SetConfig, "cuptiPmSamplingSetConfig");
+	SYM(CounterDataSize, "cuptiPmSamplingGetCounterDataSize");
+	SYM(ImageInitialize, "cuptiPmSamplingCounterDataImageInitialize");
+	SYM(Start, "cuptiPmSamplingStart");
+	SYM(Stop, "cuptiPmSamplingStop");
+	SYM(Decode, "cuptiPmSamplingDecodeData");
+	SYM(DataInfo, "cuptiPmSamplingGetCounterDataInfo");
+	SYM(SampleInfo, "cuptiPmSamplingCounterDataGetSampleInfo");
+#undef SYM
+	return 0;
+}
+
+/* ---- Notes ---- */
+
+static void note_off(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void note_off(const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(), text);
+	shim_log(LOG_WARN, "no hardware counters (the trace is complete otherwise): %s", text);
+}
+
+/* "RmProfilingAdminOnly: 1" in the driver's parameters restricts counters to admins. */
+static int profiling_admin_only(void)
+{
+	char buf[8192];
+	const char *p;
+	ssize_t n;
+	int fd = open("/proc/driver/nvidia/params", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, "RmProfilingAdminOnly: ");
+	return p ? p[22] == '1' : -1;
+}
+
+static void note_failure(const char *step, CUptiResult r)
+{
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		note_off("%s: insufficient privileges (RmProfilingAdminOnly: %d; run as root or "
+			 "with CAP_PERFMON, or load nvidia with "
+			 "NVreg_RestrictProfilingToAdminUsers=0)",
+			 step, profiling_admin_only());
+	else if (r == CUPTI_ERROR_HARDWARE_BUSY || r == CUPTI_ERROR_INVALID_OPERATION)
+		note_off("%s: the counters are in use (another profiler: Nsight, DCGM "
+			 "profiling?): %s",
+			 step, result_text(r));
+	else
+		note_off("%s: %s (%d)", step, result_text(r), (int)r);
+}
+
+/* ---- Set-up ---- */
+
+static const struct pm_chip *chip_entry(const char *chip)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(chips) / sizeof(chips[0]); i++)
+		if (!strcmp(chips[i].chip, chip))
+			return &chips[i];
+	return NULL;
+}
+
+static void preload_nvperf(void)
+{
+	/* libcupti dlopens these by bare name without $ORIGIN: give it the copies next to it. */
+	static const char *const libs[] = { "libnvperf_host.so", "libnvperf_target.so" };
+	char path[PATH_MAX + 32];
+	size_t i;
+
+	for (i = 0; i < 2 && pm.lib_dir[0]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", pm.lib_dir, libs[i]);
+		if (!dlopen(path, RTLD_NOW | RTLD_LOCAL))
+			dlerror();
+	}
+}
+
+/* Room for two decode periods of samples (the image is decoded again when it fills). */
+static uint32_t samples_per_image(void)
+{
+	uint64_t n = (uint64_t)DECODE_MS * 2000u / shim.cfg.pm_interval_us;
+
+	return n < 64 ? 64 : n > 1024 ? 1024 : (uint32_t)n;
+}
+
+/* The process is exiting while we set up: stop between steps (the exit handler waits). */
+#define STOP_POINT()                                                                               \
+	do {                                                                                       \
+		if (atomic_load(&pm.stop))                                                         \
+			goto stopped;                                                              \
+	} while (0)
+
+/* Returns 0 when sampling runs; otherwise the PM_OFF note is written. */
+static int session_setup(void)
+{
+	const struct pm_chip *chip;
+	uint8_t *avail = NULL, *config = NULL;
+	char chip_name[32];
+	CUptiResult r;
+	size_t i;
+
+	if (!atomic_load(&pm.is_initialized))
+		return -1;	/* pm_after_cuinit wrote why */
+	STOP_POINT();
+	{
+		PARAMS(CUpti_Profiler_DeviceSupported_Params, p, api);
+		p.cuDevice = pm.device;
+		p.api = CUPTI_PROFILER_PM_SAMPLING;
+		if ((r = pm.f.DeviceSupported(&p)) != CUPTI_SUCCESS) {
+			note_failure("device support query", r);
+			return -1;
+		}
+		if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+			note_off("device %d does not support PM sampling (architecture %d, vGPU %d, "
+				 "confidential compute %d, CMP %d, WSL %d; 2 = supported)",
+				 pm.device, p.architecture, p.vGpu, p.confidentialCompute, p.cmp,
+				 p.wsl);
+			return -1;
+		}
+	}
+	STOP_POINT();
+	{
+		PARAMS(CUpti_Device_GetChipName_Params, p, pChipName);
+		p.deviceIndex = (size_t)pm.device;
+		if ((r = pm.f.GetChipName(&p)) != CUPTI_SUCCESS || !p.pChipName) {
+			note_failure("chip name", r);
+			return -1;
+		}
+		snprintf(chip_name, sizeof(chip_name), "%s", p.pChipName);
+	}
+	chip = chip_entry(chip_name);
+	if (!chip) {
+		note_off("no counter set for chip %s (known: GH100)", chip_name);
+		return -1;
+	}
+	pm.nr_names = 0;
+	for (i = 0; i < TRACE_PM_NR_SLOTS; i++) {
+		if (!chip->metric[i])
+			continue;
+		pm.names[pm.nr_names] = chip->metric[i];
+		pm.slot_of[pm.nr_names++] = (int)i;
+	}
+
+	STOP_POINT();
+	{
+		PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, p, pCounterAvailabilityImage);
+		p.deviceIndex = (size_t)pm.device;
+		if ((r = pm.f.GetCounterAvailability(&p)) != CUPTI_SUCCESS) {
+			note_failure("counter availability", r);
+			return -1;
+		}
+		avail = malloc(p.counterAvailabilityImageSize ? p.counterAvailabilityImageSize : 1);
+		if (!avail)
+			goto nomem;
+		p.pCounterAvailabilityImage = avail;
+		if ((r = pm.f.GetCounterAvailability(&p)) != CUPTI_SUCCESS) {
+			note_failure("counter availability", r);
+			goto fail;
+		}
+	}
+	STOP_POINT();
+	{
+		PARAMS(struct host_initialize_params, p, pHostObject);
+		p.profilerType = HOST_PROFILER_PM_SAMPLING;
+		p.pChipName = chip_name;
+		p.pCounterAvailabilityImage = avail;
+		if ((r = pm.f.HostInitialize(&p)) != CUPTI_SUCCESS) {
+			note_failure("host initialization", r);
+			goto fail;
+		}
+		pm.host = p.pHostObject;
+	}
+	STOP_POINT();
+	{
+		PARAMS(struct host_add_metrics_params, p, numMetrics);
+		p.pHostObject = pm.host;
+		p.ppMetricNames = pm.names;
+		p.numMetrics = pm.nr_names;
+		if ((r = pm.f.HostAddMetrics(&p)) != CUPTI_SUCCESS) {
+			note_failure("metric set-up", r);
+			goto fail;
+		}
+	}
+	STOP_POINT();
+	{
+		PARAMS(struct host_config_size_params, ps, configImageSize);
+		PARAMS(struct host_config_image_params, pi, pConfigImage);
+		PARAMS(struct host_passes_params, pp, numOfPasses);
+
+		ps.pHostObject = pm.host;
+		if ((r = pm.f.HostConfigSize(&ps)) != CUPTI_SUCCESS) {
+			note_failure("config image size", r);
+			goto fail;
+		}
+		config = malloc(ps.configImageSize ? ps.configImageSize : 1);
+		if (!config)
+			goto nomem;
+		pi.pHostObject = pm.host;
+		pi.configImageSize = ps.configImageSize;
+		pi.pConfigImage = config;
+		if ((r = pm.f.HostConfigImage(&pi)) != CUPTI_SUCCESS) {
+			note_failure("config image", r);
+			goto fail;
+		}
+		pp.configImageSize = ps.configImageSize;
+		pp.pConfigImage = config;
+		if ((r = pm.f.HostPasses(&pp)) != CUPTI_SUCCESS || pp.numOfPasses != 1) {
+			note_off("the metric set needs %zu passes on %s; PM sampling takes one",
+				 pp.numOfPasses, chip_name);
+			goto fail;
+		}
+		{
+			PARAMS(CUpti_PmSampling_Enable_Params, pe, pPmSamplingObject);
+			pe.deviceIndex = (size_t)pm.device;
+			if ((r = pm.f.Enable(&pe)) != CUPTI_SUCCESS) {
+				note_failure("enable", r);
+				goto fail;
+			}
+			pm.obj = pe.pPmSamplingObject;
+		}
+		{
+			PARAMS(CUpti_PmSampling_SetConfig_Params, pc, hwBufferAppendMode);
+			pc.pPmSamplingObject = pm.obj;
+			pc.configSize = ps.configImageSize;
+			pc.pConfig = config;
+			pc.hardwareBufferSize = HW_BUFFER_BYTES;
+			pc.samplingInterval = (uint64_t)shim.cfg.pm_interval_us * 1000u;
+			pc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+			pc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+			if ((r = pm.f.SetConfig(&pc)) != CUPTI_SUCCESS) {
+				note_failure("configuration", r);
+				goto fail;
+			}
+		}
+	}
+	STOP_POINT();
+	{
+		PARAMS(CUpti_PmSampling_GetCounterDataSize_Params, p, counterDataSize);
+		PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params, pi, pCounterData);
+
+		p.pPmSamplingObject = pm.obj;
+		p.pMetricNames = pm.names;
+		p.numMetrics = pm.nr_names;
+		p.maxSamples = samples_per_image();
+		if ((r = pm.f.CounterDataSize(&p)) != CUPTI_SUCCESS) {
+			note_failure("counter data size", r);
+			goto fail;
+		}
+		pm.image_bytes = p.counterDataSize;
+		pm.image = malloc(pm.image_bytes);
+		pm.pristine = malloc(pm.image_bytes);
+		if (!pm.image || !pm.pristine)
+			goto nomem;
+		pi.pPmSamplingObject = pm.obj;
+		pi.counterDataSize = pm.image_bytes;
+		pi.pCounterData = pm.image;
+		if ((r = pm.f.ImageInitialize(&pi)) != CUPTI_SUCCESS) {
+			note_failure("counter data image", r);
+			goto fail;
+		}
+		memcpy(pm.pristine, pm.image, pm.image_bytes);
+	}
+	STOP_POINT();
+	{
+		PARAMS(CUpti_PmSampling_Start_Params, p, pPmSamplingObject);
+		p.pPmSamplingObject = pm.obj;
+		if ((r = pm.f.Start(&p)) != CUPTI_SUCCESS) {
+			note_failure("start", r);
+			goto fail;
+		}
+	}
+	pm.avail = avail;
+	pm.config = config;
+
+	{
+		struct trace_rec_pm_config c;
+		char text[160];
+
+		memset(&c, 0, sizeof(c));
+		c.hdr.type = TRACE_REC_PM_CONFIG;
+		c.hdr.size = sizeof(c);
+		c.device = (uint32_t)pm.device;
+		c.chip = rec_intern_meta(chip_name, strlen(chip_name));
+		c.interval_ns = (uint64_t)shim.cfg.pm_interval_us * 1000u;
+		for (i = 0; i < pm.nr_names; i++)
+			c.metric[pm.slot_of[i]] = rec_intern_meta(pm.names[i], strlen(pm.names[i]));
+		meta_append(&c, sizeof(c));
+		snprintf(text, sizeof(text), "PM sampling on device %d (%s): %zu metrics every %u us",
+			 pm.device, chip_name, pm.nr_names, shim.cfg.pm_interval_us);
+		rec_note(TRACE_NOTE_PM_ON, clock_now_ns(), text);
+	}
+	pm.is_first = 1;
+	return 0;
+
+nomem:
+	note_off("out of memory setting up PM sampling");
+	goto fail;
+stopped:
+	note_off("the program ended before PM sampling was set up");
+fail:
+	free(avail);
+	free(config);
+	return -1;
+}
+
+/* ---- Decoding ---- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The trace clock of a sample time. CUPTI reports PM sample times in the clock of its timestamp
+ * callback when one is registered (the shim registers CLOCK_MONOTONIC, reference/cupti.md §2),
+ * else in the raw %globaltimer domain, which the driver keeps on CLOCK_REALTIME. Which one is
+ * told by where the value lies; anything else cannot be placed (counted, dropped).
+ */
+static int to_trace_clock(uint64_t ts, uint64_t mono_now, uint64_t real_now, uint64_t *out)
+{
+	const uint64_t hour = 3600ull * 1000000000ull;
+
+	if (ts + hour > mono_now && ts < mono_now + hour) {
+		*out = ts;
+		pm.nr_mono++;
+		return 0;
+	}
+	if (ts + hour > real_now && ts < real_now + hour && real_now > mono_now) {
+		*out = ts - (real_now - mono_now);
+		pm.nr_real++;
+		return 0;
+	}
+	pm.nr_unaligned++;
+	return -1;
+}
+
+/* Every completed sample in the image to PM_SAMPLE records. */
+static void emit_samples(void)
+{
+	PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params, info, numCompletedSamples);
+	double values[TRACE_PM_NR_SLOTS];
+	uint64_t mono_now = clock_ns(CLOCK_MONOTONIC), real_now = clock_ns(CLOCK_REALTIME);
+	size_t i, k;
+
+	info.pCounterDataImage = pm.image;
+	info.counterDataImageSize = pm.image_bytes;
+	if (pm.f.DataInfo(&info) != CUPTI_SUCCESS) {
+		pm.nr_errors++;
+		return;
+	}
+	for (i = 0; i < info.numCompletedSamples; i++) {
+		PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params, si, endTimestamp);
+		PARAMS(struct host_evaluate_params, ev, pMetricValues);
+		struct trace_rec_pm_sample s;
+
+		si.pPmSamplingObject = pm.obj;
+		si.pCounterDataImage = pm.image;
+		si.counterDataImageSize = pm.image_bytes;
+		si.sampleIndex = i;
+		ev.pHostObject = pm.host;
+		ev.pCounterDataImage = pm.image;
+		ev.counterDataImageSize = pm.image_bytes;
+		ev.rangeIndex = i;
+		ev.ppMetricNames = pm.names;
+		ev.numMetrics = pm.nr_names;
+		ev.pMetricValues = values;
+		if (pm.f.SampleInfo(&si) != CUPTI_SUCCESS || pm.f.HostEvaluate(&ev) != CUPTI_SUCCESS) {
+			pm.nr_errors++;
+			continue;
+		}
+		if (pm.is_first) {
+			pm.is_first = 0;	/* it runs from Enable, not from Start */
+			continue;
+		}
+		memset(&s, 0, sizeof(s));
+		if (si.endTimestamp <= si.startTimestamp ||
+		    to_trace_clock(si.startTimestamp, mono_now, real_now, &s.start_ns) < 0 ||
+		    to_trace_clock(si.endTimestamp, mono_now, real_now, &s.end_ns) < 0)
+			continue;
+		s.hdr.type = TRACE_REC_PM_SAMPLE;
+		s.hdr.size = sizeof(s);
+		s.device = (uint32_t)pm.device;
+		s.flags = pm.overflowed ? TRACE_PM_OVERFLOW : 0;
+		for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+			s.value[k] = NAN;
+		for (k = 0; k < pm.nr_names; k++)
+			s.value[pm.slot_of[k]] = (float)values[k];
+		if (meta_append(&s, sizeof(s)) == 0) {
+			pm.overflowed = 0;
+			pm.nr_samples++;
+		}
+	}
+}
+
+static void decode(void)
+{
+	int round;
+
+	for (round = 0; round < 16; round++) {
+		PARAMS(CUpti_PmSampling_DecodeData_Params, d, overflow);
+		CUptiResult r;
+
+		d.pPmSamplingObject = pm.obj;
+		d.pCounterDataImage = pm.image;
+		d.counterDataImageSize = pm.image_bytes;
+		r = pm.f.Decode(&d);
+		pm.nr_decodes++;
+		if (r == CUPTI_ERROR_OUT_OF_MEMORY || d.overflow) {
+			pm.nr_overflows++;
+			pm.overflowed = 1;
+		} else if (r != CUPTI_SUCCESS) {
+			pm.nr_errors++;
+		}
+		emit_samples();
+		memcpy(pm.image, pm.pristine, pm.image_bytes);
+		if (r != CUPTI_SUCCESS ||
+		    d.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
+			break;
+	}
+}
+
+/* ---- The thread ---- */
+
+static void futex_wait_ms(_Atomic int *word, int val, uint32_t ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void *pm_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&pm.claimed) && !atomic_load(&pm.stop))
+		futex_wait_ms(&pm.claimed, 0, 1000);
+	if (atomic_load(&pm.stop))
+		goto out;
+	/* Profiler calls want the application's context current on the calling thread. */
+	if (!drv.cuCtxSetCurrent || drv.cuCtxSetCurrent(pm.ctx) != CUDA_SUCCESS) {
+		note_off("cannot make the application's context current on the sampling thread");
+		goto out;
+	}
+	if (session_setup() < 0)
+		goto out;
+	while (!atomic_load(&pm.stop)) {
+		futex_wait_ms(&pm.stop, 0, DECODE_MS);
+		decode();
+	}
+	{
+		PARAMS(CUpti_PmSampling_Stop_Params, p, pPmSamplingObject);
+		char text[256];
+
+		p.pPmSamplingObject = pm.obj;
+		pm.f.Stop(&p);
+		decode();
+		/*
+		 * Not disabled: disabling the sampling object may finalize CUPTI, and the
+		 * activity buffers are flushed after this at exit. The process is ending.
+		 */
+		snprintf(text, sizeof(text),
+			 "PM sampling stopped: %llu samples, %llu decodes, %llu overflows, %llu "
+			 "errors; sample times in CLOCK_MONOTONIC %llu, CLOCK_REALTIME %llu, "
+			 "neither %llu",
+			 (unsigned long long)pm.nr_samples, (unsigned long long)pm.nr_decodes,
+			 (unsigned long long)pm.nr_overflows, (unsigned long long)pm.nr_errors,
+			 (unsigned long long)pm.nr_mono, (unsigned long long)pm.nr_real,
+			 (unsigned long long)pm.nr_unaligned);
+		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(), text);
+	}
+out:
+	atomic_store(&pm.done, 1);
+	futex_wake_all(&pm.done);
+	return NULL;
+}
+
+/* Stop sampling and wait (bounded) until the thread is done with the profiler. */
+static void pm_stop_and_wait(void)
+{
+	uint64_t deadline = clock_now_ns() + (uint64_t)EXIT_WAIT_MS * 1000000u, now;
+
+	if (!pm.has_thread)
+		return;
+	atomic_store(&pm_claim_open, 0);
+	atomic_store(&pm.stop, 1);
+	futex_wake_all(&pm.stop);
+	futex_wake_all(&pm.claimed);
+	while (!atomic_load(&pm.done) && (now = clock_now_ns()) < deadline)
+		futex_wait_ms(&pm.done, 0, (uint32_t)((deadline - now) / 1000000u) + 1);
+	if (atomic_load(&pm.done)) {
+		pthread_join(pm.thread, NULL);
+		pm.has_thread = 0;
+	}
+}
+
+void pm_before_context_teardown(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+	if (!pm.has_thread || pm.pid != getpid())
+		return;
+	pthread_mutex_lock(&lock);	/* one joiner */
+	pm_stop_and_wait();
+	pthread_mutex_unlock(&lock);
+}
+
+static void pm_atexit(void)
+{
+	pm_before_context_teardown();
+}
+
+void pm_claim(void)
+{
+	int expected = 1;
+	CUcontext ctx = NULL;
+	CUdevice dev;
+
+	if (!atomic_compare_exchange_strong(&pm_claim_open, &expected, 0))
+		return;
+	/*
+	 * Once more, now that the CUDA runtime has registered its exit handler (at the end of its
+	 * initialization, before any launch): this one runs before it.
+	 */
+	atexit(pm_atexit);
+	if (drv.cuCtxGetCurrent && drv.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx &&
+	    drv.cuCtxGetDevice && drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+		pm.ctx = ctx;
+		pm.device = (int)dev;
+	} else {
+		atomic_store(&pm.stop, 1);
+	}
+	atomic_store(&pm.claimed, 1);
+	futex_wake_all(&pm.claimed);
+}
+
+void pm_start(void *cupti_lib, const char *cupti_path)
+{
+	sigset_t all, old;
+	const char *slash;
+
+	if (!shim.cfg.pm) {
+		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(), "GPUSHIM_PM=0");
+		return;
+	}
+	pm.lib = cupti_lib;
+	slash = strrchr(cupti_path, '/');
+	if (slash)
+		snprintf(pm.lib_dir, sizeof(pm.lib_dir), "%.*s", (int)(slash - cupti_path),
+			 cupti_path);
+	/* Every signal blocked but the faults: a crash in CUPTI must reach a handler. */
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGABRT);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pm.pid = getpid();
+	if (pthread_create(&pm.thread, NULL, pm_main, NULL) == 0)
+		pm.has_thread = 1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!pm.has_thread) {
+		note_off("cannot create the sampling thread");
+		return;
+	}
+	/*
+	 * The profiler libraries are loaded here, and the exit handler registered after them:
+	 * exit runs it before their static destructors, so sampling stops while they are whole.
+	 * (The CUDA runtime's exit handler comes later and runs earlier; it releases the primary
+	 * context, which pm_before_context_teardown() intercepts.)
+	 */
+	preload_nvperf();
+	atexit(pm_atexit);
+	atomic_store(&pm_claim_open, 1);
+}
+
+/*
+ * The profiler's initialization loads its driver interface and registers the libraries' exit
+ * handlers. Done here, in the application's first cuInit, never concurrently with exit:
+ * measured on the H200, a program that exited while another thread was inside it crashed.
+ */
+void pm_after_cuinit(void)
+{
+	static _Atomic int is_tried;
+	CUptiResult r;
+
+	if (!pm.has_thread || atomic_exchange(&is_tried, 1))
+		return;
+	if (load_fns() < 0) {
+		note_off("libcupti lacks the PM sampling API (CUDA 12.6 or later)");
+		return;
+	}
+	{
+		PARAMS(CUpti_Profiler_Initialize_Params, p, pPriv);
+		if ((r = pm.f.ProfilerInitialize(&p)) != CUPTI_SUCCESS) {
+			note_failure("profiler initialization", r);
+			return;
+		}
+	}
+	atomic_store(&pm.is_initialized, 1);
+}
+
+void pm_reset_after_fork(void)
+{
+	/* Counters do not follow a fork: the child's trace has none. */
+	atomic_store(&pm_claim_open, 0);
+	atomic_store(&pm.claimed, 0);
+	atomic_store(&pm.stop, 0);
+	atomic_store(&pm.done, 0);
+	atomic_store(&pm.is_initialized, 0);
+	pm.has_thread = 0;
+	pm.device = -1;
+}
