@@ -430,6 +430,31 @@ class Checker:
                        and causes.get("memory_bandwidth", {}).get("status") == "unknown"
                        and causes.get("compute_bound", {}).get("status") == "unknown",
                        f"{c.get('absent_reason')}")
+        # Two processes on one GPU: the second finds the counters taken by the first.
+        tdir = os.path.join(self.work, "traces")
+        env = dict(os.environ, LD_PRELOAD=self.shim)
+        a = subprocess.Popen([os.path.join(self.apps, "bandwidth_bound"), "4000"],
+                             env=dict(env, GPUSHIM_OUTPUT=os.path.join(tdir, "pm_first.trace")),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.8)
+        b = subprocess.run([os.path.join(self.apps, "compute_bound"), "200"],
+                           env=dict(env, GPUSHIM_OUTPUT=os.path.join(tdir, "pm_second.trace")),
+                           capture_output=True, text=True)
+        a_out, a_err = a.communicate(timeout=120)
+        with open(os.path.join(self.work, "logs", "pm_two_processes.log"), "w") as f:
+            f.write(f"first exit {a.returncode}\n{a_out}\n{a_err}\nsecond exit {b.returncode}\n"
+                    f"{b.stdout}\n{b.stderr}\n")
+        ra = self.report("pm_first", os.path.join(tdir, "pm_first.trace"))
+        rb = self.report("pm_second", os.path.join(tdir, "pm_second.trace"))
+        ca = (ra or {}).get("counters") or {}
+        cb = (rb or {}).get("counters") or {}
+        self.check("two processes: both run to the end, the first samples, the second either "
+                   "samples too or says why not",
+                   a.returncode == 0 and b.returncode == 0 and ca.get("source") == "pm_sampling"
+                   and (cb.get("source") == "pm_sampling" or bool(cb.get("absent_reason"))),
+                   f"first {ca.get('source')} ({ca.get('samples')} samples); second "
+                   f"{cb.get('source')} ({cb.get('samples')} samples), "
+                   f"{cb.get('absent_reason')!r}; second's stderr {b.stderr.strip()[:200]!r}")
         # The cost of sampling: the apps' own timings, alternating, best of three.
         for app in ("bandwidth_bound", "compute_bound"):
             res = {"plain": [], "PM off": [], "PM on": []}

@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -650,7 +651,8 @@ static int run_die(int n, const char *how)
 	printf("die: %d launches, then %s\n", n, how);
 	fflush(stdout);
 	if (!strcmp(how, "segv")) {
-		volatile int *volatile nowhere = NULL;
+		/* Not NULL: UBSan would report a null store before the fault. */
+		volatile int *volatile nowhere = (volatile int *)(uintptr_t)16;
 
 		*nowhere = 1;
 	}
