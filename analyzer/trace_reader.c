@@ -15,6 +15,7 @@
 
 #include <zstd.h>
 
+#include "uthash.h"
 #include "util.h"
 
 static int reader_fail(struct trace_reader *rd, int ret, uint64_t off, const char *fmt, ...)
@@ -63,6 +64,7 @@ static const struct {
 	{ TRACE_REC_GRAPH, sizeof(struct trace_rec_graph), 1, "graph" },
 	{ TRACE_REC_MODULE, sizeof(struct trace_rec_module), 1, "module" },
 	{ TRACE_REC_CALL, sizeof(struct trace_rec_call), 1, "call" },
+	{ TRACE_REC_LAUNCH_REPEAT, sizeof(struct trace_rec_launch_repeat), 1, "launch_repeat" },
 	{ TRACE_REC_GPU_KERNEL, sizeof(struct trace_rec_gpu_kernel), 0, "gpu_kernel" },
 	{ TRACE_REC_GPU_MEMCPY, sizeof(struct trace_rec_gpu_memcpy), 0, "gpu_memcpy" },
 	{ TRACE_REC_GPU_MEMSET, sizeof(struct trace_rec_gpu_memset), 0, "gpu_memset" },
@@ -433,10 +435,13 @@ fail:
 	return ret;
 }
 
+static void forget_launches(struct trace_reader *rd);
+
 void trace_reader_close(struct trace_reader *rd)
 {
 	int i;
 
+	forget_launches(rd);
 	if (rd->f)
 		fclose(rd->f);
 	rd->f = NULL;
@@ -509,8 +514,55 @@ static int load_chunk(struct trace_reader *rd)
 	rd->raw_len = ch.raw_bytes;
 	rd->pos = 0;
 	rd->in_block = 0;
+	forget_launches(rd);
 	rd->nr_chunks++;
 	return 1;
+}
+
+/* ---- LAUNCH_REPEAT: each thread's last LAUNCH in the chunk ---- */
+
+struct last_launch {
+	UT_hash_handle hh;
+	uint32_t thread_index;
+	struct trace_rec_launch rec;
+};
+
+static void forget_launches(struct trace_reader *rd)
+{
+	struct last_launch *e, *tmp;
+
+	HASH_ITER(hh, rd->launches, e, tmp) {
+		HASH_DEL(rd->launches, e);
+		free(e);
+	}
+}
+
+static void remember_launch(struct trace_reader *rd, const struct trace_rec_launch *l)
+{
+	struct last_launch *e;
+
+	HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->thread_index = rd->thread_index;
+		HASH_ADD(hh, rd->launches, thread_index, sizeof(uint32_t), e);
+	}
+	memcpy(&e->rec, l, sizeof(e->rec));
+}
+
+/* Expand into rd->expanded; -1 when the thread has no LAUNCH before it in this chunk. */
+static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_repeat *r)
+{
+	struct last_launch *e;
+
+	HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+	if (!e)
+		return -1;
+	rd->expanded = e->rec;
+	rd->expanded.call.hdr.dt_ns = r->hdr.dt_ns;
+	rd->expanded.call.dur = r->dur;
+	rd->expanded.call.seq = r->seq;
+	return 0;
 }
 
 /* ---- Records ---- */
@@ -583,6 +635,21 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 			out->ts_ns = rd->now_ns;
 			out->tid = rd->tid;
 			out->thread_index = rd->thread_index;
+			if (h->type == TRACE_REC_LAUNCH && h->size >= sizeof(struct trace_rec_launch)) {
+				remember_launch(rd, (const void *)h);
+			} else if (h->type == TRACE_REC_LAUNCH_REPEAT) {
+				if (expand_repeat(rd, (const void *)h) < 0)
+					return reader_fail(rd, -EPROTO, rd->chunk_off,
+							   "chunk %u, record offset %zu: launch_repeat "
+							   "with no launch of thread %u before it",
+							   rd->chunk_seq, rd->pos - h->size,
+							   rd->thread_index);
+				/* Consumers see the LAUNCH it stands for. */
+				out->rec = &rd->expanded;
+				out->type = TRACE_REC_LAUNCH;
+				out->size = sizeof(rd->expanded);
+				out->is_repeat = 1;
+			}
 		} else if (h->type == TRACE_REC_END) {
 			memcpy(&rd->end, h, sizeof(rd->end));
 			rd->has_end = 1;

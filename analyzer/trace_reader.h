@@ -16,6 +16,8 @@
 
 struct ZSTD_DCtx_s;
 
+struct last_launch;
+
 struct trace_reader {
 	const char *path;
 	FILE *f;
@@ -41,6 +43,8 @@ struct trace_reader {
 	int in_block;			/* thread-record state of the current chunk */
 	uint32_t tid, thread_index;
 	uint64_t now_ns;
+	struct last_launch *launches;	/* per thread of the chunk: its last LAUNCH (uthash) */
+	struct trace_rec_launch expanded;	/* a LAUNCH_REPEAT, expanded */
 
 	uint64_t nr_records;
 	int is_truncated;		/* the file ends inside a chunk (killed process, full disk) */
@@ -59,6 +63,7 @@ struct trace_record {
 	uint16_t type;
 	uint16_t size;
 	int is_thread;
+	int is_repeat;			/* a LAUNCH_REPEAT in the file, expanded into its LAUNCH */
 	uint64_t ts_ns;
 	uint32_t tid;
 	uint32_t thread_index;

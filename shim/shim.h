@@ -250,6 +250,8 @@ struct tbuf {
 	_Atomic int is_dead;		/* the thread exited; writer frees once drained */
 	struct tbuf *next;		/* registry list (push at head only) */
 	uint64_t w_last_ns;		/* writer: time of the last record drained */
+	uint64_t w_launch_gen;		/* writer: chunk generation of w_launch; 0 none */
+	struct trace_rec_launch w_launch;	/* writer: the last LAUNCH written in that chunk */
 };
 
 /* The registry of every thread ring, newest first. Pushed by app threads, pruned by the writer. */

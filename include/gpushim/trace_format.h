@@ -105,6 +105,7 @@ enum trace_rec_type {
 	TRACE_REC_GRAPH		= 24,	/* thread: graph instantiate / exec destroy / upload */
 	TRACE_REC_MODULE	= 25,	/* thread: module / library load / unload */
 	TRACE_REC_CALL		= 26,	/* thread: any other intercepted call */
+	TRACE_REC_LAUNCH_REPEAT	= 27,	/* (1.1) thread: the thread's previous LAUNCH again */
 	TRACE_REC_GPU_KERNEL	= 32,	/* meta: CUPTI kernel execution */
 	TRACE_REC_GPU_MEMCPY	= 33,	/* meta: CUPTI memcpy execution (incl. peer) */
 	TRACE_REC_GPU_MEMSET	= 34,	/* meta: CUPTI memset execution */
@@ -309,6 +310,20 @@ struct trace_rec_launch {
 	uint16_t cluster[3];		/* cluster dims of cuLaunchKernelEx, 0 when none */
 };
 _Static_assert(sizeof(struct trace_rec_launch) == 64, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/*
+ * LAUNCH_REPEAT (1.1): a launch equal to the same thread's previous LAUNCH in the same chunk in
+ * everything but its start time (hdr.dt_ns), duration and correlation number: entry point,
+ * result, flags, stream, kernel, geometry. The writer substitutes it (16 bytes for 64); readers
+ * expand it back into that LAUNCH. Without a previous LAUNCH of the thread in the chunk it is
+ * corrupt: a chunk stays decodable on its own.
+ */
+struct trace_rec_launch_repeat {
+	struct trace_rec_hdr hdr;	/* dt_ns -> the time the hook was entered */
+	uint32_t dur;
+	uint32_t seq;
+};
+_Static_assert(sizeof(struct trace_rec_launch_repeat) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
 
 struct trace_rec_graph_launch {
 	struct trace_call call;

@@ -2,7 +2,8 @@
 /*
  * test_reader.c - the trace reader on hand-built traces: a valid one (times rebuilt from deltas,
  * unknown types skipped, grown records accepted), truncated ones (partial results, no error),
- * and corrupt ones (each refused with a message naming the problem and the byte offset).
+ * corrupt ones (each refused with a message naming the problem and the byte offset), and
+ * LAUNCH_REPEAT expanded per thread within a chunk.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -284,6 +285,87 @@ static void test_unknown_and_grown(void)
 	tb_free(&t);
 }
 
+static void add_repeat(struct tb *t, uint32_t dt, uint32_t dur, uint32_t seq)
+{
+	struct trace_rec_launch_repeat r;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = TRACE_REC_LAUNCH_REPEAT;
+	r.hdr.size = sizeof(r);
+	r.hdr.dt_ns = dt;
+	r.dur = dur;
+	r.seq = seq;
+	tb_rec(t, &r, sizeof(r));
+}
+
+/*
+ * LAUNCH_REPEAT: read back as the thread's previous LAUNCH of the chunk with its own time,
+ * duration and sequence number, per thread across BLOCK switches; one with no LAUNCH of its
+ * thread before it in the chunk (another thread's, or one in an earlier chunk) is corrupt.
+ */
+static void test_launch_repeat(void)
+{
+	struct trace_reader rd;
+	struct trace_record r;
+	struct tb t;
+	uint32_t seqs[8];
+	uint64_t times[8];
+	int n = 0, ret;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);			/* thread 0: func 1, dur 500, at 1010 */
+	tb_block(&t, 200, 1, 2000);
+	add_launch(&t, 1, 1);
+	((struct trace_rec_launch *)(t.chunk + t.chunk_len - sizeof(struct trace_rec_launch)))->func = 7;
+	tb_block(&t, 100, 0, 1010);
+	add_repeat(&t, 5, 42, 2);		/* thread 0 again: func 1, at 1015 */
+	tb_block(&t, 200, 1, 2001);
+	add_repeat(&t, 4, 43, 2);		/* thread 1: func 7, at 2005 */
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "repeat.trace", 0)), 0);
+	while ((ret = trace_reader_next(&rd, &r)) > 0) {
+		const struct trace_rec_launch *l = r.rec;
+
+		if (r.type != TRACE_REC_LAUNCH || n >= 8)
+			continue;
+		CHECK_EQ(r.size, sizeof(*l));
+		seqs[n] = l->func * 1000 + l->call.seq * 100 + (l->call.dur == 500 ? 0 : l->call.dur);
+		times[n++] = r.ts_ns;
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(n, 4);
+	CHECK_EQ(seqs[0], 1100);
+	CHECK_EQ(seqs[1], 7100);
+	CHECK_EQ(seqs[2], 1242);		/* func 1, seq 2, dur 42 */
+	CHECK_EQ(seqs[3], 7243);
+	CHECK_EQ(times[2], 1015);
+	CHECK_EQ(times[3], 2005);
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	/* Another thread's LAUNCH does not count. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);
+	tb_block(&t, 200, 1, 2000);
+	add_repeat(&t, 5, 42, 2);
+	tb_flush(&t);
+	expect_error("repeat_other.trace", &t, "launch_repeat with no launch of thread 1");
+	tb_free(&t);
+
+	/* Nor one in the chunk before: chunks decode on their own. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);
+	tb_flush(&t);
+	tb_block(&t, 100, 0, 1010);
+	add_repeat(&t, 5, 42, 2);
+	tb_flush(&t);
+	expect_error("repeat_chunk.trace", &t, "launch_repeat with no launch of thread 0");
+	tb_free(&t);
+}
+
 static void test_missing_file(void)
 {
 	struct trace_reader rd;
@@ -300,6 +382,7 @@ int main(void)
 	RUN(test_bad_records);
 	RUN(test_bad_chunks);
 	RUN(test_unknown_and_grown);
+	RUN(test_launch_repeat);
 	RUN(test_missing_file);
 	return TEST_RESULT();
 }
