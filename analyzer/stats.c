@@ -348,8 +348,10 @@ static void compute_kernels(struct stats *s, const struct model *m)
 				uint32_t kernel;
 				struct shape_key shape;
 			} key;
-		} *shapes = NULL, *e, *tmp;
+		} *shapes = NULL, *e, *tmp, last;
+		int has_last = 0;
 
+		memset(&last, 0, sizeof(last));
 		for (i = 0; i < m->nr_calls; i++) {
 			const struct m_call *c = &m->calls[i];
 			uint32_t name = c->func < m->nr_funcs ? m->funcs[c->func].name : 0;
@@ -365,6 +367,11 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			probe.key.shape.block[0] = c->block[0];
 			probe.key.shape.block[1] = c->block[1];
 			probe.key.shape.block[2] = c->block[2];
+			/* Loops launch the same kernel and shape again and again. */
+			if (has_last && !memcmp(&probe.key, &last.key, sizeof(probe.key)))
+				continue;
+			last = probe;
+			has_last = 1;
 			HASH_FIND(hh, shapes, &probe.key, sizeof(probe.key), e);
 			if (e)
 				continue;

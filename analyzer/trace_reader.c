@@ -42,7 +42,7 @@ static const struct {
 	uint16_t min_size;
 	uint8_t is_thread;
 	const char *name;
-} types[] = {
+} types[] = {	/* type numbers < 64 (type_index) */
 	{ TRACE_REC_STRING, sizeof(struct trace_rec_string), 0, "string" },
 	{ TRACE_REC_API_DEF, sizeof(struct trace_rec_api_def), 0, "api_def" },
 	{ TRACE_REC_BLOCK, sizeof(struct trace_rec_block), 0, "block" },
@@ -75,14 +75,20 @@ static const struct {
 	{ TRACE_REC_PM_SAMPLE, sizeof(struct trace_rec_pm_sample), 0, "pm_sample" },
 };
 
+/* types[] index by type number, built once (types are < 64); -1 unknown. */
 static int type_index(uint16_t type)
 {
+	static int8_t by_type[64];
+	static int is_built;
 	size_t i;
 
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (types[i].type == type)
-			return (int)i;
-	return -1;
+	if (!is_built) {
+		memset(by_type, -1, sizeof(by_type));
+		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			by_type[types[i].type] = (int8_t)i;
+		is_built = 1;
+	}
+	return type < 64 ? by_type[type] : -1;
 }
 
 uint16_t trace_record_min_size(uint16_t type)

@@ -87,7 +87,7 @@ void rec_commit(struct shim_tls *t, const void *rec)
 	tbuf_commit(t->buf, ((const struct trace_rec_hdr *)rec)->size);
 }
 
-uint32_t rec_next_seq(struct shim_tls *t)
+uint32_t rec_next_seq_slow(struct shim_tls *t)
 {
 	struct tbuf *b = tbuf_get(t);
 
@@ -396,17 +396,12 @@ static uint32_t func_lookup_slow(uintptr_t handle)
 	return e ? e->id : 0;
 }
 
-static size_t fcache_slot(uintptr_t handle)
-{
-	return (size_t)((handle >> 4) ^ (handle >> 12)) & (FUNC_CACHE_SIZE - 1);
-}
-
-uint32_t rec_func_id(struct shim_tls *t, uintptr_t handle)
+uint32_t rec_func_id_slow(struct shim_tls *t, uintptr_t handle)
 {
 	uint32_t gen = atomic_load_explicit(&shim.func_gen, memory_order_relaxed);
-	struct func_cache_entry *c = &t->fcache[fcache_slot(handle)];
+	struct func_cache_entry *c = &t->fcache[rec_fcache_slot(handle)];
 
-	if (likely(c->handle == handle && c->gen == gen && c->id))
+	if (c->handle == handle && c->gen == gen && c->id)
 		return c->id;
 	c->id = func_lookup_slow(handle);
 	c->handle = handle;
@@ -416,10 +411,10 @@ uint32_t rec_func_id(struct shim_tls *t, uintptr_t handle)
 	return c->id;
 }
 
-void rec_occupancy(struct shim_tls *t, uint32_t func, uintptr_t handle, uint32_t block_threads,
-		   uint32_t dyn_smem)
+void rec_occupancy_slow(struct shim_tls *t, uint32_t func, uintptr_t handle,
+			uint32_t block_threads, uint32_t dyn_smem)
 {
-	struct func_cache_entry *c = &t->fcache[fcache_slot(handle)];
+	struct func_cache_entry *c = &t->fcache[rec_fcache_slot(handle)];
 	struct trace_rec_occupancy r;
 	struct occ_entry *e;
 	struct occ_key key;

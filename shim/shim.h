@@ -297,7 +297,18 @@ void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start
 void rec_commit(struct shim_tls *t, const void *rec) SHIM_HIDDEN;
 
 /* rec_next_seq - a fresh per-thread correlation number (0 if the thread has no ring). */
-uint32_t rec_next_seq(struct shim_tls *t) SHIM_HIDDEN;
+uint32_t rec_next_seq_slow(struct shim_tls *t) SHIM_HIDDEN;
+
+static inline uint32_t rec_next_seq(struct shim_tls *t)
+{
+	struct tbuf *b = t->buf;
+
+	/* The ring of this epoch exists after the thread's first record: no lookup. */
+	if (likely(b && t->epoch == atomic_load_explicit(&shim.epoch, memory_order_relaxed) &&
+		   b->seq + 1 != 0))
+		return ++b->seq;
+	return rec_next_seq_slow(t);
+}
 
 static inline void rec_fill_call(struct trace_call *c, int api, uint64_t t0, uint64_t t1,
 				 CUresult res, uint32_t seq)
@@ -322,7 +333,22 @@ static inline void rec_fill_call(struct trace_call *c, int api, uint64_t t0, uin
  * the driver and writes FUNC (and STRING) to the meta stream. Call after the real launch returned.
  * Context: app thread inside a hook; cache hit is lock-free, a miss takes the meta lock briefly.
  */
-uint32_t rec_func_id(struct shim_tls *t, uintptr_t handle) SHIM_HIDDEN;
+uint32_t rec_func_id_slow(struct shim_tls *t, uintptr_t handle) SHIM_HIDDEN;
+
+static inline size_t rec_fcache_slot(uintptr_t handle)
+{
+	return (size_t)((handle >> 4) ^ (handle >> 12)) & (FUNC_CACHE_SIZE - 1);
+}
+
+static inline uint32_t rec_func_id(struct shim_tls *t, uintptr_t handle)
+{
+	const struct func_cache_entry *c = &t->fcache[rec_fcache_slot(handle)];
+
+	if (likely(c->handle == handle && c->id &&
+		   c->gen == atomic_load_explicit(&shim.func_gen, memory_order_relaxed)))
+		return c->id;
+	return rec_func_id_slow(t, handle);
+}
 
 /*
  * rec_occupancy - make sure an OCCUPANCY record exists for (func, block threads, dyn smem,
@@ -330,8 +356,20 @@ uint32_t rec_func_id(struct shim_tls *t, uintptr_t handle) SHIM_HIDDEN;
  * Context: app thread inside a hook, after the real launch returned; a per-thread cache of the
  * last shape per kernel keeps the common case lock-free.
  */
-void rec_occupancy(struct shim_tls *t, uint32_t func, uintptr_t handle, uint32_t block_threads,
-		   uint32_t dyn_smem) SHIM_HIDDEN;
+void rec_occupancy_slow(struct shim_tls *t, uint32_t func, uintptr_t handle,
+			uint32_t block_threads, uint32_t dyn_smem) SHIM_HIDDEN;
+
+static inline void rec_occupancy(struct shim_tls *t, uint32_t func, uintptr_t handle,
+				 uint32_t block_threads, uint32_t dyn_smem)
+{
+	const struct func_cache_entry *c = &t->fcache[rec_fcache_slot(handle)];
+
+	if (likely(c->handle == handle && c->id == func && c->occ_block == block_threads &&
+		   c->occ_smem == dyn_smem) ||
+	    !func || !block_threads)
+		return;
+	rec_occupancy_slow(t, func, handle, block_threads, dyn_smem);
+}
 
 /* rec_devices_once - write one DEVICE record per GPU (first successful cuInit). */
 void rec_devices_once(void) SHIM_HIDDEN;
