@@ -119,9 +119,16 @@ void tbuf_commit(struct tbuf *b, uint32_t size)
 	uint64_t head = b->rec_pos + size;
 
 	atomic_store_explicit(&b->head, head, memory_order_release);
-	/* Past half full: ask the writer not to wait for its timer. */
-	if (unlikely(head - b->cached_tail > ((uint64_t)b->mask + 1) / 2))
-		tbuf_kick_writer();
+	/*
+	 * Past half full: ask the writer not to wait for its timer. The producer's view of the
+	 * tail is refreshed first: a stale one (the writer drained meanwhile) would kick - a
+	 * futex syscall and a wake-up - after every round of the writer, for nothing.
+	 */
+	if (unlikely(head - b->cached_tail > ((uint64_t)b->mask + 1) / 2)) {
+		b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
+		if (head - b->cached_tail > ((uint64_t)b->mask + 1) / 2)
+			tbuf_kick_writer();
+	}
 }
 
 void tbuf_kick_writer(void)
