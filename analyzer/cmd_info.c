@@ -35,6 +35,8 @@ static const char *note_kind(uint32_t k)
 		return "pm_on";
 	case TRACE_NOTE_PM_OFF:
 		return "pm_off";
+	case TRACE_NOTE_PM_SETUP:
+		return "pm_setup";
 	default:
 		return "note";
 	}

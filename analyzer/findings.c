@@ -195,6 +195,13 @@ static size_t first_ending_after(const struct model *m, const struct thread_call
 	return lo;
 }
 
+static uint64_t overlap_ns(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
 /* Time the thread spent in module/library loads inside [g0, g1), from call @i on. */
 static uint64_t module_time(const struct model *m, const struct thread_calls *tc, size_t i,
 			    uint64_t g0, uint64_t g1)
@@ -300,7 +307,7 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	const struct m_call *issuer;
 	const struct thread_calls *tc;
 	const uint64_t gap0 = g0;
-	uint64_t pos = g0, len = g1 - g0, waited = 0;
+	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
 	size_t i;
 	int k;
 
@@ -359,8 +366,13 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 		if (e > s && c->kind == MC_MODULE) {
 			part[GAP_MODULE] += e - s;
 		} else if (e > s) {
+			/* The shim's counter set-up stalls calls once: warm-up, not the program's. */
+			uint64_t stall = overlap_ns(s, e, m->pm_setup_start, m->pm_setup_end);
+
+			part[GAP_MODULE] += stall;
+			setup += stall;
 			k = call_cause(c);
-			part[k] += e - s;
+			part[k] += e - s - stall;
 			if (e - s > what_ns[k]) {
 				what_ns[k] = e - s;
 				what[k] = model_api_name(m, c->api);
@@ -375,7 +387,8 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	if (pos < g1)
 		part[issuer->t1 <= pos ? CAUSE_LAUNCH_OVERHEAD : CAUSE_CPU_BOUND] += g1 - pos;
 
-	f->module_load_ns += part[GAP_MODULE];
+	f->module_load_ns += part[GAP_MODULE] - setup;
+	f->profiler_setup_ns += setup;
 	for (k = 0; k < NR_CAUSES; k++) {
 		if (!part[k])
 			continue;

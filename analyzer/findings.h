@@ -16,7 +16,8 @@
  *               cpu_bound. A gap whose next operation was queued before it began is GPU-side:
  *               noise under 5 us, dependency wait above. Time the thread spent loading
  *               modules (CUDA lazy loading at a kernel's first launch) is one-time warm-up,
- *               reported apart and not blamed on any cause.
+ *               reported apart and not blamed on any cause; so is call time stalled by the
+ *               shim's own hardware-counter set-up (once, between its notes).
  *   low_parallelism = kernel time x (1 - SM fill); memcpy also takes exposed copy time.
  *   memory_capacity is a signal (peak >= 90 % of the device), not time. memory_bandwidth and
  *   compute_bound are GPU busy time classified by hardware counters (counters.h): inside
@@ -101,6 +102,7 @@ struct findings {
 	uint64_t noise_ns;		/* GPU-side gaps under 5 us */
 	uint64_t dependency_ns;		/* GPU-side gaps of 5 us and more */
 	uint64_t module_load_ns;	/* gaps spent loading modules (lazy loading: one-time) */
+	uint64_t profiler_setup_ns;	/* gaps spent in calls stalled by the counters' set-up */
 	uint64_t nr_gaps;
 	struct f_cause causes[NR_CAUSES];
 	int ranked[NR_CAUSES];		/* cause ids, most time first; nr_ranked of them */

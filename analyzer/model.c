@@ -955,6 +955,22 @@ static void model_finish(struct model *m)
 	}
 	if (m->is_complete && m->lost_in_end > m->lost_records)
 		m->lost_records = m->lost_in_end;
+	/* Counter set-up stalls the driver once: from its PM_SETUP note to PM_ON or PM_OFF. */
+	for (i = 0; i < m->nr_notes && !m->pm_setup_start; i++) {
+		size_t j;
+
+		if (m->notes[i].kind != TRACE_NOTE_PM_SETUP)
+			continue;
+		m->pm_setup_start = m->notes[i].ts;
+		m->pm_setup_end = m->end_ns > m->pm_setup_start ? m->end_ns : UINT64_MAX;
+		for (j = i + 1; j < m->nr_notes; j++)
+			if ((m->notes[j].kind == TRACE_NOTE_PM_ON ||
+			     m->notes[j].kind == TRACE_NOTE_PM_OFF) &&
+			    m->notes[j].ts >= m->pm_setup_start) {
+				m->pm_setup_end = m->notes[j].ts;
+				break;
+			}
+	}
 }
 
 int model_load(struct model *m, struct trace_reader *rd)

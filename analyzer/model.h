@@ -193,6 +193,7 @@ struct model {
 	struct m_pm_sample *pm;		/* sorted by start after loading */
 	size_t nr_pm, pm_cap;
 	uint64_t pm_max_len;		/* longest sample (for overlap searches) */
+	uint64_t pm_setup_start, pm_setup_end;	/* the shim setting counters up (notes); 0 none */
 
 	/* CUPTI session */
 	int has_cupti;			/* a GPU_INFO with state CUPTI_ON, or any GPU record */

@@ -210,9 +210,12 @@ static void text_causes(FILE *f, const struct findings *fd)
 	{
 		char d[32], e[32], g[32], h[32];
 
-		fprintf(f, "  (idle %s, of which %s one-time module loading, %s GPU-side dependency "
-			   "waits, %s scheduling noise under 5 us)\n",
-			fmt_ns(d, sizeof(d), fd->idle_ns), fmt_ns(e, sizeof(e), fd->module_load_ns),
+		fprintf(f, "  (idle %s, of which %s one-time module loading, ",
+			fmt_ns(d, sizeof(d), fd->idle_ns), fmt_ns(e, sizeof(e), fd->module_load_ns));
+		if (fd->profiler_setup_ns)
+			fprintf(f, "%s calls stalled by the counters' set-up, ",
+				fmt_ns(d, sizeof(d), fd->profiler_setup_ns));
+		fprintf(f, "%s GPU-side dependency waits, %s scheduling noise under 5 us)\n",
 			fmt_ns(g, sizeof(g), fd->dependency_ns), fmt_ns(h, sizeof(h), fd->noise_ns));
 	}
 }
@@ -534,6 +537,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_u64(j, "exposed_copy_ns", fd->exposed_copy_ns);
 		json_u64(j, "dependency_wait_ns", fd->dependency_ns);
 		json_u64(j, "module_load_ns", fd->module_load_ns);
+		json_u64(j, "profiler_setup_ns", fd->profiler_setup_ns);
 		json_u64(j, "noise_ns", fd->noise_ns);
 	} else {
 		json_null(j, "busy_pct");
@@ -546,6 +550,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_null(j, "exposed_copy_ns");
 		json_null(j, "dependency_wait_ns");
 		json_null(j, "module_load_ns");
+		json_null(j, "profiler_setup_ns");
 		json_null(j, "noise_ns");
 	}
 	json_u64(j, "kernels", s->gpu.nr_kernels);

@@ -554,6 +554,9 @@ class Checker:
     # ---- benchmark ----
 
     def bench(self):
+        rc, out, _, _ = self.run("bench_clock", [os.path.join(self.apps, "bench_clock")],
+                                 shim=False)
+        self.say(f"BENCH clock read cost: {out.strip()}")
         exe = os.path.join(self.apps, "bench_launch")
         configs = (("plain", False, {}), ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}),
                    ("shim, CUPTI", True, {}))

@@ -304,7 +304,12 @@ static uint32_t samples_per_image(void)
 	return n < 64 ? 64 : n > 1024 ? 1024 : (uint32_t)n;
 }
 
-/* The process is exiting while we set up: stop between steps (the exit handler waits). */
+/*
+ * The process is exiting while we set up: stop between steps (the exit handler waits) - but
+ * only before Enable. From Enable to Start the steps take milliseconds and run to the end:
+ * measured on the H200, a program that exited with sampling enabled but not started aborted
+ * in the profiler's teardown (an uncaught C++ exception); a started session stops cleanly.
+ */
 #define STOP_POINT()                                                                               \
 	do {                                                                                       \
 		if (atomic_load(&pm.stop))                                                         \
@@ -454,7 +459,6 @@ static int session_setup(void)
 			}
 		}
 	}
-	STOP_POINT();
 	{
 		PARAMS(CUpti_PmSampling_GetCounterDataSize_Params, p, counterDataSize);
 		PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params, pi, pCounterData);
@@ -481,7 +485,6 @@ static int session_setup(void)
 		}
 		memcpy(pm.pristine, pm.image, pm.image_bytes);
 	}
-	STOP_POINT();
 	{
 		PARAMS(CUpti_PmSampling_Start_Params, p, pPmSamplingObject);
 		p.pPmSamplingObject = pm.obj;
@@ -664,6 +667,7 @@ static void *pm_main(void *arg)
 		futex_wait_ms(&pm.claimed, 0, 1000);
 	if (atomic_load(&pm.stop))
 		goto out;
+	rec_note(TRACE_NOTE_PM_SETUP, clock_now_ns(), "PM sampling set-up begins");
 	/* Profiler calls want the application's context current on the calling thread. */
 	if (!drv.cuCtxSetCurrent || drv.cuCtxSetCurrent(pm.ctx) != CUDA_SUCCESS) {
 		note_off("cannot make the application's context current on the sampling thread");

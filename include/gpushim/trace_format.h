@@ -269,6 +269,7 @@ enum trace_note_kind {
 	TRACE_NOTE_EXEC = 7,		/* (1.1) the program called exec; text: the path (exec may fail) */
 	TRACE_NOTE_PM_ON = 8,		/* (1.1) hardware counters sampled from here on; text: set-up */
 	TRACE_NOTE_PM_OFF = 9,		/* (1.1) no (more) hardware counters; text: why */
+	TRACE_NOTE_PM_SETUP = 10,	/* (1.1) counter set-up begins (ends at PM_ON or PM_OFF) */
 };
 
 struct trace_rec_note {

@@ -189,6 +189,35 @@ static void test_cpu_bound(void)
 	done(&m, &s);
 }
 
+/* A launch stalled by the shim's own counter set-up: that part is warm-up, not the program's. */
+static void test_profiler_setup_stall(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+
+	base(&m);
+	op(&m, MG_KERNEL, 0, 100 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	/* The next launch call lasts 200 us, 150 us of them inside the set-up's notes. */
+	op(&m, MG_KERNEL, 305 * US, 405 * US, call(&m, MC_LAUNCH, 1, 100 * US, 300 * US));
+	m.pm_setup_start = 120 * US;
+	m.pm_setup_end = 270 * US;
+	run(&m, &s, &f);
+	CHECK_EQ(f.profiler_setup_ns, 150 * US);
+	CHECK_EQ(f.module_load_ns, 0);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 55 * US);	/* 50 in the call + 5 latency */
+	done(&m, &s);
+
+	/* Without the notes the whole call is launch overhead. */
+	base(&m);
+	op(&m, MG_KERNEL, 0, 100 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	op(&m, MG_KERNEL, 305 * US, 405 * US, call(&m, MC_LAUNCH, 1, 100 * US, 300 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.profiler_setup_ns, 0);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 205 * US);
+	done(&m, &s);
+}
+
 static void test_small_gaps(void)
 {
 	struct model m;
@@ -423,6 +452,7 @@ int main(void)
 {
 	RUN(test_host_sync);
 	RUN(test_cpu_bound);
+	RUN(test_profiler_setup_stall);
 	RUN(test_small_gaps);
 	RUN(test_memcpy_and_alloc);
 	RUN(test_startup);
