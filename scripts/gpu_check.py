@@ -433,11 +433,11 @@ class Checker:
         # Two processes on one GPU: the second finds the counters taken by the first.
         tdir = os.path.join(self.work, "traces")
         env = dict(os.environ, LD_PRELOAD=self.shim)
-        a = subprocess.Popen([os.path.join(self.apps, "bandwidth_bound"), "4000"],
+        a = subprocess.Popen([os.path.join(self.apps, "bandwidth_bound"), "8000"],
                              env=dict(env, GPUSHIM_OUTPUT=os.path.join(tdir, "pm_first.trace")),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.8)
-        b = subprocess.run([os.path.join(self.apps, "compute_bound"), "200"],
+        time.sleep(2.5)
+        b = subprocess.run([os.path.join(self.apps, "compute_bound"), "400"],
                            env=dict(env, GPUSHIM_OUTPUT=os.path.join(tdir, "pm_second.trace")),
                            capture_output=True, text=True)
         a_out, a_err = a.communicate(timeout=120)

@@ -37,8 +37,10 @@
 #define DECODE_MS 100
 /* Hardware buffer on the GPU; KEEP_LATEST never stops the session when it fills. */
 #define HW_BUFFER_BYTES (64u << 20)
-/* At exit, wait this long for the last decode. */
+/* At exit, wait this long for a set-up under way and the last decode. */
 #define EXIT_WAIT_MS 2000
+/* Sampling starts this long after the first kernel launch (see pm_main). */
+#define START_DELAY_MS 1000
 
 /*
  * cupti_profiler_host.h includes <string>, so it is C++ only. These are its parameter blocks
@@ -305,18 +307,11 @@ static uint32_t samples_per_image(void)
 }
 
 /*
- * The process is exiting while we set up: stop between steps (the exit handler waits) - but
- * only before Enable. From Enable to Start the steps take milliseconds and run to the end:
- * measured on the H200, a program that exited with sampling enabled but not started aborted
- * in the profiler's teardown (an uncaught C++ exception); a started session stops cleanly.
+ * Returns 0 when sampling runs; otherwise the PM_OFF note is written. Once begun it runs to
+ * the end even when the program exits meanwhile (the exit handler waits, bounded): measured on
+ * the H200, a program that exited while the set-up was stopped half-way aborted in the
+ * profiler's teardown (an uncaught C++ exception); a started session always stopped cleanly.
  */
-#define STOP_POINT()                                                                               \
-	do {                                                                                       \
-		if (atomic_load(&pm.stop))                                                         \
-			goto stopped;                                                              \
-	} while (0)
-
-/* Returns 0 when sampling runs; otherwise the PM_OFF note is written. */
 static int session_setup(void)
 {
 	const struct pm_chip *chip;
@@ -327,7 +322,6 @@ static int session_setup(void)
 
 	if (!atomic_load(&pm.is_initialized))
 		return -1;	/* pm_after_cuinit wrote why */
-	STOP_POINT();
 	{
 		PARAMS(CUpti_Profiler_DeviceSupported_Params, p, api);
 		p.cuDevice = pm.device;
@@ -344,7 +338,6 @@ static int session_setup(void)
 			return -1;
 		}
 	}
-	STOP_POINT();
 	{
 		PARAMS(CUpti_Device_GetChipName_Params, p, pChipName);
 		p.deviceIndex = (size_t)pm.device;
@@ -367,7 +360,6 @@ static int session_setup(void)
 		pm.slot_of[pm.nr_names++] = (int)i;
 	}
 
-	STOP_POINT();
 	{
 		PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, p, pCounterAvailabilityImage);
 		p.deviceIndex = (size_t)pm.device;
@@ -384,7 +376,6 @@ static int session_setup(void)
 			goto fail;
 		}
 	}
-	STOP_POINT();
 	{
 		PARAMS(struct host_initialize_params, p, pHostObject);
 		p.profilerType = HOST_PROFILER_PM_SAMPLING;
@@ -396,7 +387,6 @@ static int session_setup(void)
 		}
 		pm.host = p.pHostObject;
 	}
-	STOP_POINT();
 	{
 		PARAMS(struct host_add_metrics_params, p, numMetrics);
 		p.pHostObject = pm.host;
@@ -407,7 +397,6 @@ static int session_setup(void)
 			goto fail;
 		}
 	}
-	STOP_POINT();
 	{
 		PARAMS(struct host_config_size_params, ps, configImageSize);
 		PARAMS(struct host_config_image_params, pi, pConfigImage);
@@ -518,9 +507,6 @@ static int session_setup(void)
 
 nomem:
 	note_off("out of memory setting up PM sampling");
-	goto fail;
-stopped:
-	note_off("the program ended before PM sampling was set up");
 fail:
 	free(avail);
 	free(config);
@@ -662,11 +648,25 @@ static void futex_wake_all(_Atomic int *word)
 
 static void *pm_main(void *arg)
 {
+	uint64_t start, now;
+
 	(void)arg;
 	while (!atomic_load(&pm.claimed) && !atomic_load(&pm.stop))
 		futex_wait_ms(&pm.claimed, 0, 1000);
-	if (atomic_load(&pm.stop))
+	/*
+	 * Set-up stalls the driver once (tens to a hundred ms on the H200) and, once begun, runs to
+	 * the end (see session_setup): a program that ends within START_DELAY_MS of its first
+	 * launch is left alone - no stall, no wait at exit - and has no counters.
+	 */
+	start = clock_now_ns() + (uint64_t)START_DELAY_MS * 1000000u;
+	while (!atomic_load(&pm.stop) && (now = clock_now_ns()) < start)
+		futex_wait_ms(&pm.stop, 0, (uint32_t)((start - now) / 1000000u) + 1);
+	if (atomic_load(&pm.stop)) {
+		if (atomic_load(&pm.claimed) && pm.device >= 0)
+			note_off("the program ended within %u ms of its first kernel launch, before "
+				 "sampling started", START_DELAY_MS);
 		goto out;
+	}
 	rec_note(TRACE_NOTE_PM_SETUP, clock_now_ns(), "PM sampling set-up begins");
 	/* Profiler calls want the application's context current on the calling thread. */
 	if (!drv.cuCtxSetCurrent || drv.cuCtxSetCurrent(pm.ctx) != CUDA_SUCCESS) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bandwidth_bound.cu - large elementwise streaming (y = a * x + y over 2 x 1 GiB, float4, every
- * SM busy), launched back to back for about two seconds: the GPU is 100 % "utilized" and its
+ * SM busy), launched back to back for about four seconds: the GPU is 100 % "utilized" and its
  * memory traffic near the DRAM's peak while the SMs do almost no arithmetic per byte.
  * Known bottleneck: memory bandwidth. Expected: primary memory_bandwidth (with counters).
  */
@@ -26,7 +26,7 @@ __global__ void triad(const float4 *__restrict__ x, float4 *__restrict__ y, floa
 int main(int argc, char **argv)
 {
 	const size_t n = (1ull << 30) / sizeof(float4);
-	int launches = argc > 1 ? atoi(argv[1]) : 2500;
+	int launches = argc > 1 ? atoi(argv[1]) : 5000;
 	float4 *x, *y;
 	double t0;
 	int sms, i;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * compute_bound.cu - dense arithmetic: chains of fp32 FMAs in registers, 8 blocks of 256
- * threads per SM, no memory traffic to speak of, launched back to back for about two seconds.
+ * threads per SM, no memory traffic to speak of, launched back to back for about four seconds.
  * Known state: the SMs compute near their peak. Expected: primary compute_bound (with counters).
  */
 #include "common.h"
@@ -22,7 +22,7 @@ __global__ void fma_chains(float *out, int iters)
 
 int main(int argc, char **argv)
 {
-	int launches = argc > 1 ? atoi(argv[1]) : 400;
+	int launches = argc > 1 ? atoi(argv[1]) : 800;
 	int sms, blocks, i;
 	float *out;
 	double t0;
