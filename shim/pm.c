@@ -4,13 +4,18 @@
  * active, DRAM throughput, tensor pipe, GR engine, SM throughput), sampled by the GPU every
  * GPUSHIM_PM_INTERVAL_US, decoded every DECODE_MS on the shim's own thread and written as
  * PM_SAMPLE records with times in the trace clock. Samples the device of the first kernel
- * launch. Never fatal: an unknown chip, missing permission or another profiler holding the
- * counters leaves one PM_OFF note (and one warning) and the rest of the trace as it is.
- * Runs on: the first launching app thread (pm_claim: two driver queries, once), the PM thread
- * (everything else, all signals blocked), the exiting thread (pm_atexit).
+ * launch, from START_DELAY_MS after it. Never fatal: an unknown chip, missing permission or
+ * another profiler holding the counters leaves one PM_OFF note (and one warning) and the rest
+ * of the trace as it is.
+ * Runs on: the first cuInit's thread (pm_start, pm_after_cuinit: loading and initializing the
+ * profiler), the first launching app thread (pm_claim: two driver queries and the exit handler,
+ * once), the PM thread (everything else; every signal blocked but the faults), threads tearing
+ * a context down and the exiting thread (pm_before_context_teardown, pm_atexit: bounded waits).
  *
- * reference/cupti.md §4: metric names and costs measured on an H200; sample times are in the
- * raw %globaltimer domain, which the driver keeps on CLOCK_REALTIME; sample 0 starts at Enable.
+ * reference/cupti.md §4 has the metric names and costs measured on an H200. Measured here:
+ * with the shim's CLOCK_MONOTONIC timestamp callback registered, CUPTI reports sample times in
+ * that clock (without it they are raw %globaltimer, on CLOCK_REALTIME); sample 0 starts at
+ * Enable, not Start, and is dropped.
  */
 #define _GNU_SOURCE
 #include "shim.h"
