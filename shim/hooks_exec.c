@@ -51,6 +51,15 @@ static int missing(void)
 	return -1;
 }
 
+/* An exec before the constructor ran (from another library's constructor): resolve now. */
+#define ENSURE(fn)                                                                                 \
+	do {                                                                                       \
+		if (!real.fn)                                                                      \
+			exec_hooks_init();                                                         \
+		if (!real.fn)                                                                      \
+			return missing();                                                          \
+	} while (0)
+
 /* Around every real exec: the trace is finished before, resumed after a failure. */
 #define AROUND_EXEC(path, call)                                                                \
 	do {                                                                                       \
@@ -68,44 +77,38 @@ static int missing(void)
 
 SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	if (!real.execve)
-		return missing();
+	ENSURE(execve);
 	AROUND_EXEC(path, real.execve(path, argv, envp));
 }
 
 SHIM_EXPORT int execv(const char *path, char *const argv[])
 {
-	if (!real.execv)
-		return missing();
+	ENSURE(execv);
 	AROUND_EXEC(path, real.execv(path, argv));
 }
 
 SHIM_EXPORT int execvp(const char *file, char *const argv[])
 {
-	if (!real.execvp)
-		return missing();
+	ENSURE(execvp);
 	AROUND_EXEC(file, real.execvp(file, argv));
 }
 
 SHIM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	if (!real.execvpe)
-		return missing();
+	ENSURE(execvpe);
 	AROUND_EXEC(file, real.execvpe(file, argv, envp));
 }
 
 SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	if (!real.fexecve)
-		return missing();
+	ENSURE(fexecve);
 	AROUND_EXEC("(fexecve)", real.fexecve(fd, argv, envp));
 }
 
 SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 			 int flags)
 {
-	if (!real.execveat)
-		return missing();
+	ENSURE(execveat);
 	AROUND_EXEC(path, real.execveat(dirfd, path, argv, envp, flags));
 }
 
