@@ -47,63 +47,7 @@
 /* Sampling starts this long after the first kernel launch (see pm_main). */
 #define START_DELAY_MS 1000
 
-/*
- * cupti_profiler_host.h includes <string>, so it is C++ only. These are its parameter blocks
- * the shim needs, field for field as in CUDA 13.0 (POD, extern "C" functions).
- */
-enum { HOST_PROFILER_PM_SAMPLING = 1 };	/* CUpti_ProfilerType */
-
-struct host_initialize_params {
-	size_t structSize;
-	void *pPriv;
-	int profilerType;
-	const char *pChipName;
-	const uint8_t *pCounterAvailabilityImage;
-	void *pHostObject;
-};
-struct host_deinitialize_params {
-	size_t structSize;
-	void *pPriv;
-	void *pHostObject;
-};
-struct host_add_metrics_params {
-	size_t structSize;
-	void *pPriv;
-	void *pHostObject;
-	const char **ppMetricNames;
-	size_t numMetrics;
-};
-struct host_config_size_params {
-	size_t structSize;
-	void *pPriv;
-	void *pHostObject;
-	size_t configImageSize;
-};
-struct host_config_image_params {
-	size_t structSize;
-	void *pPriv;
-	void *pHostObject;
-	size_t configImageSize;
-	uint8_t *pConfigImage;
-};
-struct host_passes_params {
-	size_t structSize;
-	void *pPriv;
-	size_t configImageSize;
-	uint8_t *pConfigImage;
-	size_t numOfPasses;
-};
-struct host_evaluate_params {
-	size_t structSize;
-	void *pPriv;
-	void *pHostObject;
-	const uint8_t *pCounterDataImage;
-	size_t counterDataImageSize;
-	size_t rangeIndex;
-	const char **ppMetricNames;
-	size_t numMetrics;
-	double *pMetricValues;
-};
+#include "pm_host.h"
 
 #define PARAMS(type, var, last)                                                                    \
 	type var;                                                                                  \
