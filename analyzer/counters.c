@@ -225,8 +225,10 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 		double bs[TRACE_PM_NR_SLOTS] = { 0 }, bwt[TRACE_PM_NR_SLOTS] = { 0 };
 		uint64_t len = win_end - win_start;
 
-		bk->start = win_start + (uint64_t)((double)len * i / c->nr_buckets);
-		bk->end = win_start + (uint64_t)((double)len * (i + 1) / c->nr_buckets);
+		bk->start = i ? c->buckets[i - 1].end : win_start;
+		bk->end = i + 1 == (size_t)c->nr_buckets ?
+				  win_end :
+				  win_start + len / (uint64_t)c->nr_buckets * (i + 1);
 		counters_accumulate(m, dev, bk->start, bk->end, bs, bwt);
 		means(bk->mean, bs, bwt);
 	}

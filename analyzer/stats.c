@@ -658,7 +658,10 @@ static void compute_gpu(struct stats *s, const struct model *m)
 		g->memset_ns += d->memset_ns;
 	}
 	span_dev = (double)s->span_ns * (double)(nd ? nd : 1);
-	g->idle_ns = span_dev > (double)g->busy_ns ? (uint64_t)(span_dev - (double)g->busy_ns) : 0;
+	/* span x devices can pass 2^64 on a hostile trace: clamp before converting. */
+	g->idle_ns = span_dev <= (double)g->busy_ns		    ? 0 :
+		     span_dev - (double)g->busy_ns >= 18446744073709549568.0 ? UINT64_MAX :
+									     (uint64_t)(span_dev - (double)g->busy_ns);
 	if (span_dev > 0) {
 		double fill = 0;
 
