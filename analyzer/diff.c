@@ -133,7 +133,9 @@ void run_summary_add(struct run_summary *r, const struct model *m, const struct 
 			if (fd->causes[k].status != CS_MEASURED)
 				continue;
 			r->lost_ns[k] += fd->causes[k].time_ns;
-			r->lost_total_ns += fd->causes[k].time_ns;
+			/* Compute-bound time is the GPU used well: a cause row, not time lost. */
+			if (k != CAUSE_COMPUTE_BOUND)
+				r->lost_total_ns += fd->causes[k].time_ns;
 		}
 	}
 
@@ -329,6 +331,9 @@ static void cause_rows(struct diff_result *d, const struct run_summary *a,
 		w = row_add(d, DK_CAUSE, DU_NS, cause_name(k), (double)a->lost_ns[k],
 			    (double)b->lost_ns[k]);
 		judge_time(w, (double)a->span_ns, noise_pct, 1);
+		/* Busy time computing: more or less of it is a change, neither better nor worse. */
+		if (k == CAUSE_COMPUTE_BOUND && (w->status == DS_BETTER || w->status == DS_WORSE))
+			w->status = DS_CHANGED;
 		w->impact_ns = fabs(w->delta);
 	}
 }

@@ -4,7 +4,8 @@
 # within noise (exit 0 at --fail-on 50); the same program with its per-step read-back added
 # (base: one read-back at the end) shows +199 blocking copies, host_sync time lost growing and
 # GPU busy dropping, and trips --fail-on 5 on span, busy and lost; launch_bound with 10000 more
-# launches shows them and its kernel's count, and trips --fail-on 5.
+# launches shows them and its kernel's count, and trips --fail-on 5; compute-bound time is not
+# counted as time lost.
 . "$(dirname "$0")/lib.sh"
 T=$SOURCE_ROOT/tests/traces/h200
 G=$GPUSHIM_BIN
@@ -36,4 +37,11 @@ jq -e '.gate.worse_by > 10' "$WORK/sync_busy.json" >/dev/null ||
 expect "launches" "$(jget "$WORK/lb.json" '.changes[] | select(.kind=="count" and .key=="launches") | .delta')" 10000
 expect "tiny_add" "$(jget "$WORK/lb.json" '.changes[] | select(.kind=="kernel") | "\(.key) \(.base_count) \(.new_count) \(.change)"')" "_Z8tiny_addPf 10000 20000 more"
 grep -q "^REGRESSION: span grew by" "$WORK/lb.txt" || fail "no REGRESSION line"
+
+# Compute-bound time is not time lost: FMA app -> streaming app has 0 ns lost on the base side,
+# its compute_bound row is a change (neither better nor worse), memory_bandwidth a regression.
+"$G" diff --format json "$T/compute_bound.trace" "$T/bandwidth_bound.trace" >"$WORK/cb.json"
+expect "compute -> bandwidth: time lost of the base" "$(jget "$WORK/cb.json" '.changes[] | select(.key=="lost") | .base')" 0
+expect "compute -> bandwidth: compute_bound" "$(jget "$WORK/cb.json" '.changes[] | select(.kind=="cause" and .key=="compute_bound") | .status')" changed
+expect "compute -> bandwidth: memory_bandwidth" "$(jget "$WORK/cb.json" '.changes[] | select(.kind=="cause" and .key=="memory_bandwidth") | .status')" worse
 echo "h200 diff: ok"
