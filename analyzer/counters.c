@@ -123,8 +123,8 @@ static const char *absent_reason(const struct model *m)
 		return "recorded by a shim without hardware counters (format 1.0)";
 	if (!m->has_cupti)
 		return "no CUPTI in this run (see its cupti_off note), and counters need it";
-	return "sampling was not set up when the program ended (it starts about 0.5 s after "
-	       "the first kernel launch)";
+	return "sampling was not set up when the program ended (it starts 1 s after the first "
+	       "kernel launch and takes up to about a second to set up)";
 }
 
 void counters_compute(struct counters *c, const struct model *m, uint64_t win_start,
