@@ -383,17 +383,26 @@ static void *thread_main(void *arg)
 	return (void *)(long)fails;
 }
 
+/* cuInit, the image's module and its spin kernel: how most modes begin. */
+static CUfunction spin_kernel(void)
+{
+	CUmodule mod;
+	CUfunction f = NULL;
+
+	cuInit(0);
+	cuModuleLoadData(&mod, "image");
+	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	return f;
+}
+
 static int run_threads(void)
 {
 	pthread_t t[4];
-	CUmodule mod;
 	long fails = 0;
 	void *ret;
 	int i;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&spin_fn, mod, "_Z4spinv");
+	spin_fn = spin_kernel();
 	for (i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, thread_main, NULL);
 	for (i = 0; i < 4; i++) {
@@ -417,13 +426,10 @@ static void *serial_main(void *arg)
 
 static int run_serial(void)
 {
-	CUmodule mod;
 	pthread_t t;
 	int i;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&spin_fn, mod, "_Z4spinv");
+	spin_fn = spin_kernel();
 	for (i = 0; i < 8; i++) {
 		pthread_create(&t, NULL, serial_main, NULL);
 		pthread_join(t, NULL);
@@ -435,14 +441,11 @@ static int run_serial(void)
 
 static int run_fork(void)
 {
-	CUmodule mod;
 	CUfunction f;
 	int i, status = 0;
 	pid_t pid;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	f = spin_kernel();
 	for (i = 0; i < 3; i++)
 		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 	fflush(stdout);
@@ -464,16 +467,13 @@ static int run_fork(void)
 
 static int run_capture(void)
 {
-	CUmodule mod;
 	CUfunction f;
 	CUstream s;
 	CUgraph g;
 	CUgraphExec e;
 	int i;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	f = spin_kernel();
 	cuStreamCreate(&s, 0);
 	printf("capture: begin %d\n", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
 	for (i = 0; i < 3; i++)
@@ -487,13 +487,10 @@ static int run_capture(void)
 
 static int run_loop(void)
 {
-	CUmodule mod;
 	CUfunction f;
 	int i;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	f = spin_kernel();
 	for (i = 0; i < 200000; i++) {
 		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 		if (i == 100) {
@@ -507,14 +504,11 @@ static int run_loop(void)
 
 static int run_steps(int n, int sync_every)
 {
-	CUmodule mod;
 	CUfunction f;
 	CUstream s;
 	int i;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	f = spin_kernel();
 	cuStreamCreate(&s, 0);
 	for (i = 1; i <= n; i++) {
 		cuLaunchKernel(f, 132, 1, 1, 256, 1, 1, 0, s, NULL, NULL);
@@ -576,12 +570,9 @@ static int run_initrace(void)
 
 static void two_launches(void)
 {
-	CUmodule mod;
 	CUfunction f;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	f = spin_kernel();
 	cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 	cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 	cuCtxSynchronize();
@@ -639,13 +630,10 @@ static int run_execfail(void)
 /* @n launches, then death by @how: segv (a real fault), abort, term or int (sent to itself). */
 static int run_die(int n, const char *how)
 {
-	CUmodule mod;
 	CUfunction f;
 	int i;
 
-	cuInit(0);
-	cuModuleLoadData(&mod, "image");
-	cuModuleGetFunction(&f, mod, "_Z4spinv");
+	f = spin_kernel();
 	for (i = 0; i < n; i++)
 		cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 	printf("die: %d launches, then %s\n", n, how);
