@@ -27,7 +27,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Decode this often: amortizes CUPTI's fixed cost per decode (~1.3 ms) over many samples. */
@@ -47,6 +45,7 @@
 /* Sampling starts this long after the first kernel launch (see pm_main). */
 #define START_DELAY_MS 1000
 
+#include "futex.h"
 #include "pm_host.h"
 
 #define PARAMS(type, var, last)                                                                    \
@@ -582,18 +581,6 @@ static void decode(void)
 }
 
 /* ---- The thread ---- */
-
-static void futex_wait_ms(_Atomic int *word, int val, uint32_t ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
-}
-
-static void futex_wake_all(_Atomic int *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
 
 static void *pm_main(void *arg)
 {

@@ -24,6 +24,7 @@
 #include <zstd.h>
 
 #include "config.h"
+#include "futex.h"
 
 /* A chunk holds at most this many record bytes: big enough for zstd, small enough to lose. */
 #define CHUNK_RAW_BYTES (4u << 20)
@@ -535,18 +536,6 @@ static void note_doors(void)
 	snprintf(text, sizeof(text), "wrappers handed out: dlsym %llu, cuGetProcAddress %llu",
 		 (unsigned long long)by_dlsym, (unsigned long long)by_gpa);
 	rec_note(TRACE_NOTE_DOORS, clock_now_ns(), text);
-}
-
-static void futex_wait_ms(_Atomic int *word, int val, uint32_t ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
-}
-
-static void futex_wake_all(_Atomic int *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 static void wait_for_work(uint32_t ms)
