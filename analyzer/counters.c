@@ -40,18 +40,24 @@ static size_t first_candidate(const struct model *m, uint64_t a)
 	return lo;
 }
 
-static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+/* One sample into per-slot sums, with weight @w (slots with a value only). */
+static void add_sample(const struct m_pm_sample *s, double w, double sum[TRACE_PM_NR_SLOTS],
+		       double weight[TRACE_PM_NR_SLOTS])
 {
-	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+	int k;
 
-	return hi > lo ? hi - lo : 0;
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++) {
+		if (isnan(s->value[k]))
+			continue;
+		sum[k] += (double)s->value[k] * w;
+		weight[k] += w;
+	}
 }
 
 void counters_accumulate(const struct model *m, uint32_t device, uint64_t start, uint64_t end,
 			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS])
 {
 	size_t i;
-	int k;
 
 	if (!m->nr_pm || end <= start)
 		return;
@@ -61,15 +67,9 @@ void counters_accumulate(const struct model *m, uint32_t device, uint64_t start,
 
 		if (s->device != device)
 			continue;
-		o = overlap(s->start, s->end, start, end);
-		if (!o)
-			continue;
-		for (k = 0; k < TRACE_PM_NR_SLOTS; k++) {
-			if (isnan(s->value[k]))
-				continue;
-			sum[k] += (double)s->value[k] * (double)o;
-			weight[k] += (double)o;
-		}
+		o = overlap_ns(s->start, s->end, start, end);
+		if (o)
+			add_sample(s, (double)o, sum, weight);
 	}
 }
 
@@ -157,7 +157,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 	busy = busy_stretches(m, dev, &nb);
 	for (i = first_candidate(m, win_start); i < m->nr_pm && m->pm[i].start < win_end; i++) {
 		const struct m_pm_sample *s = &m->pm[i];
-		uint64_t o = overlap(s->start, s->end, win_start, win_end), in_busy = 0;
+		uint64_t o = overlap_ns(s->start, s->end, win_start, win_end), in_busy = 0;
 		double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
 		double tensor = isnan(s->value[TRACE_PM_TENSOR]) ? 0 : s->value[TRACE_PM_TENSOR];
 		size_t j;
@@ -168,35 +168,22 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 		c->covered_ns += o;
 		if (s->flags & TRACE_PM_OVERFLOW)
 			c->nr_overflow++;
-		for (k = 0; k < TRACE_PM_NR_SLOTS; k++) {
-			if (isnan(s->value[k]))
-				continue;
-			sum[k] += (double)s->value[k] * (double)o;
-			weight[k] += (double)o;
-		}
+		add_sample(s, (double)o, sum, weight);
 		/* Busy time inside the sample (stretches and samples both in time order). */
 		while (b < nb && busy[b].end <= s->start)
 			b++;
 		for (j = b; j < nb && busy[j].start < s->end; j++)
-			in_busy += overlap(busy[j].start, busy[j].end, s->start, s->end);
+			in_busy += overlap_ns(busy[j].start, busy[j].end, s->start, s->end);
 		if (isnan(dram) || isnan(sm))
 			continue;
 		if (dram >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT && tensor < PM_SM_LOW_PCT) {
 			c->bw_ns += in_busy;
 			c->bw_samples++;
-			for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
-				if (!isnan(s->value[k])) {
-					bw_sum[k] += s->value[k];
-					bw_w[k] += 1;
-				}
+			add_sample(s, 1, bw_sum, bw_w);	/* per-sample means */
 		} else if (sm >= PM_COMPUTE_HIGH_PCT || tensor >= PM_COMPUTE_HIGH_PCT) {
 			c->compute_ns += in_busy;
 			c->compute_samples++;
-			for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
-				if (!isnan(s->value[k])) {
-					cb_sum[k] += s->value[k];
-					cb_w[k] += 1;
-				}
+			add_sample(s, 1, cb_sum, cb_w);
 		}
 	}
 	free(busy);

@@ -195,13 +195,6 @@ static size_t first_ending_after(const struct model *m, const struct thread_call
 	return lo;
 }
 
-static uint64_t overlap_ns(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
-{
-	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
-
-	return hi > lo ? hi - lo : 0;
-}
-
 /* Time the thread spent in module/library loads inside [g0, g1), from call @i on. */
 static uint64_t module_time(const struct model *m, const struct thread_calls *tc, size_t i,
 			    uint64_t g0, uint64_t g1)

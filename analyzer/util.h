@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * util.h - analyzer-only helpers: allocation that dies on exhaustion (OOM is fatal in the
- * analyzer, never in the shim), a growable string buffer, and the die()/warn() reporters used by
- * main.c and cmd_*.c. Never linked into the shim.
+ * analyzer, never in the shim), a growable string buffer, the die()/warn() reporters used by
+ * main.c and cmd_*.c, and interval overlap. Never linked into the shim.
  */
 #ifndef GPUSHIM_UTIL_H
 #define GPUSHIM_UTIL_H
@@ -22,6 +22,14 @@ char *xstrndup(const char *s, size_t n);
 /* Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. */
 void xgrow(void **p, size_t *cap, size_t need, size_t size);
 #define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* Length of the overlap of [a0, a1) and [b0, b1); 0 when they do not meet. */
+static inline uint64_t overlap_ns(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
 
 /* die - "gpushim: " + message on stderr, exit(1). warn - the same without exiting. */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
