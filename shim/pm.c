@@ -584,7 +584,7 @@ static void decode(void)
 
 static void *pm_main(void *arg)
 {
-	uint64_t start, now;
+	uint64_t start;
 
 	(void)arg;
 	while (!atomic_load(&pm.claimed) && !atomic_load(&pm.stop))
@@ -595,8 +595,8 @@ static void *pm_main(void *arg)
 	 * launch is left alone - no stall, no wait at exit - and has no counters.
 	 */
 	start = clock_now_ns() + (uint64_t)START_DELAY_MS * 1000000u;
-	while (!atomic_load(&pm.stop) && (now = clock_now_ns()) < start)
-		futex_wait_ms(&pm.stop, 0, (uint32_t)((start - now) / 1000000u) + 1);
+	while (!atomic_load(&pm.stop) && futex_wait_until(&pm.stop, 0, start))
+		;
 	if (atomic_load(&pm.stop)) {
 		if (atomic_load(&pm.claimed) && pm.device >= 0)
 			note_off("the program ended within %u ms of its first kernel launch, before "
@@ -645,7 +645,7 @@ out:
 /* Stop sampling and wait (bounded) until the thread is done with the profiler. */
 static void pm_stop_and_wait(void)
 {
-	uint64_t deadline = clock_now_ns() + (uint64_t)EXIT_WAIT_MS * 1000000u, now;
+	uint64_t deadline = clock_now_ns() + (uint64_t)EXIT_WAIT_MS * 1000000u;
 
 	if (!pm.has_thread)
 		return;
@@ -653,8 +653,8 @@ static void pm_stop_and_wait(void)
 	atomic_store(&pm.stop, 1);
 	futex_wake_all(&pm.stop);
 	futex_wake_all(&pm.claimed);
-	while (!atomic_load(&pm.done) && (now = clock_now_ns()) < deadline)
-		futex_wait_ms(&pm.done, 0, (uint32_t)((deadline - now) / 1000000u) + 1);
+	while (!atomic_load(&pm.done) && futex_wait_until(&pm.done, 0, deadline))
+		;
 	if (atomic_load(&pm.done)) {
 		pthread_join(pm.thread, NULL);
 		pm.has_thread = 0;

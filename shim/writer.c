@@ -631,7 +631,7 @@ static void park_for_exec(void)
 /* Context: a signal handler on any thread: async-signal-safe (atomics, futex, clock). */
 void writer_finish_on_signal(int sig, uint32_t wait_ms)
 {
-	uint64_t deadline, now;
+	uint64_t deadline;
 	int expected = 0;
 
 	if (!w.has_thread || w.pid != getpid() || atomic_load(&w.is_finished))
@@ -641,13 +641,13 @@ void writer_finish_on_signal(int sig, uint32_t wait_ms)
 	futex_wake_all(&shim.writer_kick);
 	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
 	while (!atomic_load(&w.final_done) && !atomic_load(&w.is_finished) &&
-	       (now = clock_now_ns()) < deadline)
-		futex_wait_ms(&w.final_done, 0, (uint32_t)((deadline - now) / 1000000u) + 1);
+	       futex_wait_until(&w.final_done, 0, deadline))
+		;
 }
 
 int writer_exec_begin(const char *path, uint32_t wait_ms)
 {
-	uint64_t deadline, now;
+	uint64_t deadline;
 	int gen, parked;
 
 	/* A vfork child shares our memory but is not this process: leave the writer alone. */
@@ -662,8 +662,8 @@ int writer_exec_begin(const char *path, uint32_t wait_ms)
 	futex_wake_all(&shim.writer_kick);
 	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
 	while ((parked = atomic_load(&w.exec_parked)) < gen && !atomic_load(&w.is_finished) &&
-	       (now = clock_now_ns()) < deadline)
-		futex_wait_ms(&w.exec_parked, parked, (uint32_t)((deadline - now) / 1000000u) + 1);
+	       futex_wait_until(&w.exec_parked, parked, deadline))
+		;
 	return 1;
 }
 
