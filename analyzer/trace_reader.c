@@ -654,7 +654,6 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 				out->rec = &rd->expanded;
 				out->type = TRACE_REC_LAUNCH;
 				out->size = sizeof(rd->expanded);
-				out->is_repeat = 1;
 			}
 		} else if (h->type == TRACE_REC_END) {
 			memcpy(&rd->end, h, sizeof(rd->end));

@@ -56,14 +56,14 @@ struct trace_reader {
 /*
  * struct trace_record - one decoded record. @rec points into the reader's chunk buffer and stays
  * valid until the next trace_reader_next(). Thread records have is_thread set and carry their
- * start time, thread id and thread index; meta records carry ts_ns 0.
+ * start time, thread id and thread index; meta records carry ts_ns 0. A LAUNCH_REPEAT comes back
+ * as the LAUNCH it stands for (type, size and @rec those of the expanded record).
  */
 struct trace_record {
 	const void *rec;
 	uint16_t type;
 	uint16_t size;
 	int is_thread;
-	int is_repeat;			/* a LAUNCH_REPEAT in the file, expanded into its LAUNCH */
 	uint64_t ts_ns;
 	uint32_t tid;
 	uint32_t thread_index;
