@@ -548,23 +548,6 @@ static void wait_for_work(uint32_t ms)
 
 /* ---- Endings no destructor sees: a fatal signal, exec ---- */
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case SIGHUP: return "SIGHUP";
-	case SIGINT: return "SIGINT";
-	case SIGQUIT: return "SIGQUIT";
-	case SIGILL: return "SIGILL";
-	case SIGABRT: return "SIGABRT";
-	case SIGBUS: return "SIGBUS";
-	case SIGFPE: return "SIGFPE";
-	case SIGSEGV: return "SIGSEGV";
-	case SIGPIPE: return "SIGPIPE";
-	case SIGTERM: return "SIGTERM";
-	default: return "signal";
-	}
-}
-
 /*
  * A thread is dying of @sig and waits (bounded) in its handler: write everything recorded, the
  * GPU records CUPTI holds, and END. The dying thread may hold a lock this path needs (the meta
@@ -572,10 +555,11 @@ static const char *signal_name(int sig)
  */
 static void finish_on_signal(int sig)
 {
+	const char *abbrev = sigabbrev_np(sig);
 	char text[48];
 
 	cupti_final_flush();
-	snprintf(text, sizeof(text), "%s (%d)", signal_name(sig), sig);
+	snprintf(text, sizeof(text), "SIG%s (%d)", abbrev ? abbrev : "?", sig);
 	rec_note(TRACE_NOTE_SIGNAL, clock_now_ns(), text);
 	note_doors();
 	drain_all(1);
