@@ -58,4 +58,19 @@ __global__ void spin_kernel(unsigned long long ns)
 		;
 }
 
+/* Four chains of fp32 FMAs in registers, @iters long: arithmetic with no memory traffic. */
+__device__ __forceinline__ void fma_chains_body(float *out, int iters)
+{
+	float a = threadIdx.x * 1e-3f, b = 1.0001f, c = 0.9999f, d = blockIdx.x * 1e-3f;
+	int i;
+
+	for (i = 0; i < iters; i++) {
+		a = fmaf(a, b, c);
+		d = fmaf(d, c, b);
+		b = fmaf(b, 0.99999f, 1e-6f);
+		c = fmaf(c, 1.00001f, -1e-6f);
+	}
+	out[blockIdx.x * blockDim.x + threadIdx.x] = a + b + c + d;
+}
+
 #endif /* GPUSHIM_TEST_APPS_COMMON_H */

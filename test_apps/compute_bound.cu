@@ -8,16 +8,7 @@
 
 __global__ void fma_chains(float *out, int iters)
 {
-	float a = threadIdx.x * 1e-3f, b = 1.0001f, c = 0.9999f, d = blockIdx.x * 1e-3f;
-	int i;
-
-	for (i = 0; i < iters; i++) {
-		a = fmaf(a, b, c);
-		d = fmaf(d, c, b);
-		b = fmaf(b, 0.99999f, 1e-6f);
-		c = fmaf(c, 1.00001f, -1e-6f);
-	}
-	out[blockIdx.x * blockDim.x + threadIdx.x] = a + b + c + d;
+	fma_chains_body(out, iters);
 }
 
 int main(int argc, char **argv)
