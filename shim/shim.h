@@ -284,6 +284,7 @@ uint64_t tbuf_drain(struct tbuf *b, uint64_t head, tbuf_emit_fn emit, void *ctx)
 void tbuf_init(void) SHIM_HIDDEN;		/* constructor: pthread key */
 void tbuf_reset_after_fork(void) SHIM_HIDDEN;	/* fork child: forget the parent's rings */
 void tbuf_free(struct tbuf *b) SHIM_HIDDEN;	/* writer: a dead, drained ring */
+/* tbuf_kick_writer - wake the writer now. Context: any thread, signal handlers too. */
 void tbuf_kick_writer(void) SHIM_HIDDEN;
 
 /* ---- Recording (record.c) ---- */

@@ -11,13 +11,11 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -621,8 +619,7 @@ void writer_finish_on_signal(int sig, uint32_t wait_ms)
 	if (!w.has_thread || w.pid != getpid() || atomic_load(&w.is_finished))
 		return;
 	atomic_compare_exchange_strong(&w.final_sig, &expected, sig);
-	atomic_store(&shim.writer_kick, 1);
-	futex_wake_all(&shim.writer_kick);
+	tbuf_kick_writer();
 	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
 	while (!atomic_load(&w.final_done) && !atomic_load(&w.is_finished) &&
 	       futex_wait_until(&w.final_done, 0, deadline))
@@ -642,8 +639,7 @@ int writer_exec_begin(const char *path, uint32_t wait_ms)
 	gen = atomic_fetch_add(&w.exec_gen, 1) + 1;
 	atomic_fetch_add(&w.exec_waiters, 1);
 	futex_wake_all(&w.exec_waiters);
-	atomic_store(&shim.writer_kick, 1);
-	futex_wake_all(&shim.writer_kick);
+	tbuf_kick_writer();
 	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
 	while ((parked = atomic_load(&w.exec_parked)) < gen && !atomic_load(&w.is_finished) &&
 	       futex_wait_until(&w.exec_parked, parked, deadline))
@@ -750,8 +746,7 @@ void writer_stop(void)
 	if (!w.has_thread)
 		return;
 	atomic_store(&w.stop, 1);
-	atomic_store(&shim.writer_kick, 1);
-	syscall(SYS_futex, &shim.writer_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	tbuf_kick_writer();
 	pthread_join(w.thread, NULL);
 	w.has_thread = 0;
 }
