@@ -26,7 +26,11 @@ static void usage(FILE *f)
 		"  -o, --output PATTERN  trace path pattern (sets GPUSHIM_OUTPUT)\n"
 		"      --no-cupti        host timestamps only (sets GPUSHIM_CUPTI=0)\n"
 		"      --shim PATH       the libgpushim.so to preload (default: next to gpushim)\n"
-		"  -h, --help            this text\n");
+		"  -h, --help            this text\n"
+		"\n"
+		"The shim's other settings are GPUSHIM_* environment variables, passed through\n"
+		"(GPUSHIM_PM=0: no hardware counters; GPUSHIM_SIGNALS=0: no fatal-signal handler;\n"
+		"README.md lists them all).\n");
 }
 
 /* The shim next to this binary: build tree (../shim) or install tree (../lib*). */
