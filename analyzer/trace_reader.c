@@ -65,6 +65,7 @@ static const struct {
 	{ TRACE_REC_MODULE, sizeof(struct trace_rec_module), 1, "module" },
 	{ TRACE_REC_CALL, sizeof(struct trace_rec_call), 1, "call" },
 	{ TRACE_REC_LAUNCH_REPEAT, sizeof(struct trace_rec_launch_repeat), 1, "launch_repeat" },
+	{ TRACE_REC_LAUNCH_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_run" },
 	{ TRACE_REC_GPU_KERNEL, sizeof(struct trace_rec_gpu_kernel), 0, "gpu_kernel" },
 	{ TRACE_REC_GPU_MEMCPY, sizeof(struct trace_rec_gpu_memcpy), 0, "gpu_memcpy" },
 	{ TRACE_REC_GPU_MEMSET, sizeof(struct trace_rec_gpu_memset), 0, "gpu_memset" },
@@ -571,6 +572,75 @@ static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_
 	return 0;
 }
 
+/*
+ * An unsigned LEB128 varint of at most 5 bytes and 32 bits from [*p, end). Returns 0, or -1
+ * when it runs past @end or does not fit.
+ */
+static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
+{
+	uint32_t x = 0;
+	int i;
+
+	for (i = 0; i < 5 && *p < end; i++) {
+		uint8_t c = *(*p)++;
+
+		if (i == 4 && c > 0x0f)
+			return -1;
+		x |= (uint32_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Check a LAUNCH_RUN's columns end to end before handing out any of its launches, so a corrupt
+ * one fails at its own offset and never half-way. Returns NULL or what is wrong.
+ */
+static const char *check_run(struct trace_reader *rd, const struct trace_rec_launch_run *r)
+{
+	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
+	const uint8_t *p = (const uint8_t *)(r + 1);
+	uint32_t i, v;
+
+	if (!r->count)
+		return "launch_run of 0 launches";
+	if (r->count > (r->hdr.size - sizeof(*r)) / 2)
+		return "launch_run counts more launches than its bytes hold";
+	rd->run_dt = p;
+	for (i = 0; i < 2 * r->count; i++) {
+		if (i == r->count)
+			rd->run_dur = p;
+		if (get_varint(&p, end, &v) < 0)
+			return "launch_run varint runs past the record or past 32 bits";
+	}
+	if (end - p >= 8)
+		return "launch_run has bytes after its columns";
+	while (p < end)
+		if (*p++)
+			return "launch_run padding is not zero";
+	return NULL;
+}
+
+/* The next launch of the current LAUNCH_RUN into rd->expanded and @out. */
+static void run_next(struct trace_reader *rd, struct trace_record *out)
+{
+	const uint8_t *far = rd->raw + rd->pos;	/* the columns were checked: no bound is hit */
+	uint32_t dt = 0, dur = 0;
+
+	get_varint(&rd->run_dt, far, &dt);
+	get_varint(&rd->run_dur, far, &dur);
+	rd->now_ns += dt;
+	rd->expanded.call.hdr.dt_ns = dt;
+	rd->expanded.call.dur = dur;
+	rd->expanded.call.seq++;
+	rd->run_left--;
+	out->ts_ns = rd->now_ns;
+	rd->nr_records++;
+}
+
 /* ---- Records ---- */
 
 int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
@@ -580,6 +650,18 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 		uint16_t min;
 		int ti, ret;
 
+		if (rd->run_left) {
+			memset(out, 0, sizeof(*out));
+			out->rec = &rd->expanded;
+			out->type = TRACE_REC_LAUNCH;
+			out->size = sizeof(rd->expanded);
+			out->is_thread = 1;
+			out->tid = rd->tid;
+			out->thread_index = rd->thread_index;
+			out->chunk_off = rd->chunk_off;
+			run_next(rd, out);
+			return 1;
+		}
 		if (rd->pos >= rd->raw_len) {
 			if (rd->has_end)
 				return 0;	/* nothing is read after END */
@@ -654,6 +736,26 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 				out->rec = &rd->expanded;
 				out->type = TRACE_REC_LAUNCH;
 				out->size = sizeof(rd->expanded);
+			} else if (h->type == TRACE_REC_LAUNCH_RUN) {
+				const struct trace_rec_launch_run *lr = (const void *)h;
+				struct trace_rec_launch_repeat first = { .seq = lr->seq };
+				const char *bad = check_run(rd, lr);
+
+				if (!bad && expand_repeat(rd, &first) < 0)
+					bad = "launch_run with no launch of its thread before it";
+				if (bad)
+					return reader_fail(rd, -EPROTO, rd->chunk_off,
+							   "chunk %u, record offset %zu: %s (thread %u)",
+							   rd->chunk_seq, rd->pos - h->size, bad,
+							   rd->thread_index);
+				/* Its launches come out one per call; this one is the first. */
+				rd->expanded.call.seq--;
+				rd->run_left = lr->count;
+				out->rec = &rd->expanded;
+				out->type = TRACE_REC_LAUNCH;
+				out->size = sizeof(rd->expanded);
+				run_next(rd, out);
+				return 1;
 			}
 		} else if (h->type == TRACE_REC_END) {
 			memcpy(&rd->end, h, sizeof(rd->end));

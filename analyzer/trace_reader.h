@@ -45,6 +45,9 @@ struct trace_reader {
 	uint64_t now_ns;
 	struct last_launch *launches;	/* per thread of the chunk: its last LAUNCH (uthash) */
 	struct trace_rec_launch expanded;	/* a LAUNCH_REPEAT, expanded */
+	uint32_t run_left;		/* launches of the current LAUNCH_RUN still to hand out */
+	const uint8_t *run_dt;		/* its next varints (validated) */
+	const uint8_t *run_dur;
 
 	uint64_t nr_records;
 	int is_truncated;		/* the file ends inside a chunk (killed process, full disk) */
@@ -57,7 +60,8 @@ struct trace_reader {
  * struct trace_record - one decoded record. @rec points into the reader's chunk buffer and stays
  * valid until the next trace_reader_next(). Thread records have is_thread set and carry their
  * start time, thread id and thread index; meta records carry ts_ns 0. A LAUNCH_REPEAT comes back
- * as the LAUNCH it stands for (type, size and @rec those of the expanded record).
+ * as the LAUNCH it stands for (type, size and @rec those of the expanded record), a LAUNCH_RUN
+ * as its COUNT launches, one per call.
  */
 struct trace_record {
 	const void *rec;

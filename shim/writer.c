@@ -270,6 +270,8 @@ static int open_trace(void)
 
 /* ---- Chunks ---- */
 
+static void run_flush(void);
+
 static void chunk_flush(void)
 {
 	struct trace_chunk_header ch;
@@ -277,6 +279,7 @@ static void chunk_flush(void)
 	size_t n;
 	int ret;
 
+	run_flush();
 	if (!w.raw_len)
 		return;
 	if (w.is_failed || w.fd < 0)
@@ -345,6 +348,79 @@ static const void *compact_launch(struct tbuf *b, const void *rec, uint32_t *siz
 	return rec;
 }
 
+/*
+ * A run of LAUNCH_REPEATs of the chunk's current thread block with consecutive correlation
+ * numbers, held back and written as one LAUNCH_RUN: the time deltas and durations in columns
+ * of varints, so zstd sees the fields that change apart from what repeats.
+ */
+#define RUN_MAX 4096u
+
+static struct {
+	const struct tbuf *owner;	/* the ring; its BLOCK is the chunk's current one */
+	uint32_t n;			/* launches held; 0 none */
+	uint32_t seq;			/* the first one's correlation number */
+	uint32_t dt[RUN_MAX], dur[RUN_MAX];
+} run;
+
+static uint8_t *put_varint(uint8_t *p, uint32_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Write the held run into the chunk (emit has kept room for it). */
+static void run_flush(void)
+{
+	struct trace_rec_launch_run *r;
+	uint8_t *start, *p;
+	uint32_t i;
+
+	if (!run.n)
+		return;
+	if (run.n == 1) {
+		struct trace_rec_launch_repeat rep = {
+			.hdr = { TRACE_REC_LAUNCH_REPEAT, sizeof(rep), run.dt[0] },
+			.dur = run.dur[0],
+			.seq = run.seq,
+		};
+
+		run.n = 0;
+		chunk_put(&rep, sizeof(rep));
+		return;
+	}
+	start = w.raw + w.raw_len;
+	r = (void *)start;
+	p = start + sizeof(*r);
+	for (i = 0; i < run.n; i++)
+		p = put_varint(p, run.dt[i]);
+	for (i = 0; i < run.n; i++)
+		p = put_varint(p, run.dur[i]);
+	while ((p - start) % 8)
+		*p++ = 0;
+	r->hdr.type = TRACE_REC_LAUNCH_RUN;
+	r->hdr.size = (uint16_t)(p - start);
+	r->hdr.dt_ns = 0;
+	r->count = run.n;
+	r->seq = run.seq;
+	w.raw_len += (size_t)(p - start);
+	w.nr_records += run.n;
+	run.n = 0;
+}
+
+/* Hold @rep back in the current run if it continues it. */
+static int run_extend(const struct tbuf *b, const struct trace_rec_launch_repeat *rep)
+{
+	if (!run.n || run.owner != b || run.n == RUN_MAX || rep->seq != run.seq + run.n)
+		return 0;
+	run.dt[run.n] = rep->hdr.dt_ns;
+	run.dur[run.n++] = rep->dur;
+	return 1;
+}
+
 static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t size)
 {
 	/* The writer owns the w_* fields of every ring. */
@@ -352,10 +428,16 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 	struct trace_rec_launch_repeat rep;
 
 	(void)ctx;
-	if (w.raw_len + size + sizeof(struct trace_rec_block) > CHUNK_RAW_BYTES)
+	/* Room for this record, a BLOCK before it, and the held run grown by one. */
+	if (w.raw_len + size + sizeof(struct trace_rec_block) +
+	    (run.n ? TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) : 0) > CHUNK_RAW_BYTES)
 		chunk_flush();
-	if (b && ((const struct trace_rec_hdr *)rec)->type == TRACE_REC_LAUNCH)
+	if (b && ((const struct trace_rec_hdr *)rec)->type == TRACE_REC_LAUNCH) {
 		rec = compact_launch(b, rec, &size, &rep);
+		if (rec == &rep && run_extend(b, &rep))
+			return;
+	}
+	run_flush();
 	if (b && w.block_owner != b) {
 		struct trace_rec_block blk;
 
@@ -368,6 +450,14 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 		chunk_put(&blk, sizeof(blk));
 		w.nr_records--;		/* framing, not data */
 		w.block_owner = b;
+	}
+	if (rec == &rep) {
+		run.owner = b;
+		run.seq = rep.seq;
+		run.dt[0] = rep.hdr.dt_ns;
+		run.dur[0] = rep.dur;
+		run.n = 1;
+		return;
 	}
 	chunk_put(rec, size);
 }
@@ -473,8 +563,10 @@ static void drain_all(int at_exit)
 
 		if (atomic_load_explicit(&b->is_dead, memory_order_acquire) &&
 		    atomic_load(&b->head) == atomic_load(&b->tail)) {
-			if (w.block_owner == b)
+			if (w.block_owner == b) {
+				run_flush();
 				w.block_owner = NULL;
+			}
 			if (prev) {
 				prev->next = next;
 				tbuf_free(b);
@@ -509,6 +601,7 @@ static void write_end(uint32_t reason)
 {
 	struct trace_rec_end e;
 
+	run_flush();
 	memset(&e, 0, sizeof(e));
 	e.hdr.type = TRACE_REC_END;
 	e.hdr.size = sizeof(e);
@@ -767,6 +860,7 @@ void writer_reset_after_fork(void)
 	atomic_store(&w.exec_parked, 0);
 	w.raw_len = 0;
 	w.block_owner = NULL;
+	run.n = 0;
 	w.seq = 0;
 	w.nr_records = 0;
 	w.is_failed = 0;

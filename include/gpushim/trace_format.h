@@ -40,7 +40,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	1
+#define TRACE_VERSION_MINOR	2
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -106,6 +106,7 @@ enum trace_rec_type {
 	TRACE_REC_MODULE	= 25,	/* thread: module / library load / unload */
 	TRACE_REC_CALL		= 26,	/* thread: any other intercepted call */
 	TRACE_REC_LAUNCH_REPEAT	= 27,	/* (1.1) thread: the thread's previous LAUNCH again */
+	TRACE_REC_LAUNCH_RUN	= 28,	/* (1.2) thread: that LAUNCH again, N times in a row */
 	TRACE_REC_GPU_KERNEL	= 32,	/* meta: CUPTI kernel execution */
 	TRACE_REC_GPU_MEMCPY	= 33,	/* meta: CUPTI memcpy execution (incl. peer) */
 	TRACE_REC_GPU_MEMSET	= 34,	/* meta: CUPTI memset execution */
@@ -325,6 +326,26 @@ struct trace_rec_launch_repeat {
 	uint32_t seq;
 };
 _Static_assert(sizeof(struct trace_rec_launch_repeat) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/*
+ * LAUNCH_RUN (1.2): COUNT launches in a row, each a LAUNCH_REPEAT of the same LAUNCH (the
+ * thread's previous one in the chunk), with consecutive correlation numbers: launch i has
+ * seq + i. Their time deltas and durations follow as two columns of COUNT unsigned LEB128
+ * varints each (at most 5 bytes, values < 2^32), deltas first, then zero padding to 8 bytes.
+ * A launch loop's only changing fields, stored apart from everything that repeats, cost zstd
+ * little more than their entropy. hdr.dt_ns is 0; the first delta is in the column.
+ */
+struct trace_rec_launch_run {
+	struct trace_rec_hdr hdr;
+	uint32_t count;			/* launches, >= 1 */
+	uint32_t seq;			/* the first launch's correlation number */
+	/* uint8_t columns[]: COUNT dt_ns varints, then COUNT dur varints */
+};
+_Static_assert(sizeof(struct trace_rec_launch_run) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* The most bytes a LAUNCH_RUN of @count launches takes. */
+#define TRACE_LAUNCH_RUN_MAX_BYTES(count) \
+	((sizeof(struct trace_rec_launch_run) + (size_t)(count) * 10 + 7) & ~(size_t)7)
 
 struct trace_rec_graph_launch {
 	struct trace_call call;

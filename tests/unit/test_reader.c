@@ -366,6 +366,130 @@ static void test_launch_repeat(void)
 	tb_free(&t);
 }
 
+/* A LAUNCH_RUN of @n launches: columns given as bytes (already varint-encoded), padded. */
+static void add_run(struct tb *t, uint32_t n, uint32_t seq, const uint8_t *cols, size_t len)
+{
+	uint8_t buf[256];
+	struct trace_rec_launch_run r;
+	size_t size = (sizeof(r) + len + 7) & ~(size_t)7;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = TRACE_REC_LAUNCH_RUN;
+	r.hdr.size = (uint16_t)size;
+	r.count = n;
+	r.seq = seq;
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), cols, len);
+	tb_rec(t, buf, size);
+}
+
+/*
+ * LAUNCH_RUN: read back as COUNT launches of the thread's previous LAUNCH, one per call, each
+ * with its own delta and duration from the columns and consecutive numbers; varints of one to
+ * five bytes; per thread across BLOCK switches. Every malformed column is an error at the
+ * record's offset before any of its launches is handed out.
+ */
+static void test_launch_run(void)
+{
+	/* dt 1, 300, 2^32-1; dur 127, 128, 70000 */
+	static const uint8_t cols[] = { 0x01, 0xac, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f,
+					0x7f, 0x80, 0x01, 0xf0, 0xa2, 0x04 };
+	static const uint8_t one[] = { 0x05, 0x2a };	/* dt 5, dur 42 */
+	struct trace_reader rd;
+	struct trace_record r;
+	uint64_t times[8];
+	uint32_t durs[8], seqs[8], funcs[8];
+	struct tb t;
+	int n = 0, ret;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);			/* thread 0: func 1 at 1010 */
+	tb_block(&t, 200, 1, 2000);
+	add_launch(&t, 1, 1);
+	((struct trace_rec_launch *)(t.chunk + t.chunk_len - sizeof(struct trace_rec_launch)))->func = 7;
+	tb_block(&t, 100, 0, 1010);
+	add_run(&t, 3, 5, cols, sizeof(cols));	/* thread 0: seq 5, 6, 7 */
+	tb_block(&t, 200, 1, 2001);
+	add_run(&t, 1, 9, one, sizeof(one));	/* thread 1: func 7, seq 9 at 2006 */
+	add_end(&t, 7);
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "run.trace", 0)), 0);
+	while ((ret = trace_reader_next(&rd, &r)) > 0) {
+		const struct trace_rec_launch *l = r.rec;
+
+		if (r.type == TRACE_REC_LAUNCH_RUN)
+			n = 100;		/* never handed out as itself */
+		if (r.type != TRACE_REC_LAUNCH || n >= 8)
+			continue;
+		CHECK_EQ(r.size, sizeof(*l));
+		CHECK(r.is_thread);
+		times[n] = r.ts_ns;
+		durs[n] = l->call.dur;
+		seqs[n] = l->call.seq;
+		funcs[n++] = l->func * 1000 + r.thread_index;
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(n, 6);
+	CHECK_EQ(rd.nr_records, 7 + 4);		/* 6 launches, END, 4 BLOCKs */
+	CHECK_EQ(times[2], 1011);
+	CHECK_EQ(times[3], 1311);
+	CHECK_EQ(times[4], 1311 + 0xffffffffull);
+	CHECK_EQ(times[5], 2006);
+	CHECK_EQ(durs[2], 127);
+	CHECK_EQ(durs[3], 128);
+	CHECK_EQ(durs[4], 70000);
+	CHECK_EQ(durs[5], 42);
+	CHECK_EQ(seqs[2], 5);
+	CHECK_EQ(seqs[3], 6);
+	CHECK_EQ(seqs[4], 7);
+	CHECK_EQ(seqs[5], 9);
+	CHECK_EQ(funcs[4], 1000);
+	CHECK_EQ(funcs[5], 7001);
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	/* Malformed runs, each after a LAUNCH of its thread. */
+	static const struct {
+		const char *name;
+		uint32_t count;
+		uint8_t cols[24];
+		size_t len;
+		const char *what;
+	} bad[] = {
+		{ "run_zero.trace", 0, { 0 }, 1, "launch_run of 0 launches" },
+		{ "run_count.trace", 5, { 1, 1, 1, 1 }, 4, "counts more launches than its bytes" },
+		{ "run_past.trace", 4, { 1, 1, 1, 1, 1, 1, 1, 0x81 }, 8, "varint runs past the record" },
+		{ "run_wide.trace", 1, { 0xff, 0xff, 0xff, 0xff, 0x1f, 1 }, 6, "past 32 bits" },
+		{ "run_long.trace", 1, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1 }, 7, "past 32 bits" },
+		{ "run_tail.trace", 1, { 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 10,
+		  "bytes after its columns" },
+		{ "run_pad.trace", 1, { 1, 1, 0, 9 }, 4, "padding is not zero" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+		tb_block(&t, 100, 0, 1000);
+		add_launch(&t, 10, 1);
+		add_run(&t, bad[i].count, 2, bad[i].cols, bad[i].len);
+		tb_flush(&t);
+		expect_error(bad[i].name, &t, bad[i].what);
+		tb_free(&t);
+	}
+
+	/* No LAUNCH of the thread before it in the chunk. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);
+	tb_block(&t, 200, 1, 2000);
+	add_run(&t, 1, 2, one, sizeof(one));
+	tb_flush(&t);
+	expect_error("run_other.trace", &t, "launch_run with no launch of its thread before it");
+	tb_free(&t);
+}
+
 static void test_missing_file(void)
 {
 	struct trace_reader rd;
@@ -383,6 +507,7 @@ int main(void)
 	RUN(test_bad_chunks);
 	RUN(test_unknown_and_grown);
 	RUN(test_launch_repeat);
+	RUN(test_launch_run);
 	RUN(test_missing_file);
 	return TEST_RESULT();
 }

@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A launch loop is written as LAUNCH_RUNs (time deltas and durations in varint columns). What
+# the shim measured must come back launch by launch: each fake launch busy-waits 2 us, so every
+# duration read back is at least 2 us and no launch starts before the previous one of its
+# thread ended; correlation numbers are consecutive between syncs; and the trace is small
+# enough that the columns, not 64-byte launches, were written. Runs break at syncs, at thread
+# switches (four threads at once) and at chunk ends (a 10 ms flush interval, several chunks).
+. "$(dirname "$0")/lib.sh"
+export FAKE_CUDA_LAUNCH_NS=2000
+
+# check TRACE LAUNCHES: per thread, in file order, the launches' times, durations and numbers.
+check() {
+	"$GPUSHIM_BIN" dump --format jsonl "$1" >"$WORK/d.jsonl" || fail "$1: dump failed"
+	awk -v want="$2" -v trace="$1" '
+	/"type":"launch"/ {
+		match($0, /"ts_ns":[0-9]+/); ts = substr($0, RSTART + 8, RLENGTH - 8) + 0
+		match($0, /"thread":[0-9]+/); th = substr($0, RSTART + 9, RLENGTH - 9)
+		match($0, /"dur":[0-9]+/); dur = substr($0, RSTART + 6, RLENGTH - 6) + 0
+		match($0, /"seq":[0-9]+/); seq = substr($0, RSTART + 6, RLENGTH - 6) + 0
+		n++
+		if (dur < 2000) { print trace ": launch " seq " of thread " th " lasted " dur " ns"; bad++ }
+		if (th in end && ts < end[th]) { print trace ": launch " seq " starts " end[th] - ts " ns before its predecessor ended"; bad++ }
+		if (th in last && seq != last[th] + 1 && !synced[th]) { print trace ": thread " th " seq " last[th] " then " seq; bad++ }
+		end[th] = ts + dur; last[th] = seq; synced[th] = 0
+	}
+	/"type":"sync"/ { match($0, /"thread":[0-9]+/); synced[substr($0, RSTART + 9, RLENGTH - 9)] = 1 }
+	END {
+		if (n != want) { print trace ": " n " launches, want " want; bad++ }
+		exit bad > 0
+	}' "$WORK/d.jsonl" || fail "$1: launches read back wrong (above)"
+}
+
+# One thread, no syncs, a chunk every 10 ms (the shortest flush interval): runs cut by chunks.
+GPUSHIM_FLUSH_MS=10 run_shim "$WORK/a.txt" "$WORK/a.trace" steps 20000 0
+check "$WORK/a.trace" 20000
+[ "$("$GPUSHIM_BIN" info --format json "$WORK/a.trace" | jq .chunks)" -gt 3 ] ||
+	fail "one thread: too few chunks to cut runs"
+size=$(stat -c %s "$WORK/a.trace")
+[ "$size" -lt 80000 ] || fail "20000 launches took $size bytes: were they written as runs?"
+expect "lost, one thread" "$("$GPUSHIM_BIN" info --format json "$WORK/a.trace" | jq .lost_records)" 0
+
+# A sync every 7 launches: runs of 6 after each launch that follows a sync.
+run_shim "$WORK/b.txt" "$WORK/b.trace" steps 7000 7
+check "$WORK/b.trace" 7000
+
+# Four threads at once: runs cut where the writer switches rings.
+run_shim "$WORK/c.txt" "$WORK/c.trace" threads
+check "$WORK/c.trace" 10000
+echo "ok: launch runs read back launch by launch (one thread: $size bytes for 20000 launches)"
