@@ -92,7 +92,7 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 
 	printf("%-12s", trace_record_type_name(r->type));
 	if (r->is_thread)
-		printf(" t=%.6fms tid=%u", (double)(r->ts_ns - t0) / 1e6, r->tid);
+		printf(" t=%.6fms tid=%u", (double)(int64_t)(r->ts_ns - t0) / 1e6, r->tid);
 	f = trace_record_fields(r->type, &nf);
 	if (!f)
 		printf(" size=%u (unknown type, skipped)", r->size);
