@@ -233,6 +233,20 @@ static inline void shim_leave(struct shim_tls *t)
 
 /* ---- Thread ring buffers (tbuf.c) ---- */
 
+/* What makes two launches the same for LAUNCH_REPEAT: all but time, duration and number. */
+struct launch_args {
+	uint64_t f;			/* CUfunction */
+	uint64_t stream;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t cluster[3];
+	uint32_t smem;
+	uint32_t result;
+	uint16_t api;
+	uint16_t flags;			/* enum trace_call_flags */
+};
+_Static_assert(sizeof(struct launch_args) == 64, "no padding: compared with memcmp");
+
 struct tbuf {
 	uint8_t *data;
 	uint32_t mask;			/* capacity - 1; capacity is a power of two */
@@ -249,9 +263,12 @@ struct tbuf {
 	_Atomic uint64_t nr_lost;	/* producer adds; writer reads for END */
 	_Atomic int is_dead;		/* the thread exited; writer frees once drained */
 	struct tbuf *next;		/* registry list (push at head only) */
+	struct launch_args p_launch;	/* producer: the last LAUNCH written, while p_launch_set */
+	int p_launch_set;		/* cleared when a record is dropped: a LAUNCH_REPEAT in the
+					 * ring always means the ring's previous LAUNCH */
 	uint64_t w_last_ns;		/* writer: time of the last record drained */
-	uint64_t w_launch_gen;		/* writer: chunk generation of w_launch; 0 none */
-	struct trace_rec_launch w_launch;	/* writer: the last LAUNCH written in that chunk */
+	uint64_t w_launch_gen;		/* writer: chunk generation w_launch was last written in; 0 none */
+	struct trace_rec_launch w_launch;	/* writer: the ring's last LAUNCH (what its REPEATs mean) */
 };
 
 /* The registry of every thread ring, newest first. Pushed by app threads, pruned by the writer. */
@@ -311,22 +328,31 @@ static inline uint32_t rec_next_seq(struct shim_tls *t)
 	return rec_next_seq_slow(t);
 }
 
-static inline void rec_fill_call(struct trace_call *c, int api, uint64_t t0, uint64_t t1,
-				 CUresult res, uint32_t seq)
+/*
+ * rec_call_dur - a call's duration for trace_call.dur, and its flags: microseconds when it does
+ * not fit in 32 bits of nanoseconds, and whether a stream capture is active in the process.
+ */
+static inline uint32_t rec_call_dur(uint64_t t0, uint64_t t1, uint16_t *flags)
 {
 	uint64_t dur = t1 > t0 ? t1 - t0 : 0;
 
-	c->flags = 0;
+	*flags = 0;
 	if (unlikely(dur > UINT32_MAX)) {
 		dur /= 1000;
-		c->flags = TRACE_CALL_DUR_US;
+		*flags = TRACE_CALL_DUR_US;
 	}
-	c->dur = (uint32_t)dur;
+	if (unlikely(atomic_load_explicit(&shim.nr_captures, memory_order_relaxed) > 0))
+		*flags |= TRACE_CALL_CAPTURING;
+	return (uint32_t)dur;
+}
+
+static inline void rec_fill_call(struct trace_call *c, int api, uint64_t t0, uint64_t t1,
+				 CUresult res, uint32_t seq)
+{
+	c->dur = rec_call_dur(t0, t1, &c->flags);
 	c->result = (uint32_t)res;
 	c->api = (uint16_t)api;
 	c->seq = seq;
-	if (unlikely(atomic_load_explicit(&shim.nr_captures, memory_order_relaxed) > 0))
-		c->flags |= TRACE_CALL_CAPTURING;
 }
 
 /*

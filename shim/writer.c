@@ -318,37 +318,6 @@ static void chunk_put(const void *rec, uint32_t size)
 }
 
 /*
- * A LAUNCH equal to the ring's previous one in this chunk but for time, duration and sequence
- * number (a training loop launches the same kernels over and over): 16 bytes instead of 64,
- * which zstd then has a quarter of the bytes to compress. Returns the record to write.
- */
-static const void *compact_launch(struct tbuf *b, const void *rec, uint32_t *size,
-				  struct trace_rec_launch_repeat *rep)
-{
-	const struct trace_rec_launch *l = rec;
-	const size_t a0 = offsetof(struct trace_call, result);
-	const size_t a1 = offsetof(struct trace_call, seq);
-	const size_t c0 = sizeof(struct trace_call);
-
-	if (*size != sizeof(*l))
-		return rec;
-	if (b->w_launch_gen == w.chunk_gen + 1 &&
-	    !memcmp((const char *)l + a0, (const char *)&b->w_launch + a0, a1 - a0) &&
-	    !memcmp((const char *)l + c0, (const char *)&b->w_launch + c0, sizeof(*l) - c0)) {
-		rep->hdr.type = TRACE_REC_LAUNCH_REPEAT;
-		rep->hdr.size = sizeof(*rep);
-		rep->hdr.dt_ns = l->call.hdr.dt_ns;
-		rep->dur = l->call.dur;
-		rep->seq = l->call.seq;
-		*size = sizeof(*rep);
-		return rep;
-	}
-	memcpy(&b->w_launch, l, sizeof(*l));
-	b->w_launch_gen = w.chunk_gen + 1;
-	return rec;
-}
-
-/*
  * A run of LAUNCH_REPEATs of the chunk's current thread block with consecutive correlation
  * numbers, held back and written as one LAUNCH_RUN: the time deltas and durations in columns
  * of varints, so zstd sees the fields that change apart from what repeats.
@@ -421,20 +390,47 @@ static int run_extend(const struct tbuf *b, const struct trace_rec_launch_repeat
 	return 1;
 }
 
+/*
+ * A ring's LAUNCH_REPEAT (the producer found its launch equal to the ring's previous LAUNCH):
+ * within the chunk of that LAUNCH it stays a repeat; in a later chunk it is written out as the
+ * full LAUNCH again, so every chunk decodes on its own. Returns the record to write, or NULL
+ * when @rep is held in the current run.
+ */
+static const void *expand_repeat(struct tbuf *b, const struct trace_rec_launch_repeat *rep,
+				 uint32_t *size, struct trace_rec_launch *full)
+{
+	if (b->w_launch_gen == w.chunk_gen + 1)
+		return run_extend(b, rep) ? NULL : rep;
+	*full = b->w_launch;
+	full->call.hdr.dt_ns = rep->hdr.dt_ns;
+	full->call.dur = rep->dur;
+	full->call.seq = rep->seq;
+	b->w_launch_gen = w.chunk_gen + 1;
+	*size = sizeof(*full);
+	return full;
+}
+
 static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t size)
 {
 	/* The writer owns the w_* fields of every ring. */
 	struct tbuf *b = (struct tbuf *)cb;
-	struct trace_rec_launch_repeat rep;
+	uint16_t type = ((const struct trace_rec_hdr *)rec)->type;
+	struct trace_rec_launch full;
 
 	(void)ctx;
-	/* Room for this record, a BLOCK before it, and the held run grown by one. */
-	if (w.raw_len + size + sizeof(struct trace_rec_block) +
+	/* Room for this record (a repeat may be written in full), a BLOCK, the run grown by one. */
+	if (w.raw_len + (size > sizeof(full) ? size : sizeof(full)) +
+	    sizeof(struct trace_rec_block) +
 	    (run.n ? TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) : 0) > CHUNK_RAW_BYTES)
 		chunk_flush();
-	if (b && ((const struct trace_rec_hdr *)rec)->type == TRACE_REC_LAUNCH) {
-		rec = compact_launch(b, rec, &size, &rep);
-		if (rec == &rep && run_extend(b, &rep))
+	if (b && type == TRACE_REC_LAUNCH && size == sizeof(full)) {
+		memcpy(&b->w_launch, rec, sizeof(full));
+		b->w_launch_gen = w.chunk_gen + 1;
+	} else if (b && type == TRACE_REC_LAUNCH_REPEAT) {
+		if (!b->w_launch_gen)
+			return;		/* cannot happen: the producer wrote a LAUNCH first */
+		rec = expand_repeat(b, rec, &size, &full);
+		if (!rec)
 			return;
 	}
 	run_flush();
@@ -451,11 +447,13 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 		w.nr_records--;		/* framing, not data */
 		w.block_owner = b;
 	}
-	if (rec == &rep) {
+	if (b && ((const struct trace_rec_hdr *)rec)->type == TRACE_REC_LAUNCH_REPEAT) {
+		const struct trace_rec_launch_repeat *rep = rec;
+
 		run.owner = b;
-		run.seq = rep.seq;
-		run.dt[0] = rep.hdr.dt_ns;
-		run.dur[0] = rep.dur;
+		run.seq = rep->seq;
+		run.dt[0] = rep->hdr.dt_ns;
+		run.dur[0] = rep->dur;
 		run.n = 1;
 		return;
 	}
