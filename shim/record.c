@@ -44,7 +44,9 @@ static void count_lost(struct tbuf *b, uint32_t size)
 	atomic_fetch_add_explicit(&b->nr_lost, 1, memory_order_relaxed);
 }
 
-void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns)
+/* rec_begin when the ring is new or of an older epoch, wraps, is full, lost records, or the
+ * delta needs a TIME record. */
+void *rec_begin_slow(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns)
 {
 	struct tbuf *b = tbuf_get(t);
 	struct trace_rec_hdr *h;
@@ -81,11 +83,6 @@ void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start
 	h->dt_ns = (uint32_t)dt;
 	b->last_ns += dt;
 	return h;
-}
-
-void rec_commit(struct shim_tls *t, const void *rec)
-{
-	tbuf_commit(t->buf, ((const struct trace_rec_hdr *)rec)->size);
 }
 
 uint32_t rec_next_seq_slow(struct shim_tls *t)

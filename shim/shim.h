@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <cuda.h>
+#include <string.h>
 
 #ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
 #error "the shim wraps every variant by its exported name: build it without per-thread macros"
@@ -278,7 +279,16 @@ extern _Atomic(struct tbuf *) tbuf_list SHIM_HIDDEN;
  * tbuf_get - this thread's ring, created on first use. NULL when it cannot be created (counted).
  * Context: app thread; the first call per thread mmaps the ring and takes no lock.
  */
-struct tbuf *tbuf_get(struct shim_tls *t) SHIM_HIDDEN;
+struct tbuf *tbuf_create(struct shim_tls *t, uint32_t epoch) SHIM_HIDDEN;
+
+static inline struct tbuf *tbuf_get(struct shim_tls *t)
+{
+	uint32_t epoch = atomic_load_explicit(&shim.epoch, memory_order_relaxed);
+
+	if (likely(t->buf && t->epoch == epoch))
+		return t->buf;
+	return tbuf_create(t, epoch);
+}
 
 /*
  * tbuf_reserve / tbuf_commit - claim @size bytes (8-aligned, <= TRACE_MAX_RECORD) for one record,
@@ -286,7 +296,16 @@ struct tbuf *tbuf_get(struct shim_tls *t) SHIM_HIDDEN;
  * Context: the owning thread only; wait-free.
  */
 void *tbuf_reserve(struct tbuf *b, uint32_t size) SHIM_HIDDEN;
-void tbuf_commit(struct tbuf *b, uint32_t size) SHIM_HIDDEN;
+void tbuf_commit_full(struct tbuf *b, uint64_t head) SHIM_HIDDEN;
+
+static inline void tbuf_commit(struct tbuf *b, uint32_t size)
+{
+	uint64_t head = b->rec_pos + size;
+
+	atomic_store_explicit(&b->head, head, memory_order_release);
+	if (unlikely(head - b->cached_tail > ((uint64_t)b->mask + 1) / 2))
+		tbuf_commit_full(b, head);
+}
 
 /*
  * tbuf_drain - writer side: hand every committed record of @b up to @head to @emit (PAD skipped).
@@ -311,8 +330,39 @@ void tbuf_kick_writer(void) SHIM_HIDDEN;
  * to fill (header written), or NULL when the record is dropped (counted in LOST).
  * rec_commit publishes it. Context: app thread inside a hook; no locks, no allocation.
  */
-void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns) SHIM_HIDDEN;
-void rec_commit(struct shim_tls *t, const void *rec) SHIM_HIDDEN;
+void *rec_begin_slow(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns) SHIM_HIDDEN;
+
+static inline void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns)
+{
+	struct tbuf *b = t->buf;
+	struct trace_rec_hdr *h;
+	uint64_t head, dt;
+	uint32_t off;
+
+	/* The common case inline: ring of this epoch, nothing lost, no wrap, room, a 32-bit delta. */
+	if (unlikely(!b || t->epoch != atomic_load_explicit(&shim.epoch, memory_order_relaxed) ||
+		     b->lost_pending))
+		return rec_begin_slow(t, type, size, start_ns);
+	head = atomic_load_explicit(&b->head, memory_order_relaxed);
+	off = (uint32_t)(head & b->mask);
+	dt = start_ns > b->last_ns ? start_ns - b->last_ns : 0;
+	if (unlikely(dt > UINT32_MAX || off + size > (uint64_t)b->mask + 1 ||
+		     head + size - b->cached_tail > (uint64_t)b->mask + 1))
+		return rec_begin_slow(t, type, size, start_ns);
+	b->rec_pos = head;
+	h = (struct trace_rec_hdr *)(b->data + off);
+	memset(h, 0, size);
+	h->type = type;
+	h->size = size;
+	h->dt_ns = (uint32_t)dt;
+	b->last_ns += dt;
+	return h;
+}
+
+static inline void rec_commit(struct shim_tls *t, const void *rec)
+{
+	tbuf_commit(t->buf, ((const struct trace_rec_hdr *)rec)->size);
+}
 
 /* rec_next_seq - a fresh per-thread correlation number (0 if the thread has no ring). */
 uint32_t rec_next_seq_slow(struct shim_tls *t) SHIM_HIDDEN;

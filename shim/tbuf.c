@@ -50,7 +50,7 @@ void tbuf_init(void)
 	has_key = pthread_key_create(&tbuf_key, tbuf_thread_exit) == 0;
 }
 
-static struct tbuf *tbuf_create(struct shim_tls *t, uint32_t epoch)
+struct tbuf *tbuf_create(struct shim_tls *t, uint32_t epoch)
 {
 	size_t cap = round_up_pow2((size_t)shim.cfg.buffer_kb * 1024);
 	struct tbuf *b, *head;
@@ -79,15 +79,6 @@ static struct tbuf *tbuf_create(struct shim_tls *t, uint32_t epoch)
 	return b;
 }
 
-struct tbuf *tbuf_get(struct shim_tls *t)
-{
-	uint32_t epoch = atomic_load_explicit(&shim.epoch, memory_order_relaxed);
-
-	if (likely(t->buf && t->epoch == epoch))
-		return t->buf;
-	return tbuf_create(t, epoch);
-}
-
 void *tbuf_reserve(struct tbuf *b, uint32_t size)
 {
 	uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed);
@@ -114,21 +105,16 @@ void *tbuf_reserve(struct tbuf *b, uint32_t size)
 	return b->data + off;
 }
 
-void tbuf_commit(struct tbuf *b, uint32_t size)
+/*
+ * Past half full (tbuf_commit saw it against its cached tail): ask the writer not to wait for
+ * its timer. The view of the tail is refreshed first: a stale one (the writer drained
+ * meanwhile) would kick - a futex syscall and a wake-up - after every round of the writer.
+ */
+void tbuf_commit_full(struct tbuf *b, uint64_t head)
 {
-	uint64_t head = b->rec_pos + size;
-
-	atomic_store_explicit(&b->head, head, memory_order_release);
-	/*
-	 * Past half full: ask the writer not to wait for its timer. The producer's view of the
-	 * tail is refreshed first: a stale one (the writer drained meanwhile) would kick - a
-	 * futex syscall and a wake-up - after every round of the writer, for nothing.
-	 */
-	if (unlikely(head - b->cached_tail > ((uint64_t)b->mask + 1) / 2)) {
-		b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
-		if (head - b->cached_tail > ((uint64_t)b->mask + 1) / 2)
-			tbuf_kick_writer();
-	}
+	b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
+	if (head - b->cached_tail > ((uint64_t)b->mask + 1) / 2)
+		tbuf_kick_writer();
 }
 
 void tbuf_kick_writer(void)
