@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "uthash.h"
 #include "util.h"
 
 static const char *const names[NR_CAUSES] = {
@@ -229,7 +230,102 @@ struct dev_state {
 	struct stretch *st;
 	size_t nr_st, cap_st;
 	int device;			/* the device being attributed */
+	/* First launches of kernels that loaded their module inside the call (lazy loading). */
+	struct first_load *loads;	/* by call index */
+	size_t nr_loads, cap_loads;
 };
+
+/*
+ * Lazy loading (CUDA's default since 12.2) loads a kernel's module inside the first launch of
+ * that kernel: a launch call of milliseconds, once per kernel. That is one-time warm-up like an
+ * explicit module load, not launch overhead. A kernel's first launch counts as loading for what
+ * it took beyond the trace's median launch call, when that is at least LAZY_LOAD_MIN_NS.
+ */
+#define LAZY_LOAD_MIN_NS 100000
+#define LAUNCH_HIST_NS 256		/* median launch call from a histogram of 256-ns buckets */
+#define LAUNCH_HIST_N 4096		/* ... up to ~1 ms; longer ones count in the last */
+
+struct first_load {
+	size_t call;			/* index into model.calls */
+	uint64_t load_ns;		/* the part of the call counted as loading */
+};
+
+struct first_launch {
+	UT_hash_handle hh;
+	uint32_t func;
+	size_t call;
+};
+
+static int cmp_first_load(const void *x, const void *y)
+{
+	const struct first_load *a = x, *b = y;
+
+	return a->call < b->call ? -1 : a->call > b->call;
+}
+
+static void find_first_loads(struct dev_state *ds)
+{
+	const struct model *m = ds->m;
+	struct first_launch *firsts = NULL, *e, *tmp;
+	uint64_t *hist = xcalloc(LAUNCH_HIST_N, sizeof(*hist));
+	uint64_t n = 0, seen = 0, median = 0;
+	size_t i;
+
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+		uint64_t b = (c->t1 - c->t0) / LAUNCH_HIST_NS;
+
+		if (c->kind != MC_LAUNCH || !c->func)
+			continue;
+		hist[b < LAUNCH_HIST_N ? b : LAUNCH_HIST_N - 1]++;
+		n++;
+		HASH_FIND(hh, firsts, &c->func, sizeof(c->func), e);
+		if (!e) {
+			e = xcalloc(1, sizeof(*e));
+			e->func = c->func;
+			e->call = i;
+			HASH_ADD(hh, firsts, func, sizeof(e->func), e);
+		} else if (c->t0 < m->calls[e->call].t0) {
+			e->call = i;
+		}
+	}
+	for (i = 0; i < LAUNCH_HIST_N && n; i++) {
+		seen += hist[i];
+		if (2 * seen >= n) {
+			median = (uint64_t)i * LAUNCH_HIST_NS + LAUNCH_HIST_NS / 2;
+			break;
+		}
+	}
+	HASH_ITER(hh, firsts, e, tmp) {
+		const struct m_call *c = &m->calls[e->call];
+
+		if (c->t1 - c->t0 >= median + LAZY_LOAD_MIN_NS) {
+			XGROW(ds->loads, ds->cap_loads, ds->nr_loads + 1);
+			ds->loads[ds->nr_loads++] = (struct first_load){ e->call,
+									 c->t1 - c->t0 - median };
+		}
+		HASH_DEL(firsts, e);
+		free(e);
+	}
+	xqsort(ds->loads, ds->nr_loads, sizeof(*ds->loads), cmp_first_load);
+	free(hist);
+}
+
+/* The loading part of call @idx ([t0, t0 + it)), 0 for calls that loaded nothing. */
+static uint64_t first_load_ns(const struct dev_state *ds, size_t idx)
+{
+	size_t lo = 0, hi = ds->nr_loads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ds->loads[mid].call < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ds->nr_loads && ds->loads[lo].call == idx ? ds->loads[lo].load_ns : 0;
+}
 
 static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)
 {
@@ -361,11 +457,18 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 		} else if (e > s) {
 			/* The shim's counter set-up stalls calls once: warm-up, not the program's. */
 			uint64_t stall = overlap_ns(s, e, m->pm_setup_start, m->pm_setup_end);
+			uint64_t load = 0;
 
-			part[GAP_MODULE] += stall;
+			if (c->kind == MC_LAUNCH && ds->nr_loads) {
+				load = first_load_ns(ds, tc->idx[i]);
+				load = overlap_ns(s, e, c->t0, c->t0 + load);
+				if (load > e - s - stall)
+					load = e - s - stall;
+			}
+			part[GAP_MODULE] += stall + load;
 			setup += stall;
 			k = call_cause(c);
-			part[k] += e - s - stall;
+			part[k] += e - s - stall - load;
 			if (e - s > what_ns[k]) {
 				what_ns[k] = e - s;
 				what[k] = model_api_name(m, c->api);
@@ -683,6 +786,8 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 			first_call = m->calls[i].t0;
 	}
 
+	if (f->has_gpu)
+		find_first_loads(&ds);
 	for (i = 0; i < s->gpu.nr_devices; i++)
 		do_device(&ds, s->gpu.devices[i].device, &win_start, &win_end);
 	if (f->has_gpu) {
@@ -725,6 +830,7 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 	for (t = 0; t <= m->nr_threads; t++)
 		free(ds.threads[t].idx);
 	free(ds.threads);
+	free(ds.loads);
 
 	/* Statuses and shares; the ranking covers measured causes. */
 	for (k = 0; k < NR_CAUSES; k++) {

@@ -218,6 +218,51 @@ static void test_profiler_setup_stall(void)
 	done(&m, &s);
 }
 
+static int64_t launch(struct model *m, uint32_t func, uint64_t t0, uint64_t t1)
+{
+	int64_t i = call(m, MC_LAUNCH, 1, t0, t1);
+
+	m->calls[i].func = func;
+	return i;
+}
+
+/*
+ * Lazy loading: the first launch of a kernel loads its module inside the call. What that call
+ * took beyond the trace's median launch (here 5 us, read as its 256-ns bucket's middle, 4992 ns)
+ * is one-time loading when it is at least 100 us; later slow launches of the same kernel, and
+ * a first launch only 85 us slower than the median, are launch overhead.
+ */
+static void test_lazy_load(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+
+	base(&m);
+	op(&m, MG_KERNEL, 0, 100 * US, launch(&m, 1, 0, 5 * US));
+	op(&m, MG_KERNEL, 2105 * US, 2205 * US, launch(&m, 2, 100 * US, 2100 * US));
+	op(&m, MG_KERNEL, 2205 * US, 2305 * US, launch(&m, 2, 2105 * US, 2110 * US));
+	op(&m, MG_KERNEL, 2305 * US, 2405 * US, launch(&m, 1, 2110 * US, 2115 * US));
+	op(&m, MG_KERNEL, 2405 * US, 2505 * US, launch(&m, 1, 2115 * US, 2120 * US));
+	/* Kernel 2 again, as slow as its first launch: not loading any more. */
+	op(&m, MG_KERNEL, 4605 * US, 4705 * US, launch(&m, 2, 2600 * US, 4600 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.module_load_ns, 2000 * US - 4992);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 4992 + 5 * US + 2005 * US);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 95 * US);
+	done(&m, &s);
+
+	/* A first launch 90 us long against a 5 us median: under 100 us more, launch overhead. */
+	base(&m);
+	op(&m, MG_KERNEL, 0, 100 * US, launch(&m, 1, 0, 5 * US));
+	op(&m, MG_KERNEL, 195 * US, 295 * US, launch(&m, 2, 100 * US, 190 * US));
+	op(&m, MG_KERNEL, 295 * US, 395 * US, launch(&m, 1, 190 * US, 195 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.module_load_ns, 0);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 95 * US);
+	done(&m, &s);
+}
+
 static void test_small_gaps(void)
 {
 	struct model m;
@@ -453,6 +498,7 @@ int main(void)
 	RUN(test_host_sync);
 	RUN(test_cpu_bound);
 	RUN(test_profiler_setup_stall);
+	RUN(test_lazy_load);
 	RUN(test_small_gaps);
 	RUN(test_memcpy_and_alloc);
 	RUN(test_startup);
