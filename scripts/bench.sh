@@ -28,20 +28,35 @@ echo "# gpushim CPU benchmarks, $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m
 echo "# build: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
 
 # ---- 1. instructions per launch ----
-ir() {	# ir N SHIM(0/1): total instructions of `fake_client steps N 0`
-	local out=$work/cg.$1.$2 pre=
+# Per thread (--separate-threads): part 1 is the application's thread, part 2 the shim's writer.
+# The writer's share depends on what zstd is given (time deltas measured under valgrind's
+# slowdown), so each size runs three times and the median counts.
+ir() {	# ir N SHIM(0/1): "app writer" instructions of `fake_client steps N 0`
+	local out=$work/cg.$1.$2 pre= app writer
 	[ "$2" = 1 ] && pre=$shim
-	rm -f "$work"/t.trace
+	rm -f "$work"/t.trace "$out"-*
 	FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
-		valgrind --tool=callgrind --callgrind-out-file="$out" "$client" steps "$1" 0 \
-		>/dev/null 2>&1
-	awk '/^totals:/ { print $2 }' "$out"
+		valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
+		"$client" steps "$1" 0 >/dev/null 2>&1
+	app=$(awk '/^totals:/ { print $2 }' "$out"-01)
+	writer=0
+	[ -f "$out"-02 ] && writer=$(awk '/^totals:/ { print $2 }' "$out"-02)
+	echo "$app $writer"
 }
-p1=$(ir $small 0) p2=$(ir $big 0) s1=$(ir $small 1) s2=$(ir $big 1)
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+read -r p1 _ <<<"$(ir $small 0)"
+read -r p2 _ <<<"$(ir $big 0)"
 plain_per=$(( (p2 - p1) / (big - small) ))
-shim_per=$(( (s2 - s1) / (big - small) ))
-echo "instructions per launch: plain $plain_per, shim $shim_per, added by the shim $((shim_per - plain_per))"
-echo "  (callgrind totals: plain $p1 / $p2, shim $s1 / $s2 for $small / $big launches)"
+apps=() writers=()
+for _ in 1 2 3; do
+	read -r a1 w1 <<<"$(ir $small 1)"
+	read -r a2 w2 <<<"$(ir $big 1)"
+	apps+=($(( (a2 - a1) / (big - small) - plain_per )))
+	writers+=($(( (w2 - w1) / (big - small) )))
+done
+app_per=$(median3 "${apps[@]}") writer_per=$(median3 "${writers[@]}")
+echo "instructions per launch added by the shim: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; plain launch $plain_per)"
+echo "  (three runs each: application thread ${apps[*]}, writer ${writers[*]}; marginal between $small and $big launches)"
 
 # ---- 2. launch-bound loop, 2 us launches ----
 best_plain=0 best_shim=0
