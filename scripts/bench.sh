@@ -84,7 +84,7 @@ FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$shim GPUSHIM_OUTPUT=$work/storm.trace "$client
 size=$(stat -c %s "$work/storm.trace")
 "$G" info --format json "$work/storm.trace" >"$work/storm.json"
 lost=$(jq '.lost_records // 0' "$work/storm.json")
-echo "trace size: $size bytes for $storm launches ($lost records lost: the writer fell behind), $(awk -v s="$size" -v n="$((storm - lost))" 'BEGIN { printf "%.2f", s / n }') bytes per recorded launch"
+echo "trace size: $size bytes for $storm launches ($lost records lost to full rings), $(awk -v s="$size" -v n="$((storm - lost))" 'BEGIN { printf "%.2f", s / n }') bytes per recorded launch"
 
 # ---- 4. analyzer throughput and memory ----
 analyze() {	# analyze TRACE

@@ -553,21 +553,46 @@ class Checker:
 
     # ---- benchmark ----
 
+    @property
+    def cupti_alone(self):
+        """CUPTI collecting what the shim has it collect, with nothing else around it."""
+        return {"LD_PRELOAD": os.path.join(self.apps, "libcupti_baseline.so")}
+
+    def cupti_alone_ok(self, name, label, want):
+        """A "CUPTI alone" run counts only if CUPTI delivered at least `want` records."""
+        if label != "CUPTI alone":
+            return True
+        with open(os.path.join(self.work, "logs", name + ".log")) as f:
+            m = re.search(r"cupti_baseline: (\d+) records, (\d+) dropped", f.read())
+        self.check(f"{name}: CUPTI alone delivered >= {want} records", bool(m) and
+                   int(m.group(1)) >= want, m.group(0) if m else "no cupti_baseline line")
+        return bool(m) and int(m.group(1)) >= want
+
+    def against_cupti(self, what, results, plain, unit):
+        """The shim with CUPTI against CUPTI alone: the ratio, and the cost each adds."""
+        shim, alone = results.get("shim, CUPTI"), results.get("CUPTI alone")
+        if not (shim and alone and plain):
+            return
+        s, a = statistics.median(shim), statistics.median(alone)
+        self.say(f"BENCH {what}, shim with CUPTI / CUPTI alone: {s / a:.3f}x "
+                 f"(added to plain: shim with CUPTI {s - plain:+.3f} {unit}, "
+                 f"CUPTI alone {a - plain:+.3f} {unit})")
+
     def bench(self):
         rc, out, _, _ = self.run("bench_clock", [os.path.join(self.apps, "bench_clock")],
                                  shim=False)
         self.say(f"BENCH clock read cost: {out.strip()}")
         exe = os.path.join(self.apps, "bench_launch")
         configs = (("plain", False, {}), ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}),
-                   ("shim, CUPTI", True, {}))
+                   ("shim, CUPTI", True, {}), ("CUPTI alone", False, self.cupti_alone))
         results = {c[0]: [] for c in configs}
         for rnd in range(3):
             for label, shim, env in configs:
-                rc, out, trace, _ = self.run(
-                    f"bench_{rnd}_{label.replace(' ', '').replace(',', '_')}",
-                    [exe, "200000"], shim=shim, env=env, keep=False)
+                name = f"bench_{rnd}_{label.replace(' ', '').replace(',', '_')}"
+                rc, out, trace, _ = self.run(name, [exe, "200000"], shim=shim, env=env,
+                                             keep=False)
                 m = re.search(r"launch_ns=([\d.]+)", out)
-                if rc == 0 and m:
+                if rc == 0 and m and self.cupti_alone_ok(name, label, 200000):
                     results[label].append(float(m.group(1)))
                 if trace and rnd == 0:
                     size = os.path.getsize(trace)
@@ -583,23 +608,31 @@ class Checker:
             self.say(f"BENCH launch host cost, {label}: median {med:.1f} ns/launch "
                      f"(runs {', '.join(f'{x:.1f}' for x in v)}), "
                      f"{med / plain:.3f}x plain" if plain else "")
+        self.against_cupti("launch host cost", results, plain, "ns/launch")
 
     # ---- overhead of a PyTorch training loop, and trace size against torch.profiler ----
 
     def perf(self):
+        for variant, args in (("torch_bench", []), ("torch_bench --small", ["--small"])):
+            self.perf_variant(variant, args)
+
+    def perf_variant(self, variant, args):
         script = os.path.join(self.py, "torch_bench.py")
         export = os.path.join(self.work, "scratch", "torch_bench_profile.json")
         configs = (("plain", False, {}, []), ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}, []),
-                   ("shim, CUPTI", True, {}, []), ("torch.profiler", False, {}, ["--profile", export]))
+                   ("shim, CUPTI", True, {}, []), ("CUPTI alone", False, self.cupti_alone, []),
+                   ("torch.profiler", False, {}, ["--profile", export]))
         results = {c[0]: [] for c in configs}
         sizes = {}
         for rnd in range(2):
             for label, shim, env, extra in configs:
-                tag = "perf_" + label.replace(" ", "").replace(",", "_").replace(".", "")
-                rc, out, trace, _ = self.run(f"{tag}_{rnd}", [sys.executable, script] + extra,
+                tag = "perf_" + ("small_" if args else "") + \
+                    label.replace(" ", "").replace(",", "_").replace(".", "")
+                rc, out, trace, _ = self.run(f"{tag}_{rnd}",
+                                             [sys.executable, script] + args + extra,
                                              shim=shim, env=env, keep=False)
                 m = re.search(r"step_ms=([\d.]+)", out)
-                if rc == 0 and m:
+                if rc == 0 and m and self.cupti_alone_ok(f"{tag}_{rnd}", label, 10000):
                     results[label].append(float(m.group(1)))
                 if rnd == 0 and trace:
                     info = self.info(trace)
@@ -612,15 +645,16 @@ class Checker:
             v = results[label]
             if v and plain:
                 med = statistics.median(v)
-                self.say(f"BENCH torch_bench step time, {label}: median {med:.3f} ms "
+                self.say(f"BENCH {variant} step time, {label}: median {med:.3f} ms "
                          f"(runs {', '.join(f'{x:.3f}' for x in v)}), {med / plain:.3f}x plain")
+        self.against_cupti(f"{variant} step time", results, plain, "ms")
         for label, (size, n) in sizes.items():
-            self.say(f"BENCH torch_bench output, {label}: {size} bytes, {n} "
+            self.say(f"BENCH {variant} output, {label}: {size} bytes, {n} "
                      f"{'records' if 'shim' in label else 'events'}, "
                      f"{size / max(n, 1):.2f} bytes each")
         if "shim, CUPTI" in sizes and "torch.profiler" in sizes:
             ratio = sizes["torch.profiler"][0] / max(sizes["shim, CUPTI"][0], 1)
-            self.say(f"BENCH torch.profiler JSON / shim trace size: {ratio:.1f}x")
+            self.say(f"BENCH {variant}: torch.profiler JSON / shim trace size: {ratio:.1f}x")
 
     # ---- output ----
 

@@ -3,8 +3,11 @@
 transformer-style block (layer norms, attention-sized matmuls, GELU, residuals: about 60
 kernels a step) trained for 200 steps. Prints the mean step time of the last 180 steps;
 with --profile PATH it runs under torch.profiler (CPU + CUDA) and exports a Chrome trace.
+--small shrinks the block to width 64 and a batch of 4 x 16: the same kernels, each too small
+to hide the host's cost of launching it, so the loop is launch-bound and every microsecond a
+tool adds per launch shows in the step time.
 
-usage: torch_bench.py [--profile EXPORT.json]
+usage: torch_bench.py [--small] [--profile EXPORT.json]
 """
 import argparse
 import json
@@ -26,7 +29,7 @@ class Block(torch.nn.Module):
 
     def forward(self, x):
         q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
-        att = torch.softmax(q @ k.transpose(-1, -2) / 32.0, dim=-1) @ v
+        att = torch.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1) @ v
         x = x + self.proj(att)
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
 
@@ -34,11 +37,14 @@ class Block(torch.nn.Module):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile")
+    ap.add_argument("--small", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(Block(), Block()).cuda()
+    d = 64 if args.small else 1024
+    model = torch.nn.Sequential(Block(d), Block(d)).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    x = torch.randn(8, 256, 1024, device="cuda")
+    x = torch.randn(4, 16, d, device="cuda") if args.small else torch.randn(8, 256, d,
+                                                                             device="cuda")
 
     def step():
         opt.zero_grad(set_to_none=True)
