@@ -427,8 +427,11 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 		memcpy(&b->w_launch, rec, sizeof(full));
 		b->w_launch_gen = w.chunk_gen + 1;
 	} else if (b && type == TRACE_REC_LAUNCH_REPEAT) {
-		if (!b->w_launch_gen)
-			return;		/* cannot happen: the producer wrote a LAUNCH first */
+		if (unlikely(!b->w_launch_gen)) {
+			/* Cannot happen (the producer wrote a LAUNCH first); counted if it does. */
+			atomic_fetch_add_explicit(&b->nr_lost, 1, memory_order_relaxed);
+			return;
+		}
 		rec = expand_repeat(b, rec, &size, &full);
 		if (!rec)
 			return;
