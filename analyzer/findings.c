@@ -314,17 +314,11 @@ static void find_first_loads(struct dev_state *ds)
 /* The loading part of call @idx ([t0, t0 + it)), 0 for calls that loaded nothing. */
 static uint64_t first_load_ns(const struct dev_state *ds, size_t idx)
 {
-	size_t lo = 0, hi = ds->nr_loads;
+	const struct first_load key = { .call = idx };
+	const struct first_load *e =
+		bsearch(&key, ds->loads, ds->nr_loads, sizeof(*ds->loads), cmp_first_load);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ds->loads[mid].call < idx)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ds->nr_loads && ds->loads[lo].call == idx ? ds->loads[lo].load_ns : 0;
+	return e ? e->load_ns : 0;
 }
 
 static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)

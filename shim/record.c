@@ -77,11 +77,7 @@ void *rec_begin_slow(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t 
 		count_lost(b, size);
 		return NULL;
 	}
-	memset(h, 0, size);
-	h->type = type;
-	h->size = size;
-	h->dt_ns = (uint32_t)dt;
-	b->last_ns += dt;
+	rec_stamp(b, h, type, size, (uint32_t)dt);
 	return h;
 }
 

@@ -332,6 +332,17 @@ void tbuf_kick_writer(void) SHIM_HIDDEN;
  */
 void *rec_begin_slow(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns) SHIM_HIDDEN;
 
+/* Zero a reserved record and write its header; its start is @dt after the ring's last. */
+static inline void rec_stamp(struct tbuf *b, struct trace_rec_hdr *h, uint16_t type,
+			     uint16_t size, uint32_t dt)
+{
+	memset(h, 0, size);
+	h->type = type;
+	h->size = size;
+	h->dt_ns = dt;
+	b->last_ns += dt;
+}
+
 static inline void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns)
 {
 	struct tbuf *b = t->buf;
@@ -351,11 +362,7 @@ static inline void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, 
 		return rec_begin_slow(t, type, size, start_ns);
 	b->rec_pos = head;
 	h = (struct trace_rec_hdr *)(b->data + off);
-	memset(h, 0, size);
-	h->type = type;
-	h->size = size;
-	h->dt_ns = (uint32_t)dt;
-	b->last_ns += dt;
+	rec_stamp(b, h, type, size, (uint32_t)dt);
 	return h;
 }
 
