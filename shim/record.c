@@ -38,7 +38,6 @@ static void write_lost(struct tbuf *b)
 
 static void count_lost(struct tbuf *b, uint32_t size)
 {
-	b->p_launch_set = 0;	/* that may have been the LAUNCH a next REPEAT would mean */
 	b->lost_pending++;
 	b->lost_pending_bytes += size;
 	atomic_fetch_add_explicit(&b->nr_lost, 1, memory_order_relaxed);

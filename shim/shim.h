@@ -264,9 +264,10 @@ struct tbuf {
 	_Atomic uint64_t nr_lost;	/* producer adds; writer reads for END */
 	_Atomic int is_dead;		/* the thread exited; writer frees once drained */
 	struct tbuf *next;		/* registry list (push at head only) */
-	struct launch_args p_launch;	/* producer: the last LAUNCH written, while p_launch_set */
-	int p_launch_set;		/* cleared when a record is dropped: a LAUNCH_REPEAT in the
-					 * ring always means the ring's previous LAUNCH */
+	struct launch_args p_launch;	/* producer: the last LAUNCH committed to this ring (set
+					 * only after its commit, so a LAUNCH_REPEAT in the ring
+					 * always means the ring's previous LAUNCH) */
+	int p_launch_set;
 	uint64_t w_last_ns;		/* writer: time of the last record drained */
 	uint64_t w_launch_gen;		/* writer: chunk generation w_launch was last written in; 0 none */
 	struct trace_rec_launch w_launch;	/* writer: the ring's last LAUNCH (what its REPEATs mean) */
