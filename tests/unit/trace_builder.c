@@ -64,6 +64,8 @@ void tb_free(struct tb *t)
 
 void tb_rec(struct tb *t, const void *rec, size_t size)
 {
+	if (!size)
+		return;		/* nothing to add (and no buffer yet to add it to) */
 	grow(&t->chunk, &t->chunk_cap, t->chunk_len + size);
 	memcpy(t->chunk + t->chunk_len, rec, size);
 	t->chunk_len += size;
