@@ -269,8 +269,10 @@ static void find_first_loads(struct dev_state *ds)
 	struct first_launch *firsts = NULL, *e, *tmp;
 	uint64_t *hist = xcalloc(LAUNCH_HIST_N, sizeof(*hist));
 	uint64_t n = 0, seen = 0, median = 0;
+	uint32_t last_func = 0;
 	size_t i;
 
+	/* Calls are in start order (model_finish): a kernel's first launch is the first seen. */
 	for (i = 0; i < m->nr_calls; i++) {
 		const struct m_call *c = &m->calls[i];
 		uint64_t b = (c->t1 - c->t0) / LAUNCH_HIST_NS;
@@ -279,14 +281,15 @@ static void find_first_loads(struct dev_state *ds)
 			continue;
 		hist[b < LAUNCH_HIST_N ? b : LAUNCH_HIST_N - 1]++;
 		n++;
+		if (c->func == last_func)
+			continue;	/* loops launch the same kernel again and again */
+		last_func = c->func;
 		HASH_FIND(hh, firsts, &c->func, sizeof(c->func), e);
 		if (!e) {
 			e = xcalloc(1, sizeof(*e));
 			e->func = c->func;
 			e->call = i;
 			HASH_ADD(hh, firsts, func, sizeof(e->func), e);
-		} else if (c->t0 < m->calls[e->call].t0) {
-			e->call = i;
 		}
 	}
 	for (i = 0; i < LAUNCH_HIST_N && n; i++) {
