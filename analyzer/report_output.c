@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "util.h"
 
 static const char *family_name(uint8_t f)
 {
@@ -127,7 +128,7 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 		fprintf(f, "  SMs      filled %.1f%% of the time (busy time weighted by SM fill)\n",
 			fd->fill_pct);
 		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the first kernel\n",
-			fd->kernels_per_s, fmt_bytes(b, sizeof(b), (uint64_t)fd->copy_bytes_per_s),
+			fd->kernels_per_s, fmt_bytes(b, sizeof(b), sat_u64(fd->copy_bytes_per_s)),
 			fmt_ns(c, sizeof(c), fd->startup_ns));
 	} else {
 		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");

@@ -24,6 +24,14 @@ void xgrow(void **p, size_t *cap, size_t need, size_t size);
 #define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /* Length of the overlap of [a0, a1) and [b0, b1); 0 when they do not meet. */
+/* A non-negative double as uint64_t, saturating (untrusted traces make any figure possible). */
+static inline uint64_t sat_u64(double x)
+{
+	if (!(x > 0))
+		return 0;	/* also NaN */
+	return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
+}
+
 static inline uint64_t overlap_ns(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 {
 	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
