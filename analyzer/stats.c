@@ -52,17 +52,11 @@ double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_
 
 /* ---- Span and counts ---- */
 
-static void compute_span(struct stats *s, const struct model *m)
+/* The span: from the first call or GPU operation to the end of the last (calls: scan_calls). */
+static void compute_span(struct stats *s, const struct model *m, uint64_t lo, uint64_t hi)
 {
-	uint64_t lo = UINT64_MAX, hi = 0;
 	size_t i;
 
-	for (i = 0; i < m->nr_calls; i++) {
-		if (m->calls[i].t0 < lo)
-			lo = m->calls[i].t0;
-		if (m->calls[i].t1 > hi)
-			hi = m->calls[i].t1;
-	}
 	for (i = 0; i < m->nr_gpu; i++) {
 		if (m->gpu[i].start < lo)
 			lo = m->gpu[i].start;
@@ -76,61 +70,55 @@ static void compute_span(struct stats *s, const struct model *m)
 	s->span_ns = hi - lo;
 }
 
-static void compute_counts(struct s_counts *n, const struct model *m)
+static void count_call(struct s_counts *n, const struct m_call *c)
 {
-	size_t i;
+	int is_err = (c->flags & MCF_ERROR) != 0;
 
-	memset(n, 0, sizeof(*n));
-	for (i = 0; i < m->nr_calls; i++) {
-		const struct m_call *c = &m->calls[i];
-		int is_err = (c->flags & MCF_ERROR) != 0;
-
-		n->calls++;
-		n->errors += is_err;
-		switch (c->kind) {
-		case MC_LAUNCH:
-		case MC_GRAPH_LAUNCH:
-		case MC_HOST_FUNC:
-			n->launches++;
-			n->launch_errors += is_err;
-			n->kernel_launches += c->kind == MC_LAUNCH;
-			n->graph_launches += c->kind == MC_GRAPH_LAUNCH;
-			n->host_funcs += c->kind == MC_HOST_FUNC;
-			n->captured_launches += c->kind == MC_LAUNCH && (c->flags & MCF_CAPTURING);
-			break;
-		case MC_SYNC:
-			n->syncs += stats_is_host_sync(c);
-			n->ctx_syncs += c->sub == TRACE_SYNC_CTX;
-			n->stream_syncs += c->sub == TRACE_SYNC_STREAM;
-			n->event_syncs += c->sub == TRACE_SYNC_EVENT;
-			n->queries += c->sub == TRACE_SYNC_STREAM_QUERY ||
-				      c->sub == TRACE_SYNC_EVENT_QUERY;
-			n->stream_waits += c->sub == TRACE_SYNC_STREAM_WAIT_EVENT;
-			n->event_records += c->sub == TRACE_SYNC_EVENT_RECORD;
-			break;
-		case MC_MEM:
-			if (stats_is_device_mem(c->sub)) {
-				n->allocs += c->op == TRACE_MEM_ALLOC;
-				n->frees += c->op == TRACE_MEM_FREE;
-				n->alloc_errors += is_err;
-			} else if (c->sub == TRACE_MEM_HOST || c->sub == TRACE_MEM_HOST_REGISTER) {
-				n->host_allocs += c->op == TRACE_MEM_ALLOC;
-				n->host_frees += c->op == TRACE_MEM_FREE;
-			}
-			break;
-		case MC_COPY:
-			n->memcpys++;
-			if (!is_err)
-				n->memcpy_bytes += c->bytes;
-			break;
-		case MC_SET:
-			n->memsets++;
-			if (!is_err)
-				n->memset_bytes += c->bytes;
-			break;
-		default:
-			break;
+	n->calls++;
+	n->errors += is_err;
+	switch (c->kind) {
+	case MC_LAUNCH:
+	case MC_GRAPH_LAUNCH:
+	case MC_HOST_FUNC:
+		n->launches++;
+		n->launch_errors += is_err;
+		n->kernel_launches += c->kind == MC_LAUNCH;
+		n->graph_launches += c->kind == MC_GRAPH_LAUNCH;
+		n->host_funcs += c->kind == MC_HOST_FUNC;
+		n->captured_launches += c->kind == MC_LAUNCH && (c->flags & MCF_CAPTURING);
+		break;
+	case MC_SYNC:
+		n->syncs += stats_is_host_sync(c);
+		n->ctx_syncs += c->sub == TRACE_SYNC_CTX;
+		n->stream_syncs += c->sub == TRACE_SYNC_STREAM;
+		n->event_syncs += c->sub == TRACE_SYNC_EVENT;
+		n->queries += c->sub == TRACE_SYNC_STREAM_QUERY ||
+			      c->sub == TRACE_SYNC_EVENT_QUERY;
+		n->stream_waits += c->sub == TRACE_SYNC_STREAM_WAIT_EVENT;
+		n->event_records += c->sub == TRACE_SYNC_EVENT_RECORD;
+		break;
+	case MC_MEM:
+		if (stats_is_device_mem(c->sub)) {
+			n->allocs += c->op == TRACE_MEM_ALLOC;
+			n->frees += c->op == TRACE_MEM_FREE;
+			n->alloc_errors += is_err;
+		} else if (c->sub == TRACE_MEM_HOST || c->sub == TRACE_MEM_HOST_REGISTER) {
+			n->host_allocs += c->op == TRACE_MEM_ALLOC;
+			n->host_frees += c->op == TRACE_MEM_FREE;
 		}
+		break;
+	case MC_COPY:
+		n->memcpys++;
+		if (!is_err)
+			n->memcpy_bytes += c->bytes;
+		break;
+	case MC_SET:
+		n->memsets++;
+		if (!is_err)
+			n->memset_bytes += c->bytes;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -147,25 +135,26 @@ static int cmp_api(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void compute_apis(struct stats *s, const struct model *m)
+static void api_add(struct s_api *by_id, const struct model *m, const struct m_call *c)
 {
-	struct s_api *by_id = xcalloc(m->nr_apis + 1, sizeof(*by_id));
+	uint64_t dur = c->t1 - c->t0;
+	struct s_api *a;
+
+	if (c->api >= m->nr_apis + 1)
+		return;
+	a = &by_id[c->api];
+	a->calls++;
+	a->errors += (c->flags & MCF_ERROR) != 0;
+	a->total_ns += dur;
+	if (dur > a->max_ns)
+		a->max_ns = dur;
+}
+
+/* The entry points called, by host time, from per-id sums (@by_id: nr_apis + 1 of them). */
+static void compute_apis(struct stats *s, const struct model *m, const struct s_api *by_id)
+{
 	size_t i, n = 0;
 
-	for (i = 0; i < m->nr_calls; i++) {
-		const struct m_call *c = &m->calls[i];
-		uint64_t dur = c->t1 - c->t0;
-		struct s_api *a;
-
-		if (c->api >= m->nr_apis + 1)
-			continue;
-		a = &by_id[c->api];
-		a->calls++;
-		a->errors += (c->flags & MCF_ERROR) != 0;
-		a->total_ns += dur;
-		if (dur > a->max_ns)
-			a->max_ns = dur;
-	}
 	s->apis = xcalloc(m->nr_apis + 1, sizeof(*s->apis));
 	for (i = 0; i <= m->nr_apis; i++) {
 		if (!by_id[i].calls)
@@ -178,7 +167,6 @@ static void compute_apis(struct stats *s, const struct model *m)
 	}
 	s->nr_apis = n;
 	xqsort(s->apis, n, sizeof(*s->apis), cmp_api);
-	free(by_id);
 }
 
 /* ---- Kernels ---- */
@@ -232,12 +220,21 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	int64_t *slot = xmalloc(nr_ids * sizeof(*slot));
 	struct durs *durs = NULL;
 	double *fill_sum = NULL, *fill_w = NULL, *pm_sum = NULL, *pm_w = NULL;
+	struct shape_entry {
+		UT_hash_handle hh;
+		struct {
+			uint32_t kernel;	/* index into s->kernels */
+			struct shape_key shape;
+		} key;
+	} *shapes = NULL, *se, *stmp, last, probe;
+	int has_last = 0;
 	size_t i, n = 0, cap = 0, aux_cap = 0;
 	int j;
 
 	for (i = 0; i < nr_ids; i++)
 		slot[i] = -1;
 	s->kernels = NULL;
+	memset(&last, 0, sizeof(last));
 
 #define KERNEL_SLOT(key_id)                                                                        \
 	({                                                                                         \
@@ -274,6 +271,26 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		k->captured += (c->flags & MCF_CAPTURING) != 0;
 		k->blocks_total += c->blocks;
 		k->launch_host_ns += c->t1 - c->t0;
+
+		/* Its launch shapes. Loops launch the same kernel and shape again and again. */
+		memset(&probe, 0, sizeof(probe));
+		probe.key.kernel = (uint32_t)(k - s->kernels);
+		memcpy(probe.key.shape.grid, c->grid, sizeof(c->grid));
+		probe.key.shape.block[0] = c->block[0];
+		probe.key.shape.block[1] = c->block[1];
+		probe.key.shape.block[2] = c->block[2];
+		if (has_last && !memcmp(&probe.key, &last.key, sizeof(probe.key)))
+			continue;
+		last = probe;
+		has_last = 1;
+		HASH_FIND(hh, shapes, &probe.key, sizeof(probe.key), se);
+		if (se)
+			continue;
+		se = xmalloc(sizeof(*se));
+		*se = probe;
+		HASH_ADD(hh, shapes, key, sizeof(se->key), se);
+		if (k->nr_shapes < 255)
+			k->nr_shapes++;
 	}
 
 	for (i = 0; i < m->nr_gpu; i++) {
@@ -340,51 +357,9 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		}
 	}
 
-	/* Launch shapes, in a second pass now that every kernel has its slot. */
-	{
-		struct shape_entry {
-			UT_hash_handle hh;
-			struct {
-				uint32_t kernel;
-				struct shape_key shape;
-			} key;
-		} *shapes = NULL, *e, *tmp, last;
-		int has_last = 0;
-
-		memset(&last, 0, sizeof(last));
-		for (i = 0; i < m->nr_calls; i++) {
-			const struct m_call *c = &m->calls[i];
-			uint32_t name = c->func < m->nr_funcs ? m->funcs[c->func].name : 0;
-			struct s_kernel *k;
-			struct shape_entry probe;
-
-			if (c->kind != MC_LAUNCH)
-				continue;
-			k = &s->kernels[slot[name < nr_ids ? name : 0]];
-			memset(&probe, 0, sizeof(probe));
-			probe.key.kernel = (uint32_t)(k - s->kernels);
-			memcpy(probe.key.shape.grid, c->grid, sizeof(c->grid));
-			probe.key.shape.block[0] = c->block[0];
-			probe.key.shape.block[1] = c->block[1];
-			probe.key.shape.block[2] = c->block[2];
-			/* Loops launch the same kernel and shape again and again. */
-			if (has_last && !memcmp(&probe.key, &last.key, sizeof(probe.key)))
-				continue;
-			last = probe;
-			has_last = 1;
-			HASH_FIND(hh, shapes, &probe.key, sizeof(probe.key), e);
-			if (e)
-				continue;
-			e = xmalloc(sizeof(*e));
-			*e = probe;
-			HASH_ADD(hh, shapes, key, sizeof(e->key), e);
-			if (k->nr_shapes < 255)
-				k->nr_shapes++;
-		}
-		HASH_ITER(hh, shapes, e, tmp) {
-			HASH_DEL(shapes, e);
-			free(e);
-		}
+	HASH_ITER(hh, shapes, se, stmp) {
+		HASH_DEL(shapes, se);
+		free(se);
 	}
 	free(durs);
 	free(fill_sum);
@@ -440,7 +415,8 @@ static size_t dev_slot(struct s_memory *mem, const struct model *m, int device)
 	return i;
 }
 
-static void compute_memory(struct s_memory *mem, const struct model *m)
+static void compute_memory(struct s_memory *mem, const struct model *m, const size_t *idx,
+			   size_t nr_idx)
 {
 	struct live_entry *live = NULL, *e, *tmp;
 	struct alloc_seq *seq = NULL;
@@ -450,12 +426,10 @@ static void compute_memory(struct s_memory *mem, const struct model *m)
 	memset(mem, 0, sizeof(*mem));
 	mem->peak_device = -1;
 	mem->peak_pct = -1;
-	for (i = 0; i < m->nr_calls; i++) {
-		const struct m_call *c = &m->calls[i];
+	for (i = 0; i < nr_idx; i++) {
+		const struct m_call *c = &m->calls[idx[i]];
 		struct live_entry key;
 
-		if (c->kind != MC_MEM)
-			continue;
 		if (stats_is_device_mem(c->sub) || c->sub == TRACE_MEM_HOST)
 			mem->alloc_ns += c->t1 - c->t0;
 		if (!stats_is_device_mem(c->sub) || (c->flags & MCF_ERROR))
@@ -692,13 +666,33 @@ static void compute_gpu(struct stats *s, const struct model *m)
 
 void stats_compute(struct stats *s, const struct model *m)
 {
+	struct s_api *by_api = xcalloc(m->nr_apis + 1, sizeof(*by_api));
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t *mem_idx = NULL, nr_mem = 0, mem_cap = 0, i;
+
 	memset(s, 0, sizeof(*s));
-	compute_span(s, m);
-	compute_counts(&s->counts, m);
-	compute_apis(s, m);
+	/* One pass over the calls (the bulk of a trace) for everything that sums over them. */
+	for (i = 0; i < m->nr_calls; i++) {
+		const struct m_call *c = &m->calls[i];
+
+		if (c->t0 < lo)
+			lo = c->t0;
+		if (c->t1 > hi)
+			hi = c->t1;
+		count_call(&s->counts, c);
+		api_add(by_api, m, c);
+		if (c->kind == MC_MEM) {
+			XGROW(mem_idx, mem_cap, nr_mem + 1);
+			mem_idx[nr_mem++] = i;
+		}
+	}
+	compute_span(s, m, lo, hi);
+	compute_apis(s, m, by_api);
 	compute_kernels(s, m);
-	compute_memory(&s->mem, m);
+	compute_memory(&s->mem, m, mem_idx, nr_mem);
 	compute_gpu(s, m);
+	free(by_api);
+	free(mem_idx);
 }
 
 void stats_free(struct stats *s)
