@@ -220,13 +220,14 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	int64_t *slot = xmalloc(nr_ids * sizeof(*slot));
 	struct durs *durs = NULL;
 	double *fill_sum = NULL, *fill_w = NULL, *pm_sum = NULL, *pm_w = NULL;
+	struct shape_id {
+		uint32_t kernel;	/* index into s->kernels */
+		struct shape_key shape;
+	} key, last;
 	struct shape_entry {
 		UT_hash_handle hh;
-		struct {
-			uint32_t kernel;	/* index into s->kernels */
-			struct shape_key shape;
-		} key;
-	} *shapes = NULL, *se, *stmp, last, probe;
+		struct shape_id key;
+	} *shapes = NULL, *se, *stmp;
 	int has_last = 0;
 	size_t i, n = 0, cap = 0, aux_cap = 0;
 	int j;
@@ -234,6 +235,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	for (i = 0; i < nr_ids; i++)
 		slot[i] = -1;
 	s->kernels = NULL;
+	memset(&key, 0, sizeof(key));	/* no padding, but memcmp reads all of it */
 	memset(&last, 0, sizeof(last));
 
 #define KERNEL_SLOT(key_id)                                                                        \
@@ -273,21 +275,20 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		k->launch_host_ns += c->t1 - c->t0;
 
 		/* Its launch shapes. Loops launch the same kernel and shape again and again. */
-		memset(&probe, 0, sizeof(probe));
-		probe.key.kernel = (uint32_t)(k - s->kernels);
-		memcpy(probe.key.shape.grid, c->grid, sizeof(c->grid));
-		probe.key.shape.block[0] = c->block[0];
-		probe.key.shape.block[1] = c->block[1];
-		probe.key.shape.block[2] = c->block[2];
-		if (has_last && !memcmp(&probe.key, &last.key, sizeof(probe.key)))
+		key.kernel = (uint32_t)(k - s->kernels);
+		memcpy(key.shape.grid, c->grid, sizeof(c->grid));
+		key.shape.block[0] = c->block[0];
+		key.shape.block[1] = c->block[1];
+		key.shape.block[2] = c->block[2];
+		if (has_last && !memcmp(&key, &last, sizeof(key)))
 			continue;
-		last = probe;
+		last = key;
 		has_last = 1;
-		HASH_FIND(hh, shapes, &probe.key, sizeof(probe.key), se);
+		HASH_FIND(hh, shapes, &key, sizeof(key), se);
 		if (se)
 			continue;
-		se = xmalloc(sizeof(*se));
-		*se = probe;
+		se = xcalloc(1, sizeof(*se));
+		se->key = key;
 		HASH_ADD(hh, shapes, key, sizeof(se->key), se);
 		if (k->nr_shapes < 255)
 			k->nr_shapes++;
