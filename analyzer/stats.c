@@ -52,7 +52,8 @@ double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_
 
 /* ---- Span and counts ---- */
 
-/* The span: from the first call or GPU operation to the end of the last (calls: scan_calls). */
+/* The span: from the first call or GPU operation to the end of the last; the calls' [lo, hi)
+ * come from stats_compute's pass over them. */
 static void compute_span(struct stats *s, const struct model *m, uint64_t lo, uint64_t hi)
 {
 	size_t i;
