@@ -58,6 +58,28 @@ app_per=$(median3 "${apps[@]}") writer_per=$(median3 "${writers[@]}")
 echo "instructions per launch added by the shim: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; plain launch $plain_per)"
 echo "  (three runs each: application thread ${apps[*]}, writer ${writers[*]}; marginal between $small and $big launches)"
 
+# ---- 1b. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
+# Where valgrind's slowdown distorts the writer's work, this is the machine's own time.
+cpu_ms() {	# cpu_ms SHIM(0/1): "main writer" ms of CPU for `steps $storm 0` at 0 ns
+	local pre=
+	[ "$1" = 1 ] && pre=$shim
+	rm -f "$work"/t.trace
+	FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
+		perf record -q -e cpu-clock -F 10000 -o "$work/perf.data" "$client" steps "$storm" 0 \
+		>/dev/null 2>&1 || return 1
+	perf script -i "$work/perf.data" -F tid 2>/dev/null | sort | uniq -c | sort -rn |
+		awk '{ ms[NR] = $1 / 10 } END { printf "%.1f %.1f\n", ms[1], ms[2] }'
+}
+if command -v perf >/dev/null && cpu_ms 0 >/dev/null; then
+	for _ in 1 2 3; do
+		read -r pm _ <<<"$(cpu_ms 0)"
+		read -r sm sw <<<"$(cpu_ms 1)"
+		echo "CPU time for $storm launches of 0 ns: plain $pm ms; shim: application thread $sm ms, writer $sw ms"
+	done
+else
+	echo "CPU time per thread: skipped (perf cannot sample here)"
+fi
+
 # ---- 2. launch-bound loop, 2 us launches ----
 best_plain=0 best_shim=0
 timed() {	# timed SHIM(0/1): seconds for `steps $loop 0` with 2 us launches
