@@ -455,43 +455,28 @@ class Checker:
                    f"first {ca.get('source')} ({ca.get('samples')} samples); second "
                    f"{cb.get('source')} ({cb.get('samples')} samples), "
                    f"{cb.get('absent_reason')!r}; second's stderr {b.stderr.strip()[:200]!r}")
-        # The cost of sampling: the apps' own timings, alternating, best of three.
+        self.counters_cost()
+
+    def counters_cost(self):
+        """The cost of sampling: the apps' own timings, alternating, best of three; the launch
+        loop and the PyTorch loop with counters off and on."""
         for app in ("bandwidth_bound", "compute_bound"):
-            res = {"plain": [], "PM off": [], "PM on": []}
-            for rnd in range(3):
-                for label, shim, env in (("plain", False, {}), ("PM off", True, {"GPUSHIM_PM": "0"}),
-                                         ("PM on", True, {})):
-                    rc, out, _, _ = self.run(f"pmcost_{app}_{rnd}_{label.replace(' ', '')}",
-                                             [os.path.join(self.apps, app)], shim=shim, env=env,
-                                             keep=False)
-                    m = re.search(r"elapsed_ms=([\d.]+)", out)
-                    if rc == 0 and m:
-                        res[label].append(float(m.group(1)))
+            res, _ = self.alternate(f"pmcost_{app}", [os.path.join(self.apps, app)],
+                                    (("plain", False, {}), ("PM off", True, {"GPUSHIM_PM": "0"}),
+                                     ("PM on", True, {})), 3, r"elapsed_ms=([\d.]+)")
             if all(res.values()):
                 base = min(res["plain"])
                 self.say(f"BENCH {app} elapsed (best of 3): " + ", ".join(
                     f"{k} {min(v):.1f} ms ({min(v) / base:.3f}x)" for k, v in res.items()))
-        exe = os.path.join(self.apps, "bench_launch")
-        res = {"PM off": [], "PM on": []}
-        for rnd in range(3):
-            for label, env in (("PM off", {"GPUSHIM_PM": "0"}), ("PM on", {})):
-                rc, out, _, _ = self.run(f"pmcost_launch_{rnd}_{label.replace(' ', '')}",
-                                         [exe, "200000"], env=env, keep=False)
-                m = re.search(r"launch_ns=([\d.]+)", out)
-                if rc == 0 and m:
-                    res[label].append(float(m.group(1)))
+        pm_configs = (("PM off", True, {"GPUSHIM_PM": "0"}), ("PM on", True, {}))
+        res, _ = self.alternate("pmcost_launch", [os.path.join(self.apps, "bench_launch"),
+                                                  "200000"], pm_configs, 3, r"launch_ns=([\d.]+)")
         if all(res.values()):
             self.say("BENCH launch host cost, shim with CUPTI: " + ", ".join(
                 f"{k} median {statistics.median(v):.1f} ns" for k, v in res.items()))
-        script = os.path.join(self.py, "torch_bench.py")
-        res = {"PM off": [], "PM on": []}
-        for rnd in range(2):
-            for label, env in (("PM off", {"GPUSHIM_PM": "0"}), ("PM on", {})):
-                rc, out, _, _ = self.run(f"pmcost_torch_{rnd}_{label.replace(' ', '')}",
-                                         [sys.executable, script], env=env, keep=False)
-                m = re.search(r"step_ms=([\d.]+)", out)
-                if rc == 0 and m:
-                    res[label].append(float(m.group(1)))
+        res, _ = self.alternate("pmcost_torch", [sys.executable,
+                                                 os.path.join(self.py, "torch_bench.py")],
+                                pm_configs, 2, r"step_ms=([\d.]+)")
         if all(res.values()):
             self.say("BENCH torch_bench step time, shim with CUPTI: " + ", ".join(
                 f"{k} median {statistics.median(v):.3f} ms" for k, v in res.items()))
@@ -553,6 +538,26 @@ class Checker:
 
     # ---- benchmark ----
 
+    def alternate(self, tag, cmd, configs, rounds, pattern, want=0):
+        """Run cmd in every configuration in turn, for `rounds` rounds, so that the machine's
+        drift hits them alike. configs: (label, shim, env[, extra args]). A run counts when it
+        exits 0 and prints `pattern` (its group 1, a number) - and, for "CUPTI alone", when
+        CUPTI delivered at least `want` records. Returns ({label: [numbers]},
+        {label: (trace, stdout) of the first round})."""
+        results = {c[0]: [] for c in configs}
+        first = {}
+        for rnd in range(rounds):
+            for label, shim, env, *extra in configs:
+                name = f"{tag}_{rnd}_{re.sub(r'[^A-Za-z0-9]', '', label)}"
+                rc, out, trace, _ = self.run(name, cmd + (extra[0] if extra else []),
+                                             shim=shim, env=env, keep=False)
+                m = re.search(pattern, out)
+                if rc == 0 and m and self.cupti_alone_ok(name, label, want):
+                    results[label].append(float(m.group(1)))
+                if rnd == 0:
+                    first[label] = (trace, out)
+        return results, first
+
     @property
     def cupti_alone(self):
         """CUPTI collecting what the shim has it collect, with nothing else around it."""
@@ -582,22 +587,16 @@ class Checker:
         rc, out, _, _ = self.run("bench_clock", [os.path.join(self.apps, "bench_clock")],
                                  shim=False)
         self.say(f"BENCH clock read cost: {out.strip()}")
-        exe = os.path.join(self.apps, "bench_launch")
         configs = (("plain", False, {}), ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}),
                    ("shim, CUPTI", True, {}), ("CUPTI alone", False, self.cupti_alone))
-        results = {c[0]: [] for c in configs}
-        for rnd in range(3):
-            for label, shim, env in configs:
-                name = f"bench_{rnd}_{label.replace(' ', '').replace(',', '_')}"
-                rc, out, trace, _ = self.run(name, [exe, "200000"], shim=shim, env=env,
-                                             keep=False)
-                m = re.search(r"launch_ns=([\d.]+)", out)
-                if rc == 0 and m and self.cupti_alone_ok(name, label, 200000):
-                    results[label].append(float(m.group(1)))
-                if trace and rnd == 0:
-                    size = os.path.getsize(trace)
-                    self.say(f"BENCH trace size, {label}: {size} bytes for 200000 launches "
-                             f"({size / 200000:.2f} bytes/launch)")
+        results, first = self.alternate("bench", [os.path.join(self.apps, "bench_launch"),
+                                                  "200000"], configs, 3, r"launch_ns=([\d.]+)",
+                                        want=200000)
+        for label, (trace, _) in first.items():
+            if trace:
+                size = os.path.getsize(trace)
+                self.say(f"BENCH trace size, {label}: {size} bytes for 200000 launches "
+                         f"({size / 200000:.2f} bytes/launch)")
         plain = statistics.median(results["plain"]) if results["plain"] else 0
         for label, _, _ in configs:
             v = results[label]
@@ -622,24 +621,16 @@ class Checker:
         configs = (("plain", False, {}, []), ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}, []),
                    ("shim, CUPTI", True, {}, []), ("CUPTI alone", False, self.cupti_alone, []),
                    ("torch.profiler", False, {}, ["--profile", export]))
-        results = {c[0]: [] for c in configs}
+        tag = "perf_small" if args else "perf"
+        results, first = self.alternate(tag, [sys.executable, script] + args, configs, 2,
+                                        r"step_ms=([\d.]+)", want=10000)
         sizes = {}
-        for rnd in range(2):
-            for label, shim, env, extra in configs:
-                tag = "perf_" + ("small_" if args else "") + \
-                    label.replace(" ", "").replace(",", "_").replace(".", "")
-                rc, out, trace, _ = self.run(f"{tag}_{rnd}",
-                                             [sys.executable, script] + args + extra,
-                                             shim=shim, env=env, keep=False)
-                m = re.search(r"step_ms=([\d.]+)", out)
-                if rc == 0 and m and self.cupti_alone_ok(f"{tag}_{rnd}", label, 10000):
-                    results[label].append(float(m.group(1)))
-                if rnd == 0 and trace:
-                    info = self.info(trace)
-                    sizes[label] = (os.path.getsize(trace), info.get("records", 0))
-                m = re.search(r"export_bytes=(\d+) export_events=(\d+)", out)
-                if rnd == 0 and m:
-                    sizes[label] = (int(m.group(1)), int(m.group(2)))
+        for label, (trace, out) in first.items():
+            if trace:
+                sizes[label] = (os.path.getsize(trace), self.info(trace).get("records", 0))
+            m = re.search(r"export_bytes=(\d+) export_events=(\d+)", out)
+            if m:
+                sizes[label] = (int(m.group(1)), int(m.group(2)))
         plain = statistics.median(results["plain"]) if results["plain"] else 0
         for label, _, _, _ in configs:
             v = results[label]
