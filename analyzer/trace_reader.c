@@ -624,6 +624,14 @@ static const char *check_run(struct trace_reader *rd, const struct trace_rec_lau
 	return NULL;
 }
 
+/* Consumers see the LAUNCH a LAUNCH_REPEAT or a LAUNCH_RUN's launch stands for. */
+static void out_expanded(struct trace_reader *rd, struct trace_record *out)
+{
+	out->rec = &rd->expanded;
+	out->type = TRACE_REC_LAUNCH;
+	out->size = sizeof(rd->expanded);
+}
+
 /* The next launch of the current LAUNCH_RUN into rd->expanded and @out. */
 static void run_next(struct trace_reader *rd, struct trace_record *out)
 {
@@ -637,6 +645,7 @@ static void run_next(struct trace_reader *rd, struct trace_record *out)
 	rd->expanded.call.dur = dur;
 	rd->expanded.call.seq++;
 	rd->run_left--;
+	out_expanded(rd, out);
 	out->ts_ns = rd->now_ns;
 	rd->nr_records++;
 }
@@ -652,9 +661,6 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 
 		if (rd->run_left) {
 			memset(out, 0, sizeof(*out));
-			out->rec = &rd->expanded;
-			out->type = TRACE_REC_LAUNCH;
-			out->size = sizeof(rd->expanded);
 			out->is_thread = 1;
 			out->tid = rd->tid;
 			out->thread_index = rd->thread_index;
@@ -732,10 +738,7 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 							   "with no launch of thread %u before it",
 							   rd->chunk_seq, rd->pos - h->size,
 							   rd->thread_index);
-				/* Consumers see the LAUNCH it stands for. */
-				out->rec = &rd->expanded;
-				out->type = TRACE_REC_LAUNCH;
-				out->size = sizeof(rd->expanded);
+				out_expanded(rd, out);
 			} else if (h->type == TRACE_REC_LAUNCH_RUN) {
 				const struct trace_rec_launch_run *lr = (const void *)h;
 				struct trace_rec_launch_repeat first = { .seq = lr->seq };
@@ -751,9 +754,6 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 				/* Its launches come out one per call; this one is the first. */
 				rd->expanded.call.seq--;
 				rd->run_left = lr->count;
-				out->rec = &rd->expanded;
-				out->type = TRACE_REC_LAUNCH;
-				out->size = sizeof(rd->expanded);
 				run_next(rd, out);
 				return 1;
 			}
