@@ -227,6 +227,13 @@ static uint32_t thread_slot(struct model *m, uint32_t tid, uint32_t index)
 
 /* ---- Calls ---- */
 
+uint64_t model_call_corr(const struct model *m, const struct m_call *c)
+{
+	return c->seq && c->thread < m->nr_threads ?
+		       TRACE_CORR_ID(m->threads[c->thread].index, c->seq) :
+		       0;
+}
+
 static struct m_call *new_call(struct model *m, const struct trace_record *r,
 			       const struct trace_call *c, uint8_t kind)
 {
@@ -245,8 +252,9 @@ static struct m_call *new_call(struct model *m, const struct trace_record *r,
 	e->api = c->api;
 	e->kind = kind;
 	e->thread = thread_slot(m, r->tid, r->thread_index);
-	e->corr_id = c->seq ? TRACE_CORR_ID(r->thread_index, c->seq) : 0;
-	e->device = -1;
+	e->seq = c->seq;
+	if (kind != MC_LAUNCH)
+		e->device = -1;
 	if (c->flags & TRACE_CALL_CAPTURING)
 		e->flags |= MCF_CAPTURING;
 	if (api && (api->flags & TRACE_API_ASYNC))
@@ -270,7 +278,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		e = new_call(m, r, &l->call, MC_LAUNCH);
 		e->stream = l->stream;
 		e->func = l->func;
-		e->blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
 		e->block_threads = (uint32_t)l->block[0] * l->block[1] * l->block[2];
 		memcpy(e->grid, l->grid, sizeof(e->grid));
 		memcpy(e->block, l->block, sizeof(e->block));
@@ -726,8 +733,8 @@ static void join_gpu(struct model *m)
 	size_t i, n_ext = 0, nr_by_thread;
 
 	for (i = 0; i < m->nr_calls; i++) {
-		if (m->calls[i].corr_id) {
-			by_ext[n_ext].key = m->calls[i].corr_id;
+		if (m->calls[i].seq) {
+			by_ext[n_ext].key = model_call_corr(m, &m->calls[i]);
 			by_ext[n_ext].val = i;
 			n_ext++;
 		}
@@ -766,7 +773,7 @@ static void join_gpu(struct model *m)
 		m->gpu_joined_by_api += is_by_api;
 		g->call = call;
 		if (call >= 0) {
-			m->calls[call].nr_gpu++;
+			m->calls[call].flags |= MCF_HAS_GPU;
 			m->gpu_joined++;
 		} else {
 			m->gpu_unjoined++;
@@ -869,7 +876,7 @@ static int order_key_op(const struct m_gpu_op *g, uint64_t *key)
 static int order_key_call(const struct model *m, const struct host_span *spans, size_t nr_spans,
 			  const struct m_call *c, uint64_t *key)
 {
-	if (c->nr_gpu || (c->flags & (MCF_ERROR | MCF_CAPTURING)) ||
+	if ((c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING)) ||
 	    in_host_only_span(spans, nr_spans, c->t0))
 		return 0;
 	switch (c->kind) {
@@ -922,7 +929,7 @@ static void join_by_order(struct model *m)
 			a++;
 		} else if (calls[b].t <= ops[a].t) {
 			m->gpu[ops[a].idx].call = (int64_t)calls[b].idx;
-			m->calls[calls[b].idx].nr_gpu++;
+			m->calls[calls[b].idx].flags |= MCF_HAS_GPU;
 			m->gpu_joined++;
 			m->gpu_unjoined--;
 			m->gpu_joined_by_order++;

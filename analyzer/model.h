@@ -34,31 +34,41 @@ enum m_call_flags {
 	MCF_ASYNC = 1u << 1,		/* the entry point is stream-ordered */
 	MCF_PER_THREAD = 1u << 2,
 	MCF_ERROR = 1u << 3,		/* failed (CUDA_ERROR_NOT_READY of a query is no failure) */
+	MCF_HAS_GPU = 1u << 4,		/* GPU operations are joined to this call */
 };
 
-/* One intercepted call. */
+/*
+ * One intercepted call: 72 bytes, for a run holds millions of them. Launch-only fields share
+ * their bytes with the fields of every other kind: read them only after checking kind.
+ */
 struct m_call {
 	uint64_t t0, t1;		/* CLOCK_MONOTONIC ns: hook entry, real call returned */
-	uint64_t corr_id;		/* TRACE_CORR_ID, 0 when the call has none */
-	uint64_t bytes;			/* copies, sets, allocations */
 	uint64_t stream;		/* CUstream handle as passed */
-	uint64_t addr;			/* allocation address/handle; sync target; copy dst */
-	uint64_t blocks;		/* launches: grid x*y*z */
-	uint32_t grid[3];		/* launches */
-	uint16_t block[3];		/* launches */
-	uint32_t result;
-	uint32_t func;			/* launches: FUNC id */
+	union {
+		struct {		/* kind MC_LAUNCH */
+			uint32_t grid[3];
+			uint16_t block[3];
+			uint16_t launch_pad_;
+			uint32_t dyn_smem;
+			uint32_t func;		/* FUNC id */
+			uint32_t block_threads;
+		};
+		struct {		/* every other kind */
+			uint64_t bytes;		/* copies, sets, allocations */
+			uint64_t addr;		/* allocation address/handle; sync target; copy dst */
+			int16_t device;		/* mem: device ordinal, -1 unknown */
+			uint8_t sub;		/* sync kind, copy direction, mem kind, capture/graph/module op */
+			uint8_t op;		/* mem: enum trace_mem_op */
+		};
+	};
+	uint32_t seq;			/* correlation number, 0 none: see model_call_corr() */
 	uint32_t thread;		/* index into model.threads */
-	uint32_t block_threads;		/* launches */
-	uint32_t dyn_smem;		/* launches */
+	uint32_t result;
 	uint16_t api;
 	uint8_t kind;			/* enum m_call_kind */
-	uint8_t sub;			/* sync kind, copy direction, mem kind, capture/graph/module op */
-	uint8_t op;			/* mem: enum trace_mem_op */
 	uint8_t flags;			/* enum m_call_flags */
-	int16_t device;			/* mem: device ordinal, -1 unknown */
-	int32_t nr_gpu;			/* GPU operations joined to this call */
 };
+_Static_assert(sizeof(struct m_call) == 72, "the model's bulk: keep it small");
 
 enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
 
@@ -244,6 +254,15 @@ const char *model_func_name(const struct model *m, uint32_t func);
  */
 uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_threads,
 			 uint32_t dyn_smem);
+
+/* A call's TRACE_CORR_ID (trace_format.h), 0 when it has none. */
+uint64_t model_call_corr(const struct model *m, const struct m_call *c);
+
+/* Blocks of a launch's grid (x*y*z). */
+static inline uint64_t model_call_blocks(const struct m_call *c)
+{
+	return (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
+}
 
 /* The device record of ordinal @dev, or NULL. */
 const struct trace_rec_device *model_device(const struct model *m, int dev);

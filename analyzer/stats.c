@@ -257,11 +257,12 @@ static void compute_kernels(struct stats *s, const struct model *m)
 
 	for (i = 0; i < m->nr_calls; i++) {
 		const struct m_call *c = &m->calls[i];
-		uint32_t name = c->func < m->nr_funcs ? m->funcs[c->func].name : 0;
+		uint32_t name;
 		struct s_kernel *k;
 
 		if (c->kind != MC_LAUNCH)
 			continue;
+		name = c->func < m->nr_funcs ? m->funcs[c->func].name : 0;
 		k = KERNEL_SLOT(name);
 		if (!k->launches) {
 			memcpy(k->grid_first, c->grid, sizeof(k->grid_first));
@@ -272,7 +273,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		k->launches++;
 		k->launch_errors += (c->flags & MCF_ERROR) != 0;
 		k->captured += (c->flags & MCF_CAPTURING) != 0;
-		k->blocks_total += c->blocks;
+		k->blocks_total += model_call_blocks(c);
 		k->launch_host_ns += c->t1 - c->t0;
 
 		/* Its launch shapes. Loops launch the same kernel and shape again and again. */

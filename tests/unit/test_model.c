@@ -187,7 +187,7 @@ static uint32_t joined_seq(const struct model *m, uint64_t start)
 			continue;
 		if (m->gpu[i].call < 0)
 			return 0;
-		return (uint32_t)m->calls[m->gpu[i].call].corr_id;
+		return (uint32_t)model_call_corr(m, &m->calls[m->gpu[i].call]);
 	}
 	return 0xffffffff;
 }
