@@ -576,6 +576,11 @@ static int cmp_call(const void *a, const void *b)
 	return 0;
 }
 
+static uint64_t key_call(const void *a)
+{
+	return ((const struct m_call *)a)->t0;
+}
+
 static int cmp_pm(const void *a, const void *b)
 {
 	const struct m_pm_sample *x = a, *y = b;
@@ -596,10 +601,20 @@ static int cmp_gpu(const void *a, const void *b)
 	return x->cupti_corr < y->cupti_corr ? -1 : x->cupti_corr > y->cupti_corr;
 }
 
+static uint64_t key_gpu(const void *a)
+{
+	return ((const struct m_gpu_op *)a)->start;
+}
+
 struct u64_pair {
 	uint64_t key;
 	uint64_t val;
 };
+
+static uint64_t key_pair(const void *a)
+{
+	return ((const struct u64_pair *)a)->key;
+}
 
 static int cmp_pair(const void *a, const void *b)
 {
@@ -739,17 +754,17 @@ static void join_gpu(struct model *m)
 			n_ext++;
 		}
 	}
-	xqsort(by_ext, n_ext, sizeof(*by_ext), cmp_pair);
+	xsort_by(by_ext, n_ext, sizeof(*by_ext), key_pair, cmp_pair);
 	for (i = 0; i < m->nr_corrs; i++) {
 		corr[i].key = m->corrs[i].cupti_corr;
 		corr[i].val = m->corrs[i].ext_id;
 	}
-	xqsort(corr, m->nr_corrs, sizeof(*corr), cmp_pair);
+	xsort_by(corr, m->nr_corrs, sizeof(*corr), key_pair, cmp_pair);
 	for (i = 0; i < m->nr_api_joins; i++) {
 		api[i].key = m->api_joins[i].cupti_corr;
 		api[i].val = i;
 	}
-	xqsort(api, m->nr_api_joins, sizeof(*api), cmp_pair);
+	xsort_by(api, m->nr_api_joins, sizeof(*api), key_pair, cmp_pair);
 	by_thread = calls_by_thread(m, &nr_by_thread);
 
 	for (i = 0; i < m->nr_gpu; i++) {
@@ -953,8 +968,8 @@ static void model_finish(struct model *m)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
 	name_undefined_apis(m);
-	xqsort(m->calls, m->nr_calls, sizeof(*m->calls), cmp_call);
-	xqsort(m->gpu, m->nr_gpu, sizeof(*m->gpu), cmp_gpu);
+	xsort_by(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call);
+	xsort_by(m->gpu, m->nr_gpu, sizeof(*m->gpu), key_gpu, cmp_gpu);
 	xqsort(m->pm, m->nr_pm, sizeof(*m->pm), cmp_pm);
 	if (m->nr_gpu) {
 		join_gpu(m);

@@ -182,13 +182,6 @@ struct shape_key {
 	uint32_t block[3];
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static uint64_t percentile(const uint64_t *v, size_t n, double p)
 {
 	size_t idx;
@@ -345,7 +338,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		struct s_kernel *k = &s->kernels[i];
 
 		if (i < aux_cap && durs[i].n) {
-			xqsort(durs[i].v, durs[i].n, sizeof(uint64_t), cmp_u64);
+			xsort_u64(durs[i].v, durs[i].n);
 			k->gpu_min_ns = durs[i].v[0];
 			k->gpu_max_ns = durs[i].v[durs[i].n - 1];
 			k->gpu_p50_ns = percentile(durs[i].v, durs[i].n, 0.50);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * util.c - allocation wrappers, die()/warn(), strbuf. Analyzer only.
+ * util.c - allocation wrappers, die()/warn(), strbuf, sorting. Analyzer only.
  */
+#define _GNU_SOURCE
 #include "util.h"
 
 #include <stdio.h>
@@ -150,4 +151,224 @@ void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const vo
 			break;
 	if (i < n)
 		qsort(base, n, size, cmp);
+}
+
+/* ---- Radix sorting ---- */
+
+struct sort_item {
+	uint64_t key;
+	uint64_t idx;			/* the element's index before sorting */
+};
+
+/*
+ * Stable LSD radix sort of @n records of @stride bytes (8: bare keys, 16: sort_item) by the
+ * uint64_t at their start, a byte a pass; passes where every key has the same byte are
+ * skipped (timestamps of one run share their high bytes). Returns the buffer holding the
+ * result: @v or @tmp.
+ */
+static void *radix_sort(void *v, void *tmp, size_t n, size_t stride)
+{
+	static size_t count[8][256];	/* the analyzer is single-threaded */
+	const uint64_t first = *(const uint64_t *)v;
+	char *src = v, *dst = tmp;
+	size_t i, d;
+
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < n; i++) {
+		uint64_t k = *(const uint64_t *)(src + i * stride);
+
+		for (d = 0; d < 8; d++)
+			count[d][(k >> (8 * d)) & 255]++;
+	}
+	for (d = 0; d < 8; d++) {
+		size_t sum = 0, b;
+		char *t;
+
+		if (count[d][(first >> (8 * d)) & 255] == n)
+			continue;
+		for (b = 0; b < 256; b++) {
+			size_t c = count[d][b];
+
+			count[d][b] = sum;
+			sum += c;
+		}
+		if (stride == sizeof(uint64_t)) {
+			const uint64_t *s = (const uint64_t *)src;
+			uint64_t *o = (uint64_t *)dst;
+
+			for (i = 0; i < n; i++)
+				o[count[d][(s[i] >> (8 * d)) & 255]++] = s[i];
+		} else {
+			const struct sort_item *s = (const struct sort_item *)src;
+			struct sort_item *o = (struct sort_item *)dst;
+
+			for (i = 0; i < n; i++)
+				o[count[d][(s[i].key >> (8 * d)) & 255]++] = s[i];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	return src;
+}
+
+void xsort_u64(uint64_t *v, size_t n)
+{
+	uint64_t *tmp, *r;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (v[i - 1] > v[i])
+			break;
+	if (i >= n)
+		return;
+	tmp = xmalloc(n * sizeof(*tmp));
+	r = radix_sort(v, tmp, n, sizeof(*v));
+	if (r != v)
+		memcpy(v, r, n * sizeof(*v));
+	free(tmp);
+}
+
+/* ---- Merging the ascending runs of a nearly sorted array ---- */
+
+struct run {
+	size_t pos, end;		/* the run's next item and its end */
+};
+
+/* Does run @a's next item come before run @b's? Equal keys: the earlier position first. */
+static inline int run_before(const struct sort_item *it, const struct run *a, const struct run *b)
+{
+	return it[a->pos].key < it[b->pos].key ||
+	       (it[a->pos].key == it[b->pos].key && a->pos < b->pos);
+}
+
+static void run_sift(struct run *h, size_t n, size_t i, const struct sort_item *it)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		struct run t;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && run_before(it, &h[c + 1], &h[c]))
+			c++;
+		if (!run_before(it, &h[c], &h[i]))
+			return;
+		t = h[i];
+		h[i] = h[c];
+		h[c] = t;
+		i = c;
+	}
+}
+
+/*
+ * Items (in their original order, idx == position) whose keys ascend in @nr_runs runs: merge
+ * the runs into @out through a heap of runs. A run that stays first costs two comparisons an
+ * item, so arrays made of long interleaved stretches (a trace's threads, CUPTI's buffers)
+ * sort in about one pass.
+ */
+static void merge_runs(const struct sort_item *it, size_t n, size_t nr_runs,
+		       struct sort_item *out)
+{
+	struct run *h = xmalloc(nr_runs * sizeof(*h));
+	size_t i, nr = 0, start = 0;
+
+	for (i = 1; i <= n; i++) {
+		if (i == n || it[i].key < it[i - 1].key) {
+			h[nr++] = (struct run){ start, i };
+			start = i;
+		}
+	}
+	for (i = nr / 2; i-- > 0;)
+		run_sift(h, nr, i, it);
+	for (i = 0; i < n; i++) {
+		out[i] = it[h[0].pos++];
+		if (h[0].pos == h[0].end)
+			h[0] = h[--nr];
+		run_sift(h, nr, 0, it);
+	}
+	free(h);
+}
+
+struct run_ctx {
+	const char *base;
+	size_t size;
+	int (*cmp)(const void *, const void *);
+};
+
+static int cmp_in_run(const void *x, const void *y, void *ctx)
+{
+	const struct sort_item *a = x, *b = y;
+	const struct run_ctx *c = ctx;
+	int r = c->cmp(c->base + a->idx * c->size, c->base + b->idx * c->size);
+
+	if (r)
+		return r;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
+	      int (*cmp)(const void *, const void *))
+{
+	char *p = base, *hold;
+	struct sort_item *items, *tmp, *r;
+	struct run_ctx ctx = { p, size, cmp };
+	size_t i, j, runs = 1;
+
+	for (i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+			break;
+	if (i >= n)
+		return;
+	items = xmalloc(n * sizeof(*items));
+	tmp = xmalloc(n * sizeof(*tmp));
+	for (i = 0; i < n; i++) {
+		items[i] = (struct sort_item){ key(p + i * size), i };
+		runs += i > 0 && items[i].key < items[i - 1].key;
+	}
+	/* Nearly sorted (long runs): merge them; else radix, O(n) whatever the input. */
+	if (runs <= n / 16) {
+		merge_runs(items, n, runs, tmp);
+		r = tmp;
+	} else {
+		r = radix_sort(items, tmp, n, sizeof(*items));
+	}
+	/* Equal keys: the comparator's further criteria, then the order they came in. */
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && r[j].key == r[i].key; j++)
+			;
+		if (j - i > 1)
+			qsort_r(r + i, j - i, sizeof(*r), cmp_in_run, &ctx);
+	}
+	/* Small elements: gathered into the spare buffer (independent loads), copied back. */
+	if (size <= sizeof(*r)) {
+		char *spare = (char *)(r == items ? tmp : items);
+
+		for (i = 0; i < n; i++)
+			memcpy(spare + i * size, p + r[i].idx * size, size);
+		memcpy(p, spare, n * size);
+		free(items);
+		free(tmp);
+		return;
+	}
+	/* Large ones: position i takes element r[i].idx, following each cycle of the permutation. */
+	hold = xmalloc(size);
+	for (i = 0; i < n; i++) {
+		size_t from;
+
+		if (r[i].idx == i)
+			continue;
+		memcpy(hold, p + i * size, size);
+		j = i;
+		while ((from = r[j].idx) != i) {
+			memcpy(p + j * size, p + from * size, size);
+			r[j].idx = j;
+			j = from;
+		}
+		memcpy(p + j * size, hold, size);
+		r[j].idx = j;
+	}
+	free(hold);
+	free(items);
+	free(tmp);
 }

@@ -17,13 +17,24 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 /* qsort that accepts an empty (possibly NULL) array, which qsort itself does not. */
 void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/*
+ * xsort_by - sort the large arrays of a trace (calls, GPU operations, join tables) into the
+ * order of @cmp in O(n): a radix sort on @key, which must be @cmp's first criterion
+ * (ascending); @cmp within runs of equal keys; then each element moved once, in place. Stable:
+ * elements @cmp finds equal keep their order. Uses 32 bytes an element beside the array.
+ */
+void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
+	      int (*cmp)(const void *, const void *));
+
+/* xsort_u64 - sort values ascending (radix; 8 bytes a value beside the array). */
+void xsort_u64(uint64_t *v, size_t n);
 char *xstrndup(const char *s, size_t n);
 
 /* Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. */
 void xgrow(void **p, size_t *cap, size_t need, size_t size);
 #define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
-/* Length of the overlap of [a0, a1) and [b0, b1); 0 when they do not meet. */
 /* A non-negative double as uint64_t, saturating (untrusted traces make any figure possible). */
 static inline uint64_t sat_u64(double x)
 {
@@ -32,6 +43,7 @@ static inline uint64_t sat_u64(double x)
 	return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
 }
 
+/* Length of the overlap of [a0, a1) and [b0, b1); 0 when they do not meet. */
 static inline uint64_t overlap_ns(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 {
 	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
