@@ -24,6 +24,9 @@ Checks, by issue:
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
               and the shim's trace size against torch.profiler's Chrome export
+  analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
+              PyTorch loop under the shim with CUPTI): records per second and peak memory of
+              `gpushim report`; every kernel joined; not in the default set (minutes)
 """
 import argparse
 import json
@@ -646,6 +649,52 @@ class Checker:
         if "shim, CUPTI" in sizes and "torch.profiler" in sizes:
             ratio = sizes["torch.profiler"][0] / max(sizes["shim, CUPTI"][0], 1)
             self.say(f"BENCH {variant}: torch.profiler JSON / shim trace size: {ratio:.1f}x")
+
+    # ---- the analyzer on real traces of millions of records ----
+
+    def timed_report(self, trace):
+        """(seconds, peak RSS in KiB, exit status, parsed JSON or None) of `gpushim report`."""
+        path = os.path.join(self.work, "scratch", "timed_report.json")
+        with open(path, "w") as f:
+            t0 = time.perf_counter()
+            p = subprocess.Popen([self.gpushim, "report", "--format", "json", trace], stdout=f,
+                                 stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(p.pid, 0)
+            dt = time.perf_counter() - t0
+        rc = os.waitstatus_to_exitcode(status)
+        try:
+            with open(path) as f:
+                js = json.load(f)
+        except ValueError:
+            js = None
+        return dt, usage.ru_maxrss, rc, js
+
+    def analyzer(self):
+        script = os.path.join(self.py, "torch_bench.py")
+        for tag, steps, keep in (("analyzer_1m", 2700, True), ("analyzer_10m", 27000, False)):
+            rc, _, trace, dt = self.run(tag, [sys.executable, script, "--small", "--steps",
+                                              str(steps)], keep=keep, timeout=540)
+            if not self.check(f"{tag}: runs under the shim", rc == 0 and trace is not None,
+                              f"exit {rc}, {dt:.1f}s"):
+                continue
+            info = self.info(trace)
+            recs = info.get("records", 0)
+            runs = [self.timed_report(trace) for _ in range(3)]
+            js = runs[0][3]
+            if not self.check(f"{tag}: report", all(r[2] == 0 and r[3] for r in runs),
+                              f"exits {[r[2] for r in runs]}"):
+                continue
+            gpu = js.get("gpu", {})
+            self.check(f"{tag}: every kernel execution joined to its launch",
+                       gpu.get("kernels", 0) > 0 and gpu.get("unjoined", 1) == 0,
+                       f"{gpu.get('kernels')} kernels, {gpu.get('joined')} joined, "
+                       f"{gpu.get('unjoined')} not, {gpu.get('dropped')} dropped by CUPTI")
+            best = min(r[0] for r in runs)
+            self.say(f"BENCH analyzer on {tag[9:]} ({os.path.getsize(trace)} bytes, {recs} "
+                     f"records, {js['counts']['launches']} launches): best of 3 "
+                     f"{best * 1000:.0f} ms ({', '.join(f'{r[0] * 1000:.0f}' for r in runs)}), "
+                     f"{recs / best / 1e6:.2f} M records/s, peak RSS "
+                     f"{max(r[1] for r in runs) / 1024:.0f} MiB")
 
     # ---- output ----
 

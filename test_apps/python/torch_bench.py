@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: MIT
 """A PyTorch training loop for overhead and size measurements (BENCHMARKS.md): a small
 transformer-style block (layer norms, attention-sized matmuls, GELU, residuals: about 60
-kernels a step) trained for 200 steps. Prints the mean step time of the last 180 steps;
-with --profile PATH it runs under torch.profiler (CPU + CUDA) and exports a Chrome trace.
+kernels a step) trained for 200 steps (--steps N). Prints the mean step time of all steps but
+the first 20; with --profile PATH it runs under torch.profiler (CPU + CUDA) and exports a
+Chrome trace.
 --small shrinks the block to width 64 and a batch of 4 x 16: the same kernels, each too small
 to hide the host's cost of launching it, so the loop is launch-bound and every microsecond a
 tool adds per launch shows in the step time.
 
-usage: torch_bench.py [--small] [--profile EXPORT.json]
+--steps makes long runs: traces of millions of records for the analyzer's benchmark.
+
+usage: torch_bench.py [--small] [--steps N] [--profile EXPORT.json]
 """
 import argparse
 import json
@@ -38,6 +41,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile")
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--steps", type=int, default=200)
     args = ap.parse_args()
     torch.manual_seed(0)
     d = 64 if args.small else 1024
@@ -57,14 +61,15 @@ def main():
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                   torch.profiler.ProfilerActivity.CUDA])
         prof.start()
-    for i in range(200):
+    steps = max(args.steps, 21)
+    for i in range(steps):
         if i == 20:
             torch.cuda.synchronize()
             t0 = time.perf_counter()
         step()
     torch.cuda.synchronize()
     t1 = time.perf_counter()
-    print(f"step_ms={(t1 - t0) * 1000 / 180:.4f}")
+    print(f"step_ms={(t1 - t0) * 1000 / (steps - 20):.4f}")
     if prof:
         prof.stop()
         prof.export_chrome_trace(args.profile)
