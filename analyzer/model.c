@@ -653,6 +653,7 @@ struct thread_calls_by_tid {
 	uint32_t tid;
 	size_t *idx;			/* into m->calls, by t0 */
 	size_t n, cap;
+	size_t hint;			/* where the last search ended (records come in time order) */
 };
 
 static int cmp_tct(const void *a, const void *b)
@@ -699,20 +700,37 @@ static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t
 /*
  * The GPU-work call of the API record's thread whose interval overlaps the record most: calls
  * of one thread never overlap, so it is the last one starting before the record ends, or (for
- * clock skew at the edges) the one before. O(log n) whatever the input.
+ * clock skew at the edges) the one before. The search gallops from where the thread's last one
+ * ended: O(1) for records in time order, O(log n) whatever the input.
  */
-static int64_t call_at(const struct model *m, const struct thread_calls_by_tid *bt, size_t nbt,
+static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, size_t nbt,
 		       const struct m_api_join *a)
 {
 	struct thread_calls_by_tid key = { .tid = a->tid };
-	const struct thread_calls_by_tid *t = bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct);
+	struct thread_calls_by_tid *t = bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct);
 	uint64_t best = 0;
 	int64_t call = -1;
-	size_t lo = 0, hi, k;
+	size_t lo, hi, k, step;
 
 	if (!t || !t->n)
 		return -1;
-	hi = t->n;
+	/* Bracket the answer (the first call starting after the record's end) around the hint. */
+	lo = t->hint < t->n ? t->hint : t->n - 1;
+	if (m->calls[t->idx[lo]].t0 <= a->end) {
+		for (step = 1, hi = lo + 1; hi < t->n && m->calls[t->idx[hi]].t0 <= a->end; step *= 2) {
+			lo = hi + 1;
+			hi = step < t->n - hi ? hi + step : t->n;
+		}
+		if (hi > t->n)
+			hi = t->n;
+		if (lo > hi)
+			lo = hi;
+	} else {
+		for (step = 1, hi = lo; lo > 0 && m->calls[t->idx[lo - 1]].t0 > a->end; step *= 2) {
+			hi = lo - 1;
+			lo = step < hi ? hi - step : 0;
+		}
+	}
 	while (lo < hi) {		/* first call starting after the record's end */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -721,6 +739,7 @@ static int64_t call_at(const struct model *m, const struct thread_calls_by_tid *
 		else
 			hi = mid;
 	}
+	t->hint = lo;
 	for (k = 0; k < 2 && lo > k; k++) {
 		const struct m_call *c = &m->calls[t->idx[lo - 1 - k]];
 		uint64_t s0 = c->t0 > a->start ? c->t0 : a->start;
@@ -744,8 +763,9 @@ static void join_gpu(struct model *m)
 	struct u64_pair *by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
 	struct u64_pair *corr = xcalloc(m->nr_corrs + 1, sizeof(*corr));
 	struct u64_pair *api = xcalloc(m->nr_api_joins + 1, sizeof(*api));
+	struct u64_pair *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
 	struct thread_calls_by_tid *by_thread;
-	size_t i, n_ext = 0, nr_by_thread;
+	size_t i, k, n_ext = 0, nr_by_thread, ci = 0, ai = 0;
 
 	for (i = 0; i < m->nr_calls; i++) {
 		if (m->calls[i].seq) {
@@ -766,23 +786,32 @@ static void join_gpu(struct model *m)
 	}
 	xsort_by(api, m->nr_api_joins, sizeof(*api), key_pair, cmp_pair);
 	by_thread = calls_by_thread(m, &nr_by_thread);
-
+	/* The operations in correlation order: the two tables are walked once, not searched. */
 	for (i = 0; i < m->nr_gpu; i++) {
-		struct m_gpu_op *g = &m->gpu[i];
-		const struct u64_pair *p = find_pair(corr, m->nr_corrs, g->cupti_corr);
+		ops[i].key = m->gpu[i].cupti_corr;
+		ops[i].val = i;
+	}
+	xsort_by(ops, m->nr_gpu, sizeof(*ops), key_pair, cmp_pair);
+
+	for (k = 0; k < m->nr_gpu; k++) {
+		struct m_gpu_op *g = &m->gpu[ops[k].val];
 		int64_t call = -1;
 		int is_by_api = 0;
 
-		if (p) {
-			const struct u64_pair *c = find_pair(by_ext, n_ext, p->val);
+		while (ci < m->nr_corrs && corr[ci].key < ops[k].key)
+			ci++;
+		while (ai < m->nr_api_joins && api[ai].key < ops[k].key)
+			ai++;
+		if (ci < m->nr_corrs && corr[ci].key == ops[k].key) {
+			const struct u64_pair *c = find_pair(by_ext, n_ext, corr[ci].val);
 
 			if (c) {
 				call = (int64_t)c->val;
 				m->gpu_joined_by_corr++;
 			}
 		}
-		if (call < 0 && (p = find_pair(api, m->nr_api_joins, g->cupti_corr))) {
-			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[p->val]);
+		if (call < 0 && ai < m->nr_api_joins && api[ai].key == ops[k].key) {
+			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[api[ai].val]);
 			is_by_api = call >= 0;
 		}
 		m->gpu_joined_by_api += is_by_api;
@@ -802,6 +831,7 @@ static void join_gpu(struct model *m)
 	for (i = 0; i < nr_by_thread; i++)
 		free(by_thread[i].idx);
 	free(by_thread);
+	free(ops);
 	free(by_ext);
 	free(corr);
 	free(api);

@@ -218,8 +218,51 @@ static void test_join(void)
 	tb_free(&t);
 }
 
+/*
+ * Many launches of one thread joined through API records that come in no particular order,
+ * with correlation numbers unrelated to time: the join walks the records in correlation order
+ * and its search for each record's call starts where the last one ended, forwards or back.
+ */
+#define MANY 3000
+
+static void test_join_many(void)
+{
+	struct trace_reader rd;
+	struct model m;
+	struct tb t;
+	size_t i, wrong = 0;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(&t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(&t, S_KERN_A, "kern_a");
+	tb_api_def(&t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	def_func(&t, 1, S_KERN_A);
+	tb_block(&t, TID, 0, BASE);
+	for (i = 0; i < MANY; i++)	/* launch i: [BASE + 10 us i, + 5 us), no number pushed */
+		launch(&t, i ? 10000 : 0, 0, 1);
+	for (i = 0; i < MANY; i++) {
+		size_t j = i * 1237 % MANY;	/* a scrambled order; 1237 is prime to MANY */
+		uint32_t corr = (uint32_t)((j * 2903 + 11) % MANY) + 100;
+
+		api_rec(&t, BASE + 10000 * j + 1000, BASE + 10000 * j + 4000, corr, TID);
+		kernel(&t, BASE + 10000 * j + 6000, corr, S_KERN_A);
+	}
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "join_many.trace", 0)), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	CHECK_EQ(m.nr_gpu, MANY);
+	CHECK_EQ(m.gpu_joined_by_api, MANY);
+	for (i = 0; i < m.nr_gpu; i++)	/* each kernel 6 us after its own launch began */
+		wrong += m.gpu[i].call < 0 || m.calls[m.gpu[i].call].t0 + 6000 != m.gpu[i].start;
+	CHECK_EQ(wrong, 0);
+	model_free(&m);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_join);
+	RUN(test_join_many);
 	return TEST_RESULT();
 }
