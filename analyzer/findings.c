@@ -133,6 +133,7 @@ static void sites_finish(struct f_cause *c, struct site_acc *a)
 struct thread_calls {
 	size_t *idx;			/* indices into model.calls, by t0 */
 	size_t n, cap;
+	size_t hint;			/* where the last search ended (gaps come in time order) */
 };
 
 static const char *op_name(const struct model *m, const struct m_gpu_op *g)
@@ -180,20 +181,26 @@ static int call_cause(const struct m_call *c)
 	}
 }
 
-/* First call of @tc whose end is after @t. */
-static size_t first_ending_after(const struct model *m, const struct thread_calls *tc, uint64_t t)
+struct ending_after {
+	const struct model *m;
+	const struct thread_calls *tc;
+	uint64_t t;
+};
+
+static int ends_after(size_t i, const void *ctx)
 {
-	size_t lo = 0, hi = tc->n;
+	const struct ending_after *q = ctx;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	return q->m->calls[q->tc->idx[i]].t1 > q->t;
+}
 
-		if (m->calls[tc->idx[mid]].t1 <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+/* First call of @tc whose end is after @t. */
+static size_t first_ending_after(const struct model *m, struct thread_calls *tc, uint64_t t)
+{
+	struct ending_after q = { m, tc, t };
+
+	tc->hint = gallop_search(tc->n, tc->hint, ends_after, &q);
+	return tc->hint;
 }
 
 /* Time the thread spent in module/library loads inside [g0, g1), from call @i on. */
@@ -391,7 +398,7 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
 	const struct m_call *issuer;
-	const struct thread_calls *tc;
+	struct thread_calls *tc;
 	const uint64_t gap0 = g0;
 	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
 	size_t i;

@@ -697,6 +697,19 @@ static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t
 	return v;
 }
 
+struct starting_after {
+	const struct model *m;
+	const struct thread_calls_by_tid *t;
+	uint64_t end;
+};
+
+static int starts_after(size_t i, const void *ctx)
+{
+	const struct starting_after *q = ctx;
+
+	return q->m->calls[q->t->idx[i]].t0 > q->end;
+}
+
 /*
  * The GPU-work call of the API record's thread whose interval overlaps the record most: calls
  * of one thread never overlap, so it is the last one starting before the record ends, or (for
@@ -708,38 +721,14 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
 {
 	struct thread_calls_by_tid key = { .tid = a->tid };
 	struct thread_calls_by_tid *t = bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct);
+	struct starting_after q = { m, t, a->end };
 	uint64_t best = 0;
 	int64_t call = -1;
-	size_t lo, hi, k, step;
+	size_t lo, k;
 
 	if (!t || !t->n)
 		return -1;
-	/* Bracket the answer (the first call starting after the record's end) around the hint. */
-	lo = t->hint < t->n ? t->hint : t->n - 1;
-	if (m->calls[t->idx[lo]].t0 <= a->end) {
-		for (step = 1, hi = lo + 1; hi < t->n && m->calls[t->idx[hi]].t0 <= a->end; step *= 2) {
-			lo = hi + 1;
-			hi = step < t->n - hi ? hi + step : t->n;
-		}
-		if (hi > t->n)
-			hi = t->n;
-		if (lo > hi)
-			lo = hi;
-	} else {
-		for (step = 1, hi = lo; lo > 0 && m->calls[t->idx[lo - 1]].t0 > a->end; step *= 2) {
-			hi = lo - 1;
-			lo = step < hi ? hi - step : 0;
-		}
-	}
-	while (lo < hi) {		/* first call starting after the record's end */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->calls[t->idx[mid]].t0 <= a->end)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	t->hint = lo;
+	lo = t->hint = gallop_search(t->n, t->hint, starts_after, &q);
 	for (k = 0; k < 2 && lo > k; k++) {
 		const struct m_call *c = &m->calls[t->idx[lo - 1 - k]];
 		uint64_t s0 = c->t0 > a->start ? c->t0 : a->start;

@@ -35,6 +35,42 @@ char *xstrndup(const char *s, size_t n);
 void xgrow(void **p, size_t *cap, size_t need, size_t size);
 #define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/*
+ * gallop_search - the first index in [0, n) where @after(i, ctx) holds, or n; @after must be
+ * false up to some index and true from there on (a sorted array). Starts at @hint, gallops
+ * forwards or back, then bisects: O(1) when successive searches move little (records in time
+ * order), O(log n) always.
+ */
+static inline size_t gallop_search(size_t n, size_t hint, int (*after)(size_t, const void *),
+				   const void *ctx)
+{
+	size_t lo, hi, step;
+
+	if (!n)
+		return 0;
+	lo = hint < n ? hint : n - 1;
+	if (!after(lo, ctx)) {
+		for (step = 1, hi = lo + 1; hi < n && !after(hi, ctx); step *= 2) {
+			lo = hi + 1;
+			hi = step < n - hi ? hi + step : n;
+		}
+	} else {
+		for (step = 1, hi = lo; lo > 0 && after(lo - 1, ctx); step *= 2) {
+			hi = lo - 1;
+			lo = step < hi ? hi - step : 0;
+		}
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (after(mid, ctx))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 /* A non-negative double as uint64_t, saturating (untrusted traces make any figure possible). */
 static inline uint64_t sat_u64(double x)
 {

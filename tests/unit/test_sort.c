@@ -3,7 +3,8 @@
  * test_sort.c - xsort_by and xsort_u64 (util.c) against a stable reference sort, for every
  * path they take: already sorted, long interleaved runs (merged), shuffled and reversed (radix),
  * equal keys ordered by the comparator's further criteria, elements small (gathered) and large
- * (moved along the permutation's cycles), keys using all eight bytes.
+ * (moved along the permutation's cycles), keys using all eight bytes; and gallop_search from
+ * every kind of hint against a linear scan.
  */
 #include <stdlib.h>
 
@@ -140,8 +141,48 @@ static void test_patterns(void)
 			one((enum pattern)p, sizes[i]);
 }
 
+struct gallop_q {
+	const uint64_t *v;
+	uint64_t t;
+};
+
+static int above(size_t i, const void *ctx)
+{
+	const struct gallop_q *q = ctx;
+
+	return q->v[i] > q->t;
+}
+
+static void test_gallop(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 5, 64, 1000 };
+	uint64_t v[1000];
+	size_t s, i, bad = 0, tries = 0;
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+		int round;
+
+		for (i = 0; i < n; i++)	/* ascending, with runs of equal values */
+			v[i] = i ? v[i - 1] + next() % 3 : 5;
+		for (round = 0; round < 2000; round++) {
+			struct gallop_q q = { v, n ? next() % (v[n - 1] + 8) : 3 };
+			size_t hint = next() % (n + 3), want = 0, got;
+
+			while (want < n && v[want] <= q.t)
+				want++;
+			got = gallop_search(n, hint, above, &q);
+			bad += got != want;
+			tries++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(tries > 10000);
+}
+
 int main(void)
 {
 	RUN(test_patterns);
+	RUN(test_gallop);
 	return TEST_RESULT();
 }
