@@ -616,6 +616,30 @@ static uint64_t key_pair(const void *a)
 	return ((const struct u64_pair *)a)->key;
 }
 
+static uint64_t key_corr(const void *a)
+{
+	return ((const struct m_corr *)a)->cupti_corr;
+}
+
+static int cmp_corr(const void *a, const void *b)
+{
+	const struct m_corr *x = a, *y = b;
+
+	return x->cupti_corr < y->cupti_corr ? -1 : x->cupti_corr > y->cupti_corr;
+}
+
+static uint64_t key_api_join(const void *a)
+{
+	return ((const struct m_api_join *)a)->cupti_corr;
+}
+
+static int cmp_api_join(const void *a, const void *b)
+{
+	const struct m_api_join *x = a, *y = b;
+
+	return x->cupti_corr < y->cupti_corr ? -1 : x->cupti_corr > y->cupti_corr;
+}
+
 static int cmp_pair(const void *a, const void *b)
 {
 	const struct u64_pair *x = a, *y = b;
@@ -750,8 +774,6 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
 static void join_gpu(struct model *m)
 {
 	struct u64_pair *by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
-	struct u64_pair *corr = xcalloc(m->nr_corrs + 1, sizeof(*corr));
-	struct u64_pair *api = xcalloc(m->nr_api_joins + 1, sizeof(*api));
 	struct u64_pair *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
 	struct thread_calls_by_tid *by_thread;
 	size_t i, k, n_ext = 0, nr_by_thread, ci = 0, ai = 0;
@@ -764,16 +786,9 @@ static void join_gpu(struct model *m)
 		}
 	}
 	xsort_by(by_ext, n_ext, sizeof(*by_ext), key_pair, cmp_pair);
-	for (i = 0; i < m->nr_corrs; i++) {
-		corr[i].key = m->corrs[i].cupti_corr;
-		corr[i].val = m->corrs[i].ext_id;
-	}
-	xsort_by(corr, m->nr_corrs, sizeof(*corr), key_pair, cmp_pair);
-	for (i = 0; i < m->nr_api_joins; i++) {
-		api[i].key = m->api_joins[i].cupti_corr;
-		api[i].val = i;
-	}
-	xsort_by(api, m->nr_api_joins, sizeof(*api), key_pair, cmp_pair);
+	xsort_by(m->corrs, m->nr_corrs, sizeof(*m->corrs), key_corr, cmp_corr);
+	xsort_by(m->api_joins, m->nr_api_joins, sizeof(*m->api_joins), key_api_join,
+		 cmp_api_join);
 	by_thread = calls_by_thread(m, &nr_by_thread);
 	/* The operations in correlation order: the two tables are walked once, not searched. */
 	for (i = 0; i < m->nr_gpu; i++) {
@@ -787,20 +802,20 @@ static void join_gpu(struct model *m)
 		int64_t call = -1;
 		int is_by_api = 0;
 
-		while (ci < m->nr_corrs && corr[ci].key < ops[k].key)
+		while (ci < m->nr_corrs && m->corrs[ci].cupti_corr < ops[k].key)
 			ci++;
-		while (ai < m->nr_api_joins && api[ai].key < ops[k].key)
+		while (ai < m->nr_api_joins && m->api_joins[ai].cupti_corr < ops[k].key)
 			ai++;
-		if (ci < m->nr_corrs && corr[ci].key == ops[k].key) {
-			const struct u64_pair *c = find_pair(by_ext, n_ext, corr[ci].val);
+		if (ci < m->nr_corrs && m->corrs[ci].cupti_corr == ops[k].key) {
+			const struct u64_pair *c = find_pair(by_ext, n_ext, m->corrs[ci].ext_id);
 
 			if (c) {
 				call = (int64_t)c->val;
 				m->gpu_joined_by_corr++;
 			}
 		}
-		if (call < 0 && ai < m->nr_api_joins && api[ai].key == ops[k].key) {
-			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[api[ai].val]);
+		if (call < 0 && ai < m->nr_api_joins && m->api_joins[ai].cupti_corr == ops[k].key) {
+			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[ai]);
 			is_by_api = call >= 0;
 		}
 		m->gpu_joined_by_api += is_by_api;
@@ -822,8 +837,12 @@ static void join_gpu(struct model *m)
 	free(by_thread);
 	free(ops);
 	free(by_ext);
-	free(corr);
-	free(api);
+	/* The analysis needs them no more: memory for what comes next. */
+	free(m->corrs);
+	free(m->api_joins);
+	m->corrs = NULL;
+	m->api_joins = NULL;
+	m->nr_corrs = m->corrs_cap = m->nr_api_joins = m->api_joins_cap = 0;
 }
 
 /* The spans where CUPTI was handed to another client (no GPU records for us), by start. */

@@ -192,7 +192,7 @@ struct model {
 	size_t nr_gpu, gpu_cap;
 	struct m_note *notes;
 	size_t nr_notes, notes_cap;
-	struct m_api_join *api_joins;
+	struct m_api_join *api_joins;	/* the join's inputs: freed once it is done */
 	size_t nr_api_joins, api_joins_cap;
 	struct m_corr *corrs;
 	size_t nr_corrs, corrs_cap;
