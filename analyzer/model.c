@@ -469,8 +469,6 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		g->blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
 		g->block_threads = (uint32_t)k->block[0] * k->block[1] * k->block[2];
 		g->dyn_smem = k->dyn_smem_bytes;
-		g->static_smem = k->static_smem_bytes;
-		g->regs = k->regs_per_thread;
 		break;
 	}
 	case TRACE_REC_GPU_MEMCPY: {
@@ -485,7 +483,6 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		g->copy_kind = c->copy_kind;
 		g->src_kind = c->src_kind;
 		g->dst_kind = c->dst_kind;
-		g->is_async = c->is_async;
 		break;
 	}
 	case TRACE_REC_GPU_MEMSET: {
@@ -498,7 +495,6 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		g->graph_id = s->graph_id;
 		g->bytes = s->bytes;
 		g->dst_kind = s->mem_kind;
-		g->is_async = s->is_async;
 		break;
 	}
 	case TRACE_REC_GPU_INFO: {

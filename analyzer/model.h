@@ -72,26 +72,29 @@ _Static_assert(sizeof(struct m_call) == 72, "the model's bulk: keep it small");
 
 enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
 
-/* One GPU operation from CUPTI. */
+/*
+ * One GPU operation from CUPTI: 64 bytes (a run holds millions). A kernel's block count shares
+ * its bytes with a copy's or set's size: read each after checking kind.
+ */
 struct m_gpu_op {
 	uint64_t start, end;
-	uint64_t bytes;
-	uint64_t blocks;		/* kernels: grid x*y*z */
 	int64_t call;			/* index into model.calls, -1 when not joined */
+	union {
+		uint64_t blocks;	/* kernels: grid x*y*z */
+		uint64_t bytes;		/* copies, sets */
+	};
 	uint32_t cupti_corr;
 	uint32_t device;
 	uint32_t stream;		/* CUPTI stream id */
 	uint32_t graph_id;
 	uint32_t name;			/* kernels: STRING id */
-	uint32_t block_threads;
-	uint32_t dyn_smem;
-	uint32_t static_smem;
-	uint16_t regs;
+	uint32_t block_threads;		/* kernels */
+	uint32_t dyn_smem;		/* kernels */
 	uint8_t kind;			/* enum m_gpu_kind */
 	uint8_t copy_kind;		/* CUpti_ActivityMemcpyKind */
-	uint8_t src_kind, dst_kind;	/* CUpti_ActivityMemoryKind */
-	uint8_t is_async;
+	uint8_t src_kind, dst_kind;	/* CUpti_ActivityMemoryKind (a set's memory: dst_kind) */
 };
+_Static_assert(sizeof(struct m_gpu_op) == 64, "the model's bulk: keep it small");
 
 struct m_api {
 	const char *name;		/* NULL: never defined */
