@@ -602,15 +602,6 @@ static uint64_t key_gpu(const void *a)
 	return ((const struct m_gpu_op *)a)->start;
 }
 
-struct u64_pair {
-	uint64_t key;
-	uint64_t val;
-};
-
-static uint64_t key_pair(const void *a)
-{
-	return ((const struct u64_pair *)a)->key;
-}
 
 static uint64_t key_corr(const void *a)
 {
@@ -636,14 +627,7 @@ static int cmp_api_join(const void *a, const void *b)
 	return x->cupti_corr < y->cupti_corr ? -1 : x->cupti_corr > y->cupti_corr;
 }
 
-static int cmp_pair(const void *a, const void *b)
-{
-	const struct u64_pair *x = a, *y = b;
-
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static const struct u64_pair *find_pair(const struct u64_pair *v, size_t n, uint64_t key)
+static const struct key_val *find_pair(const struct key_val *v, size_t n, uint64_t key)
 {
 	size_t lo = 0, hi = n;
 
@@ -769,8 +753,8 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
  */
 static void join_gpu(struct model *m)
 {
-	struct u64_pair *by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
-	struct u64_pair *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
+	struct key_val *by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
+	struct key_val *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
 	struct thread_calls_by_tid *by_thread;
 	size_t i, k, n_ext = 0, nr_by_thread, ci = 0, ai = 0;
 
@@ -781,7 +765,7 @@ static void join_gpu(struct model *m)
 			n_ext++;
 		}
 	}
-	xsort_by(by_ext, n_ext, sizeof(*by_ext), key_pair, cmp_pair);
+	xsort_key_val(by_ext, n_ext);
 	xsort_by(m->corrs, m->nr_corrs, sizeof(*m->corrs), key_corr, cmp_corr);
 	xsort_by(m->api_joins, m->nr_api_joins, sizeof(*m->api_joins), key_api_join,
 		 cmp_api_join);
@@ -791,7 +775,7 @@ static void join_gpu(struct model *m)
 		ops[i].key = m->gpu[i].cupti_corr;
 		ops[i].val = i;
 	}
-	xsort_by(ops, m->nr_gpu, sizeof(*ops), key_pair, cmp_pair);
+	xsort_key_val(ops, m->nr_gpu);
 
 	for (k = 0; k < m->nr_gpu; k++) {
 		struct m_gpu_op *g = &m->gpu[ops[k].val];
@@ -803,7 +787,7 @@ static void join_gpu(struct model *m)
 		while (ai < m->nr_api_joins && m->api_joins[ai].cupti_corr < ops[k].key)
 			ai++;
 		if (ci < m->nr_corrs && m->corrs[ci].cupti_corr == ops[k].key) {
-			const struct u64_pair *c = find_pair(by_ext, n_ext, m->corrs[ci].ext_id);
+			const struct key_val *c = find_pair(by_ext, n_ext, m->corrs[ci].ext_id);
 
 			if (c) {
 				call = (int64_t)c->val;

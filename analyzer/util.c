@@ -159,6 +159,7 @@ struct sort_item {
 	uint64_t key;
 	uint64_t idx;			/* the element's index before sorting */
 };
+_Static_assert(sizeof(struct sort_item) == sizeof(struct key_val), "sorted alike");
 
 /*
  * Stable LSD radix sort of @n records of @stride bytes (8: bare keys, 16: sort_item) by the
@@ -262,8 +263,8 @@ static void run_sift(struct run *h, size_t n, size_t i, const struct sort_item *
 }
 
 /*
- * Items (in their original order, idx == position) whose keys ascend in @nr_runs runs: merge
- * the runs into @out through a heap of runs. A run that stays first costs two comparisons an
+ * Items whose keys ascend in @nr_runs runs: merge the runs into @out through a heap of runs,
+ * equal keys in the order of their positions (stable). A run that stays first costs two comparisons an
  * item, so arrays made of long interleaved stretches (a trace's threads, CUPTI's buffers)
  * sort in about one pass.
  */
@@ -303,6 +304,28 @@ static inline void copy_elem(void *dst, const void *src, size_t size)
 	} else {
 		memcpy(dst, src, size);
 	}
+}
+
+void xsort_key_val(struct key_val *v, size_t n)
+{
+	struct sort_item *items = (struct sort_item *)v, *tmp, *r;
+	size_t i, runs = 1;
+
+	for (i = 1; i < n; i++)
+		runs += v[i].key < v[i - 1].key;
+	if (runs == 1 || n < 2)
+		return;
+	/* As xsort_by, on the entries themselves: their position is the tie-break. */
+	tmp = xmalloc(n * sizeof(*tmp));
+	if (runs <= n / 16) {
+		merge_runs(items, n, runs, tmp);
+		r = tmp;
+	} else {
+		r = radix_sort(items, tmp, n, sizeof(*items));
+	}
+	if (r != items)
+		memcpy(items, r, n * sizeof(*items));
+	free(tmp);
 }
 
 struct run_ctx {
