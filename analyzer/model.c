@@ -746,6 +746,25 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
 	return call;
 }
 
+struct corr_query {
+	const struct model *m;
+	uint32_t corr;
+};
+
+static int corr_reached(size_t i, const void *ctx)
+{
+	const struct corr_query *q = ctx;
+
+	return q->m->corrs[i].cupti_corr >= q->corr;
+}
+
+static int api_reached(size_t i, const void *ctx)
+{
+	const struct corr_query *q = ctx;
+
+	return q->m->api_joins[i].cupti_corr >= q->corr;
+}
+
 /*
  * Join each GPU operation to its call: first by the external id pushed around the call
  * (GPU_CORR), then by the API record's thread and interval (GPU_API: the call on that thread
@@ -753,11 +772,15 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
  */
 static void join_gpu(struct model *m)
 {
-	struct key_val *by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
-	struct key_val *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
+	struct key_val *by_ext;
 	struct thread_calls_by_tid *by_thread;
-	size_t i, k, n_ext = 0, nr_by_thread, ci = 0, ai = 0;
+	size_t i, n_ext = 0, nr_by_thread, ci = 0, ai = 0;
 
+	/* The tables first: their sorts' scratch memory is gone before by_ext is made. */
+	xsort_by(m->corrs, m->nr_corrs, sizeof(*m->corrs), key_corr, cmp_corr);
+	xsort_by(m->api_joins, m->nr_api_joins, sizeof(*m->api_joins), key_api_join,
+		 cmp_api_join);
+	by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
 	for (i = 0; i < m->nr_calls; i++) {
 		if (m->calls[i].seq) {
 			by_ext[n_ext].key = model_call_corr(m, &m->calls[i]);
@@ -766,27 +789,21 @@ static void join_gpu(struct model *m)
 		}
 	}
 	xsort_key_val(by_ext, n_ext);
-	xsort_by(m->corrs, m->nr_corrs, sizeof(*m->corrs), key_corr, cmp_corr);
-	xsort_by(m->api_joins, m->nr_api_joins, sizeof(*m->api_joins), key_api_join,
-		 cmp_api_join);
 	by_thread = calls_by_thread(m, &nr_by_thread);
-	/* The operations in correlation order: the two tables are walked once, not searched. */
-	for (i = 0; i < m->nr_gpu; i++) {
-		ops[i].key = m->gpu[i].cupti_corr;
-		ops[i].val = i;
-	}
-	xsort_key_val(ops, m->nr_gpu);
 
-	for (k = 0; k < m->nr_gpu; k++) {
-		struct m_gpu_op *g = &m->gpu[ops[k].val];
+	/*
+	 * Operations in start order have nearly ascending correlation numbers: each lookup in the
+	 * two tables (sorted by them) gallops from where the last one ended.
+	 */
+	for (i = 0; i < m->nr_gpu; i++) {
+		struct m_gpu_op *g = &m->gpu[i];
+		struct corr_query q = { m, g->cupti_corr };
 		int64_t call = -1;
 		int is_by_api = 0;
 
-		while (ci < m->nr_corrs && m->corrs[ci].cupti_corr < ops[k].key)
-			ci++;
-		while (ai < m->nr_api_joins && m->api_joins[ai].cupti_corr < ops[k].key)
-			ai++;
-		if (ci < m->nr_corrs && m->corrs[ci].cupti_corr == ops[k].key) {
+		ci = gallop_search(m->nr_corrs, ci, corr_reached, &q);
+		ai = gallop_search(m->nr_api_joins, ai, api_reached, &q);
+		if (ci < m->nr_corrs && m->corrs[ci].cupti_corr == g->cupti_corr) {
 			const struct key_val *c = find_pair(by_ext, n_ext, m->corrs[ci].ext_id);
 
 			if (c) {
@@ -794,7 +811,7 @@ static void join_gpu(struct model *m)
 				m->gpu_joined_by_corr++;
 			}
 		}
-		if (call < 0 && ai < m->nr_api_joins && m->api_joins[ai].cupti_corr == ops[k].key) {
+		if (call < 0 && ai < m->nr_api_joins && m->api_joins[ai].cupti_corr == g->cupti_corr) {
 			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[ai]);
 			is_by_api = call >= 0;
 		}
@@ -815,7 +832,6 @@ static void join_gpu(struct model *m)
 	for (i = 0; i < nr_by_thread; i++)
 		free(by_thread[i].idx);
 	free(by_thread);
-	free(ops);
 	free(by_ext);
 	/* The analysis needs them no more: memory for what comes next. */
 	free(m->corrs);
