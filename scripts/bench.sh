@@ -6,7 +6,8 @@
 #   2. a launch-bound loop whose fake launches cost 2 us: wall time shim/plain, best of
 #      several alternating runs;
 #   3. trace bytes per launch for a 1,000,000-launch storm;
-#   4. the analyzer: records per second and peak memory on 1M- and 10M-record traces.
+#   4. the analyzer: records per second and peak memory on 1M- and 10M-record traces, and
+#      the reader alone on the same traces (tests/bench/read_trace.c), its ceiling.
 # The GPU figures come from scripts/gpu-check.sh (parts bench, perf).
 # Usage: scripts/bench.sh [BUILD_DIR]   (BENCH_QUICK=1: smaller sizes)
 set -euo pipefail
@@ -117,6 +118,8 @@ analyze() {	# analyze TRACE
 	t1=$(date +%s%N)
 	rss=$(cat "$work/rss")
 	echo "analyzer: $recs records in $(( (t1 - t0) / 1000000 )) ms, $(awk -v r="$recs" -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", r / (ns / 1e9) / 1e6 }') M records/s, peak RSS $((rss / 1024)) MiB"
+	# Its ceiling: the reader alone (decompression, validation, run expansion), best of 3.
+	echo "  reader alone: $("$B/tests/read_trace" -n 3 "$1" | sed 's/^.*: //')"
 }
 analyze "$work/storm.trace"
 rm -f "$work"/huge.trace
