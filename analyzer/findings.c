@@ -181,25 +181,10 @@ static int call_cause(const struct m_call *c)
 	}
 }
 
-struct ending_after {
-	const struct model *m;
-	const struct thread_calls *tc;
-	uint64_t t;
-};
-
-static int ends_after(size_t i, const void *ctx)
-{
-	const struct ending_after *q = ctx;
-
-	return q->m->calls[q->tc->idx[i]].t1 > q->t;
-}
-
 /* First call of @tc whose end is after @t. */
 static size_t first_ending_after(const struct model *m, struct thread_calls *tc, uint64_t t)
 {
-	struct ending_after q = { m, tc, t };
-
-	tc->hint = gallop_search(tc->n, tc->hint, ends_after, &q);
+	tc->hint = model_first_after(m, tc->idx, tc->n, tc->hint, t, 1);
 	return tc->hint;
 }
 

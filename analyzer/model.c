@@ -701,17 +701,27 @@ static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t
 	return v;
 }
 
-struct starting_after {
+struct first_after_query {
 	const struct model *m;
-	const struct thread_calls_by_tid *t;
-	uint64_t end;
+	const size_t *idx;
+	uint64_t t;
+	int by_end;
 };
 
-static int starts_after(size_t i, const void *ctx)
+static int is_after(size_t i, const void *ctx)
 {
-	const struct starting_after *q = ctx;
+	const struct first_after_query *q = ctx;
+	const struct m_call *c = &q->m->calls[q->idx[i]];
 
-	return q->m->calls[q->t->idx[i]].t0 > q->end;
+	return (q->by_end ? c->t1 : c->t0) > q->t;
+}
+
+size_t model_first_after(const struct model *m, const size_t *idx, size_t n, size_t hint,
+			 uint64_t t, int by_end)
+{
+	struct first_after_query q = { m, idx, t, by_end };
+
+	return gallop_search(n, hint, is_after, &q);
 }
 
 /*
@@ -725,14 +735,13 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
 {
 	struct thread_calls_by_tid key = { .tid = a->tid };
 	struct thread_calls_by_tid *t = bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct);
-	struct starting_after q = { m, t, a->end };
 	uint64_t best = 0;
 	int64_t call = -1;
 	size_t lo, k;
 
 	if (!t || !t->n)
 		return -1;
-	lo = t->hint = gallop_search(t->n, t->hint, starts_after, &q);
+	lo = t->hint = model_first_after(m, t->idx, t->n, t->hint, a->end, 0);
 	for (k = 0; k < 2 && lo > k; k++) {
 		const struct m_call *c = &m->calls[t->idx[lo - 1 - k]];
 		uint64_t s0 = c->t0 > a->start ? c->t0 : a->start;

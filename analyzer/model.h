@@ -258,6 +258,14 @@ const char *model_func_name(const struct model *m, uint32_t func);
 uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_threads,
 			 uint32_t dyn_smem);
 
+/*
+ * model_first_after - of the calls idx[0..n) (indices into m->calls, in time order), the first
+ * that starts (@by_end: ends) after @t, or n. Gallops from @hint (where the caller's last
+ * search ended): O(1) for searches that move forward with time, O(log n) always.
+ */
+size_t model_first_after(const struct model *m, const size_t *idx, size_t n, size_t hint,
+			 uint64_t t, int by_end);
+
 /* A call's TRACE_CORR_ID (trace_format.h), 0 when it has none. */
 uint64_t model_call_corr(const struct model *m, const struct m_call *c);
 
