@@ -602,7 +602,6 @@ static uint64_t key_gpu(const void *a)
 	return ((const struct m_gpu_op *)a)->start;
 }
 
-
 static uint64_t key_corr(const void *a)
 {
 	return ((const struct m_corr *)a)->cupti_corr;
@@ -657,7 +656,7 @@ struct thread_calls_by_tid {
 	uint32_t tid;
 	size_t *idx;			/* into m->calls, by t0 */
 	size_t n, cap;
-	size_t hint;			/* where the last search ended (records come in time order) */
+	size_t hint;			/* where the last search ended (records come in order) */
 };
 
 static int cmp_tct(const void *a, const void *b)
@@ -820,7 +819,8 @@ static void join_gpu(struct model *m)
 				m->gpu_joined_by_corr++;
 			}
 		}
-		if (call < 0 && ai < m->nr_api_joins && m->api_joins[ai].cupti_corr == g->cupti_corr) {
+		if (call < 0 && ai < m->nr_api_joins &&
+		    m->api_joins[ai].cupti_corr == g->cupti_corr) {
 			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[ai]);
 			is_by_api = call >= 0;
 		}

@@ -38,7 +38,7 @@ enum m_call_flags {
 };
 
 /*
- * One intercepted call: 72 bytes, for a run holds millions of them. Launch-only fields share
+ * One intercepted call: 72 bytes (a run holds millions). Launch-only fields share
  * their bytes with the fields of every other kind: read them only after checking kind.
  */
 struct m_call {
@@ -55,9 +55,9 @@ struct m_call {
 		};
 		struct {		/* every other kind */
 			uint64_t bytes;		/* copies, sets, allocations */
-			uint64_t addr;		/* allocation address/handle; sync target; copy dst */
+			uint64_t addr;		/* allocation; sync target; copy dst */
 			int16_t device;		/* mem: device ordinal, -1 unknown */
-			uint8_t sub;		/* sync kind, copy direction, mem kind, capture/graph/module op */
+			uint8_t sub;		/* sync/mem kind, copy direction, graph op... */
 			uint8_t op;		/* mem: enum trace_mem_op */
 		};
 	};

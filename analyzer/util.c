@@ -264,9 +264,9 @@ static void run_sift(struct run *h, size_t n, size_t i, const struct sort_item *
 
 /*
  * Items whose keys ascend in @nr_runs runs: merge the runs into @out through a heap of runs,
- * equal keys in the order of their positions (stable). A run that stays first costs two comparisons an
- * item, so arrays made of long interleaved stretches (a trace's threads, CUPTI's buffers)
- * sort in about one pass.
+ * equal keys in the order of their positions (stable). A run that stays first costs two
+ * comparisons an item, so arrays made of long interleaved stretches (a trace's threads,
+ * CUPTI's buffers) sort in about one pass.
  */
 static void merge_runs(const struct sort_item *it, size_t n, size_t nr_runs,
 		       struct sort_item *out)
@@ -389,7 +389,7 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		free(tmp);
 		return;
 	}
-	/* Large ones: position i takes element r[i].idx, following each cycle of the permutation. */
+	/* Large ones: position i takes element r[i].idx, following the permutation's cycles. */
 	hold = xmalloc(size);
 	for (i = 0; i < n; i++) {
 		size_t from;

@@ -17,12 +17,18 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 /* qsort that accepts an empty (possibly NULL) array, which qsort itself does not. */
 void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+char *xstrndup(const char *s, size_t n);
+
+/* Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. */
+void xgrow(void **p, size_t *cap, size_t need, size_t size);
+#define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /*
  * xsort_by - sort the large arrays of a trace (calls, GPU operations, join tables) into the
- * order of @cmp in O(n): a radix sort on @key, which must be @cmp's first criterion
- * (ascending); @cmp within runs of equal keys; then each element moved once, in place. Stable:
- * elements @cmp finds equal keep their order. Uses 32 bytes an element beside the array.
+ * order of @cmp in O(n): by @key, which must be @cmp's first criterion (ascending), merging
+ * the ascending runs of a nearly sorted array or else by radix; by @cmp within runs of equal
+ * keys; then each element moved once, in place. Stable: elements @cmp finds equal keep
+ * their order. Uses 32 bytes an element beside the array.
  */
 void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 	      int (*cmp)(const void *, const void *));
@@ -38,11 +44,6 @@ struct key_val {
 
 /* xsort_key_val - xsort_by for key_val by key alone, in half the memory (16 bytes an entry). */
 void xsort_key_val(struct key_val *v, size_t n);
-char *xstrndup(const char *s, size_t n);
-
-/* Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. */
-void xgrow(void **p, size_t *cap, size_t need, size_t size);
-#define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /*
  * gallop_search - the first index in [0, n) where @after(i, ctx) holds, or n; @after must be

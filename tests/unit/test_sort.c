@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_sort.c - xsort_by, xsort_key_val and xsort_u64 (util.c) against a stable reference sort,
- * for every path they take: already sorted, long interleaved runs (merged), shuffled and reversed (radix),
- * equal keys ordered by the comparator's further criteria, elements small (gathered) and large
- * (moved along the permutation's cycles), keys using all eight bytes; and gallop_search from
- * every kind of hint against a linear scan.
+ * for every path they take: already sorted, long interleaved runs (merged), shuffled and
+ * reversed (radix), equal keys ordered by the comparator's further criteria, elements small
+ * (gathered) and large (moved along the permutation's cycles), keys using all eight bytes; and
+ * gallop_search from every kind of hint against a linear scan.
  */
 #include <stdlib.h>
 
@@ -84,7 +84,7 @@ static uint64_t make_key(enum pattern p, size_t i, size_t n)
 	switch (p) {
 	case SORTED:
 		return 1000 + i * 3;
-	case INTERLEAVED:		/* 7 sorted streams in turns of 50, like a trace's threads */
+	case INTERLEAVED:		/* 7 sorted streams taking turns of 50, like threads */
 		return (i / 50 % 7) * 7 + ((i / 350) * 50 + i % 50) * 100;
 	case SHUFFLED:
 		return next() % (4 * n + 1);
@@ -116,7 +116,7 @@ static void one(enum pattern p, size_t n)
 		b[i] = (struct big){ k, sub, (uint32_t)i, { k, ~k, i } };
 		s[i] = (struct small){ k, sub, (uint32_t)i };
 		u[i] = k;
-		kv[i] = (struct key_val){ k, i };	/* val: the position, so stable = by (key, val) */
+		kv[i] = (struct key_val){ k, i };	/* stable = by (key, position) */
 	}
 	memcpy(rb, b, n * sizeof(*b));
 	memcpy(rs, s, n * sizeof(*s));
@@ -131,8 +131,9 @@ static void one(enum pattern p, size_t n)
 	xsort_u64(u, n);
 	xsort_key_val(kv, n);
 	for (i = 0; i < n; i++)
-		bad += memcmp(&b[i], &rb[i], sizeof(*b)) != 0 || memcmp(&s[i], &rs[i], sizeof(*s)) != 0 ||
-		       u[i] != ru[i] || kv[i].key != rkv[i].key || kv[i].val != rkv[i].val;
+		bad += memcmp(&b[i], &rb[i], sizeof(*b)) != 0 ||
+		       memcmp(&s[i], &rs[i], sizeof(*s)) != 0 || u[i] != ru[i] ||
+		       kv[i].key != rkv[i].key || kv[i].val != rkv[i].val;
 	if (bad)
 		fprintf(stderr, "pattern %d, %zu elements: %zu out of place\n", (int)p, n, bad);
 	CHECK_EQ(bad, 0);
