@@ -26,7 +26,8 @@ Checks, by issue:
               and the shim's trace size against torch.profiler's Chrome export
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
-              `gpushim report`; every kernel joined; not in the default set (minutes)
+              `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
+              in the default set (minutes)
 """
 import argparse
 import json
@@ -695,6 +696,12 @@ class Checker:
                      f"{best * 1000:.0f} ms ({', '.join(f'{r[0] * 1000:.0f}' for r in runs)}), "
                      f"{recs / best / 1e6:.2f} M records/s, peak RSS "
                      f"{max(r[1] for r in runs) / 1024:.0f} MiB")
+            # Its ceiling: the reader alone on the same trace.
+            p = subprocess.run([os.path.join(self.build, "tests", "read_trace"), "-n", "3",
+                                trace], capture_output=True, text=True)
+            self.say(f"BENCH reader alone on {tag[9:]}: " +
+                     (p.stdout.strip().split(": ", 1)[-1] if p.returncode == 0 else
+                      f"failed: {p.stderr.strip()}"))
 
     # ---- output ----
 
