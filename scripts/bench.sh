@@ -8,7 +8,7 @@
 #   3. trace bytes per launch for a 1,000,000-launch storm;
 #   4. the analyzer: records per second and peak memory on 1M- and 10M-record traces, and
 #      the reader alone on the same traces (tests/bench/read_trace.c), its ceiling.
-# The GPU figures come from scripts/gpu-check.sh (parts bench, perf).
+# The GPU figures come from scripts/gpu-check.sh (parts bench, perf, analyzer).
 # Usage: scripts/bench.sh [BUILD_DIR]   (BENCH_QUICK=1: smaller sizes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
