@@ -306,6 +306,18 @@ static inline void copy_elem(void *dst, const void *src, size_t size)
 	}
 }
 
+/* Items with @runs ascending runs, sorted by key into @items or @tmp; returns which. */
+static struct sort_item *sort_items(struct sort_item *items, struct sort_item *tmp, size_t n,
+				    size_t runs)
+{
+	/* Nearly sorted (long runs): merge them; else radix, O(n) whatever the input. */
+	if (runs <= n / 16) {
+		merge_runs(items, n, runs, tmp);
+		return tmp;
+	}
+	return radix_sort(items, tmp, n, sizeof(*items));
+}
+
 void xsort_key_val(struct key_val *v, size_t n)
 {
 	struct sort_item *items = (struct sort_item *)v, *tmp, *r;
@@ -317,12 +329,7 @@ void xsort_key_val(struct key_val *v, size_t n)
 		return;
 	/* As xsort_by, on the entries themselves: their position is the tie-break. */
 	tmp = xmalloc(n * sizeof(*tmp));
-	if (runs <= n / 16) {
-		merge_runs(items, n, runs, tmp);
-		r = tmp;
-	} else {
-		r = radix_sort(items, tmp, n, sizeof(*items));
-	}
+	r = sort_items(items, tmp, n, runs);
 	if (r != items)
 		memcpy(items, r, n * sizeof(*items));
 	free(tmp);
@@ -364,13 +371,7 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		items[i] = (struct sort_item){ key(p + i * size), i };
 		runs += i > 0 && items[i].key < items[i - 1].key;
 	}
-	/* Nearly sorted (long runs): merge them; else radix, O(n) whatever the input. */
-	if (runs <= n / 16) {
-		merge_runs(items, n, runs, tmp);
-		r = tmp;
-	} else {
-		r = radix_sort(items, tmp, n, sizeof(*items));
-	}
+	r = sort_items(items, tmp, n, runs);
 	/* Equal keys: the comparator's further criteria, then the order they came in. */
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && r[j].key == r[i].key; j++)
