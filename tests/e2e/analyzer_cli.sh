@@ -17,6 +17,9 @@ expect "missing trace" "$(code "$GPUSHIM_BIN" report "$WORK/none.trace")" 1
 for c in run report dump info; do
 	"$GPUSHIM_BIN" "$c" --help | grep -q "usage: gpushim $c" || fail "$c --help"
 done
+# run's help points at the settings it has no flag for.
+"$GPUSHIM_BIN" run --help | tr '\n' ' ' | grep -q "GPUSHIM_PM=0: no hardware counters.*README.md" ||
+	fail "run --help does not name the GPUSHIM_* settings"
 
 # gpushim run: the shim next to the binary, the pattern from -o, the program's exit code.
 run_plain "$WORK/plain.txt" direct
