@@ -66,12 +66,15 @@ static const struct {
 	{ TRACE_REC_CALL, sizeof(struct trace_rec_call), 1, "call" },
 	{ TRACE_REC_LAUNCH_REPEAT, sizeof(struct trace_rec_launch_repeat), 1, "launch_repeat" },
 	{ TRACE_REC_LAUNCH_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_run" },
+	{ TRACE_REC_LAUNCH_REFS, sizeof(struct trace_rec_launch_refs), 1, "launch_refs" },
 	{ TRACE_REC_GPU_KERNEL, sizeof(struct trace_rec_gpu_kernel), 0, "gpu_kernel" },
 	{ TRACE_REC_GPU_MEMCPY, sizeof(struct trace_rec_gpu_memcpy), 0, "gpu_memcpy" },
 	{ TRACE_REC_GPU_MEMSET, sizeof(struct trace_rec_gpu_memset), 0, "gpu_memset" },
 	{ TRACE_REC_GPU_INFO, sizeof(struct trace_rec_gpu_info), 0, "gpu_info" },
 	{ TRACE_REC_GPU_CORR, sizeof(struct trace_rec_gpu_corr), 0, "gpu_corr" },
 	{ TRACE_REC_GPU_API, sizeof(struct trace_rec_gpu_api), 0, "gpu_api" },
+	{ TRACE_REC_GPU_KERNEL_RUN, sizeof(struct trace_rec_gpu_run), 0, "gpu_kernel_run" },
+	{ TRACE_REC_GPU_API_RUN, sizeof(struct trace_rec_gpu_run), 0, "gpu_api_run" },
 	{ TRACE_REC_PM_CONFIG, sizeof(struct trace_rec_pm_config), 0, "pm_config" },
 	{ TRACE_REC_PM_SAMPLE, sizeof(struct trace_rec_pm_sample), 0, "pm_sample" },
 };
@@ -456,6 +459,14 @@ void trace_reader_close(struct trace_reader *rd)
 	rd->dctx = NULL;
 	free(rd->zbuf);
 	free(rd->raw);
+	free(rd->kshapes);
+	free(rd->lshapes);
+	free(rd->colv);
+	rd->colv = NULL;
+	rd->colv_cap = 0;
+	rd->kshapes = NULL;
+	rd->lshapes = NULL;
+	rd->nr_kshapes = rd->kshapes_cap = rd->nr_lshapes = rd->lshapes_cap = 0;
 	free(rd->shim_version);
 	free(rd->host);
 	free(rd->cmdline);
@@ -522,6 +533,8 @@ static int load_chunk(struct trace_reader *rd)
 	rd->pos = 0;
 	rd->in_block = 0;
 	forget_launches(rd);
+	rd->nr_kshapes = rd->nr_lshapes = 0;
+	rd->refs_left = rd->grun_left = rd->run_left = 0;
 	rd->nr_chunks++;
 	return 1;
 }
@@ -531,7 +544,7 @@ static int load_chunk(struct trace_reader *rd)
 struct last_launch {
 	UT_hash_handle hh;
 	uint32_t thread_index;
-	struct trace_rec_launch rec;
+	const struct trace_rec_launch *rec;	/* in the chunk: a LAUNCH, or a LAUNCH_REFS shape */
 };
 
 static void forget_launches(struct trace_reader *rd)
@@ -542,30 +555,38 @@ static void forget_launches(struct trace_reader *rd)
 		HASH_DEL(rd->launches, e);
 		free(e);
 	}
+	rd->cur_launch = NULL;
 }
 
+/* The current block's thread's last launch (what its LAUNCH_REPEATs mean) is like @l. */
 static void remember_launch(struct trace_reader *rd, const struct trace_rec_launch *l)
 {
-	struct last_launch *e;
+	struct last_launch *e = rd->cur_launch;
 
-	HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
 	if (!e) {
-		e = xcalloc(1, sizeof(*e));
-		e->thread_index = rd->thread_index;
-		HASH_ADD(hh, rd->launches, thread_index, sizeof(uint32_t), e);
+		HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+		if (!e) {
+			e = xcalloc(1, sizeof(*e));
+			e->thread_index = rd->thread_index;
+			HASH_ADD(hh, rd->launches, thread_index, sizeof(uint32_t), e);
+		}
+		rd->cur_launch = e;
 	}
-	memcpy(&e->rec, l, sizeof(e->rec));
+	e->rec = l;
 }
 
-/* Expand into rd->expanded; -1 when the thread has no LAUNCH before it in this chunk. */
+/* Expand into rd->expanded; -1 when the thread has no launch before it in this chunk. */
 static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_repeat *r)
 {
-	struct last_launch *e;
+	struct last_launch *e = rd->cur_launch;
 
-	HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+	if (!e)
+		HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
 	if (!e)
 		return -1;
-	rd->expanded = e->rec;
+	rd->cur_launch = e;
+	memcpy(&rd->expanded, e->rec, sizeof(rd->expanded));
+	rd->expanded.call.hdr.size = sizeof(rd->expanded);
 	rd->expanded.call.hdr.dt_ns = r->hdr.dt_ns;
 	rd->expanded.call.dur = r->dur;
 	rd->expanded.call.seq = r->seq;
@@ -650,6 +671,200 @@ static void run_next(struct trace_reader *rd, struct trace_record *out)
 	rd->nr_records++;
 }
 
+/* ---- GPU_KERNEL_RUN and GPU_API_RUN: GPU records as columns ---- */
+
+/* An unsigned LEB128 varint of at most 10 bytes and 64 bits from [*p, end); 0 or -1. */
+static inline int get_varint64(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	int i;
+
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return 0;
+	}
+	for (i = 0; i < 10 && *p < end; i++) {
+		uint8_t c = *(*p)++;
+
+		if (i == 9 && c > 1)
+			return -1;
+		x |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static uint64_t unzigzag64(uint64_t v)
+{
+	return (v >> 1) ^ (0 - (v & 1));
+}
+
+/*
+ * Check a GPU run's columns end to end (every varint, every value's range, every shape a
+ * GPU_KERNEL the chunk has before it) before handing out any of its records, decoding them into
+ * rd->colv (column after column). Returns NULL or what is wrong.
+ */
+static const char *check_gpu_run(struct trace_reader *rd, const struct trace_rec_gpu_run *r)
+{
+	static const uint64_t kernel_max[6] = { 0, UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
+						UINT64_MAX };
+	static const uint64_t api_max[6] = { UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
+					     UINT32_MAX, UINT16_MAX };
+	int is_kernel = r->hdr.type == TRACE_REC_GPU_KERNEL_RUN;
+	const uint64_t *max = is_kernel ? kernel_max : api_max;
+	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
+	const uint8_t *p = (const uint8_t *)(r + 1);
+	uint32_t c, i;
+	uint64_t v;
+
+	if (!r->count)
+		return "of 0 records";
+	if (r->count > (r->hdr.size - sizeof(*r)) / 6)
+		return "counts more records than its bytes hold";
+	if (is_kernel && !rd->nr_kshapes)
+		return "with no gpu_kernel before it in the chunk";
+	XGROW(rd->colv, rd->colv_cap, (size_t)r->count * 6);
+	for (c = 0; c < 6; c++) {
+		uint64_t lim = is_kernel && c == 0 ? rd->nr_kshapes - 1 : max[c];
+		uint64_t *out = rd->colv + (size_t)c * r->count;
+
+		for (i = 0; i < r->count; i++) {
+			if (get_varint64(&p, end, &v) < 0)
+				return "varint runs past the record or past 64 bits";
+			if (v > lim)
+				return is_kernel && c == 0 ?
+					       "refers to a gpu_kernel the chunk does not have before it" :
+					       "value out of its field's range";
+			out[i] = v;
+		}
+	}
+	if (end - p >= 8)
+		return "has bytes after its columns";
+	while (p < end)
+		if (*p++)
+			return "padding is not zero";
+	return NULL;
+}
+
+/* The next record of the current GPU run into rd->gpu_kernel or rd->gpu_api and @out. */
+static void grun_next(struct trace_reader *rd, struct trace_record *out)
+{
+	const uint64_t *col = rd->colv + rd->col_i++;
+	size_t n = rd->col_n;
+	uint64_t v[6] = { col[0], col[n], col[2 * n], col[3 * n], col[4 * n], col[5 * n] };
+
+	memset(out, 0, sizeof(*out));
+	out->chunk_off = rd->chunk_off;
+	if (rd->grun_type == TRACE_REC_GPU_KERNEL_RUN) {
+		struct trace_rec_gpu_kernel *k = &rd->gpu_kernel;
+
+		memcpy(k, rd->kshapes[v[0]], sizeof(*k));
+		k->hdr.size = sizeof(*k);
+		rd->grun_start += unzigzag64(v[1]);
+		k->start_ns = rd->grun_start;
+		k->end_ns = rd->grun_start + v[2];
+		rd->grun_corr += (uint32_t)unzigzag64(v[3]);
+		k->cupti_corr = rd->grun_corr;
+		k->graph_id = (uint32_t)v[4];
+		rd->grun_aux += unzigzag64(v[5]);
+		k->graph_node = rd->grun_aux;
+		out->rec = k;
+		out->type = TRACE_REC_GPU_KERNEL;
+		out->size = sizeof(*k);
+	} else {
+		struct trace_rec_gpu_api *a = &rd->gpu_api;
+
+		memset(a, 0, sizeof(*a));
+		a->hdr.type = TRACE_REC_GPU_API;
+		a->hdr.size = sizeof(*a);
+		rd->grun_start += unzigzag64(v[0]);
+		a->start_ns = rd->grun_start;
+		a->end_ns = rd->grun_start + v[1];
+		rd->grun_corr += (uint32_t)unzigzag64(v[2]);
+		a->cupti_corr = rd->grun_corr;
+		rd->grun_aux = (uint32_t)(rd->grun_aux + unzigzag64(v[3]));
+		a->tid = (uint32_t)rd->grun_aux;
+		a->cbid = (uint32_t)v[4];
+		a->domain = (uint16_t)v[5];
+		out->rec = a;
+		out->type = TRACE_REC_GPU_API;
+		out->size = sizeof(*a);
+	}
+	rd->grun_left--;
+	rd->nr_records++;
+}
+
+/* ---- LAUNCH_REFS: launches by reference to the chunk's LAUNCHes ---- */
+
+/*
+ * Check a LAUNCH_REFS's columns end to end (32-bit varints, every shape a LAUNCH the chunk has
+ * before it) before handing out any of its launches, decoding them into rd->colv (column after
+ * column). Returns NULL or what is wrong.
+ */
+static const char *check_refs(struct trace_reader *rd, const struct trace_rec_launch_refs *r)
+{
+	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
+	const uint8_t *p = (const uint8_t *)(r + 1);
+	uint32_t c, i;
+	uint64_t v;
+
+	if (!r->count)
+		return "launch_refs of 0 launches";
+	if (r->count > (r->hdr.size - sizeof(*r)) / TRACE_LAUNCH_REFS_COLUMNS)
+		return "launch_refs counts more launches than its bytes hold";
+	if (!rd->nr_lshapes)
+		return "launch_refs with no launch before it in the chunk";
+	XGROW(rd->colv, rd->colv_cap, (size_t)r->count * TRACE_LAUNCH_REFS_COLUMNS);
+	for (c = 0; c < TRACE_LAUNCH_REFS_COLUMNS; c++) {
+		uint64_t *out = rd->colv + (size_t)c * r->count;
+
+		for (i = 0; i < r->count; i++) {
+			if (get_varint64(&p, end, &v) < 0 || v > UINT32_MAX)
+				return "launch_refs varint runs past the record or past 32 bits";
+			if (c == 0 && v >= rd->nr_lshapes)
+				return "launch_refs refers to a launch the chunk does not have before it";
+			out[i] = v;
+		}
+	}
+	if (end - p >= 8)
+		return "launch_refs has bytes after its columns";
+	while (p < end)
+		if (*p++)
+			return "launch_refs padding is not zero";
+	return NULL;
+}
+
+/* The next launch of the current LAUNCH_REFS into rd->expanded and @out. */
+static void refs_next(struct trace_reader *rd, struct trace_record *out)
+{
+	const uint64_t *v = rd->colv + rd->col_i++;
+	const struct trace_rec_launch *shape = rd->lshapes[v[0]];
+	uint32_t dt = (uint32_t)v[rd->col_n];
+	uint32_t dur = (uint32_t)v[2 * rd->col_n];
+	uint32_t dseq = (uint32_t)v[3 * rd->col_n];
+
+	memcpy(&rd->expanded, shape, sizeof(rd->expanded));
+	rd->expanded.call.hdr.size = sizeof(rd->expanded);
+	rd->expanded.call.hdr.dt_ns = dt;
+	rd->expanded.call.dur = dur;
+	rd->refs_seq += (dseq >> 1) ^ (0 - (dseq & 1));
+	rd->expanded.call.seq = rd->refs_seq;
+	remember_launch(rd, shape);
+	rd->now_ns += dt;
+	rd->refs_left--;
+	memset(out, 0, sizeof(*out));
+	out->is_thread = 1;
+	out->tid = rd->tid;
+	out->thread_index = rd->thread_index;
+	out->chunk_off = rd->chunk_off;
+	out_expanded(rd, out);
+	out->ts_ns = rd->now_ns;
+	rd->nr_records++;
+}
+
 /* ---- Records ---- */
 
 int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
@@ -666,6 +881,14 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 			out->thread_index = rd->thread_index;
 			out->chunk_off = rd->chunk_off;
 			run_next(rd, out);
+			return 1;
+		}
+		if (rd->refs_left) {
+			refs_next(rd, out);
+			return 1;
+		}
+		if (rd->grun_left) {
+			grun_next(rd, out);
 			return 1;
 		}
 		if (rd->pos >= rd->raw_len) {
@@ -714,6 +937,7 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 			rd->tid = b->tid;
 			rd->thread_index = b->thread_index;
 			rd->now_ns = b->base_ns;
+			rd->cur_launch = NULL;
 		} else if (ti >= 0 && types[ti].is_thread) {
 			if (!rd->in_block)
 				return reader_fail(rd, -EPROTO, rd->chunk_off,
@@ -731,6 +955,24 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 			out->thread_index = rd->thread_index;
 			if (h->type == TRACE_REC_LAUNCH && h->size >= sizeof(struct trace_rec_launch)) {
 				remember_launch(rd, (const void *)h);
+				XGROW(rd->lshapes, rd->lshapes_cap, rd->nr_lshapes + 1);
+				rd->lshapes[rd->nr_lshapes++] = (const void *)h;
+			} else if (h->type == TRACE_REC_LAUNCH_REFS) {
+				const struct trace_rec_launch_refs *lr = (const void *)h;
+				const char *bad = check_refs(rd, lr);
+
+				if (bad)
+					return reader_fail(rd, -EPROTO, rd->chunk_off,
+							   "chunk %u, record offset %zu: %s (thread %u)",
+							   rd->chunk_seq, rd->pos - h->size, bad,
+							   rd->thread_index);
+				/* Its launches come out one per call; this one is the first. */
+				rd->col_i = 0;
+				rd->col_n = lr->count;
+				rd->refs_seq = lr->seq;
+				rd->refs_left = lr->count;
+				refs_next(rd, out);
+				return 1;
 			} else if (h->type == TRACE_REC_LAUNCH_REPEAT) {
 				if (expand_repeat(rd, (const void *)h) < 0)
 					return reader_fail(rd, -EPROTO, rd->chunk_off,
@@ -760,6 +1002,28 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 		} else if (h->type == TRACE_REC_END) {
 			memcpy(&rd->end, h, sizeof(rd->end));
 			rd->has_end = 1;
+		} else if (h->type == TRACE_REC_GPU_KERNEL) {
+			XGROW(rd->kshapes, rd->kshapes_cap, rd->nr_kshapes + 1);
+			rd->kshapes[rd->nr_kshapes++] = (const void *)h;
+		} else if (h->type == TRACE_REC_GPU_KERNEL_RUN || h->type == TRACE_REC_GPU_API_RUN) {
+			const struct trace_rec_gpu_run *gr = (const void *)h;
+			const char *bad = check_gpu_run(rd, gr);
+
+			if (bad)
+				return reader_fail(rd, -EPROTO, rd->chunk_off,
+						   "chunk %u, record offset %zu: %s %s",
+						   rd->chunk_seq, rd->pos - h->size,
+						   trace_record_type_name(h->type), bad);
+			/* Its records come out one per call; this one is the first. */
+			rd->grun_type = h->type;
+			rd->col_i = 0;
+			rd->col_n = gr->count;
+			rd->grun_left = gr->count;
+			rd->grun_start = gr->base_ns;
+			rd->grun_corr = gr->corr;
+			rd->grun_aux = 0;
+			grun_next(rd, out);
+			return 1;
 		}
 		rd->nr_records++;
 		return 1;

@@ -48,6 +48,22 @@ struct trace_reader {
 	uint32_t run_left;		/* launches of the current LAUNCH_RUN still to hand out */
 	const uint8_t *run_dt;		/* its next varints (validated) */
 	const uint8_t *run_dur;
+	struct last_launch *cur_launch;	/* the current block's thread's, once looked up */
+	const struct trace_rec_launch **lshapes;	/* the chunk's LAUNCHes, in order */
+	size_t nr_lshapes, lshapes_cap;
+	uint64_t *colv;			/* the current column record's values, column after column */
+	size_t colv_cap;
+	size_t col_i, col_n;		/* the next record's row, and the rows */
+	uint32_t refs_left;		/* launches of the current LAUNCH_REFS still to hand out */
+	uint32_t refs_seq;
+	const struct trace_rec_gpu_kernel **kshapes;	/* the chunk's GPU_KERNELs, in order */
+	size_t nr_kshapes, kshapes_cap;
+	uint32_t grun_left;		/* records of the current GPU_*_RUN still to hand out */
+	uint16_t grun_type;
+	uint64_t grun_start, grun_aux;	/* previous start, graph node or thread id, corr */
+	uint32_t grun_corr;
+	struct trace_rec_gpu_kernel gpu_kernel;	/* a GPU_KERNEL_RUN's record, expanded */
+	struct trace_rec_gpu_api gpu_api;	/* a GPU_API_RUN's record, expanded */
 
 	uint64_t nr_records;
 	int is_truncated;		/* the file ends inside a chunk (killed process, full disk) */
@@ -61,7 +77,8 @@ struct trace_reader {
  * valid until the next trace_reader_next(). Thread records have is_thread set and carry their
  * start time, thread id and thread index; meta records carry ts_ns 0. A LAUNCH_REPEAT comes back
  * as the LAUNCH it stands for (type, size and @rec those of the expanded record), a LAUNCH_RUN
- * as its COUNT launches, one per call.
+ * as its COUNT launches, one per call; LAUNCH_REFS, GPU_KERNEL_RUN and GPU_API_RUN likewise as
+ * their LAUNCH, GPU_KERNEL and GPU_API records.
  */
 struct trace_record {
 	const void *rec;

@@ -40,7 +40,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	2
+#define TRACE_VERSION_MINOR	3
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -107,12 +107,15 @@ enum trace_rec_type {
 	TRACE_REC_CALL		= 26,	/* thread: any other intercepted call */
 	TRACE_REC_LAUNCH_REPEAT	= 27,	/* (1.1) thread: the thread's previous LAUNCH again */
 	TRACE_REC_LAUNCH_RUN	= 28,	/* (1.2) thread: that LAUNCH again, N times in a row */
+	TRACE_REC_LAUNCH_REFS	= 29,	/* (1.3) thread: launches like LAUNCHes of the chunk */
 	TRACE_REC_GPU_KERNEL	= 32,	/* meta: CUPTI kernel execution */
 	TRACE_REC_GPU_MEMCPY	= 33,	/* meta: CUPTI memcpy execution (incl. peer) */
 	TRACE_REC_GPU_MEMSET	= 34,	/* meta: CUPTI memset execution */
 	TRACE_REC_GPU_INFO	= 35,	/* meta: CUPTI session state and loss counters */
 	TRACE_REC_GPU_CORR	= 36,	/* meta: CUPTI correlation id -> the shim's call */
 	TRACE_REC_GPU_API	= 37,	/* meta: CUPTI API record (thread, interval) */
+	TRACE_REC_GPU_KERNEL_RUN = 38,	/* (1.3) meta: GPU_KERNELs of known shapes, as columns */
+	TRACE_REC_GPU_API_RUN	= 39,	/* (1.3) meta: GPU_APIs as columns */
 	TRACE_REC_PM_CONFIG	= 40,	/* (1.1) meta: hardware-counter sampling set-up of a device */
 	TRACE_REC_PM_SAMPLE	= 41,	/* (1.1) meta: one counter sample interval */
 };
@@ -346,6 +349,32 @@ _Static_assert(sizeof(struct trace_rec_launch_run) == 16, "on-disk ABI: bump TRA
 /* The most bytes a LAUNCH_RUN of @count launches takes. */
 #define TRACE_LAUNCH_RUN_MAX_BYTES(count) \
 	((sizeof(struct trace_rec_launch_run) + (size_t)(count) * 10 + 7) & ~(size_t)7)
+
+/*
+ * LAUNCH_REFS (1.3): COUNT launches of the block's thread in a row, each equal to a LAUNCH record
+ * earlier in the same chunk (of any thread) in everything but its start time, duration and
+ * correlation number: entry point, result, flags, stream, kernel, geometry. After the struct
+ * come four columns of COUNT unsigned LEB128 varints each (at most 5 bytes, values < 2^32), then
+ * zero padding to 8:
+ *   shape  which LAUNCH record of the chunk (0: its first)
+ *   dt     the launch's time delta, as hdr.dt_ns of a LAUNCH
+ *   dur    its duration
+ *   seq    zigzag of its correlation number minus the previous one's (the first: minus seq),
+ *          modulo 2^32 (see GPU_KERNEL_RUN)
+ * A program's launches are a few dozen kernels and shapes repeated: each costs a few bytes
+ * instead of 64. hdr.dt_ns is 0. Readers hand each launch out as the LAUNCH it stands for.
+ * From 1.3 on, "the thread's previous LAUNCH" of LAUNCH_REPEAT and LAUNCH_RUN is its previous
+ * launch in the chunk, a LAUNCH record or a launch of a LAUNCH_REFS.
+ */
+struct trace_rec_launch_refs {
+	struct trace_rec_hdr hdr;
+	uint32_t count;			/* launches, >= 1 */
+	uint32_t seq;			/* the first launch's number difference is from this */
+	/* uint8_t columns[]: shape, dt, dur, seq */
+};
+_Static_assert(sizeof(struct trace_rec_launch_refs) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+#define TRACE_LAUNCH_REFS_COLUMNS	4
 
 struct trace_rec_graph_launch {
 	struct trace_call call;
@@ -625,6 +654,42 @@ struct trace_rec_gpu_api {
 	uint16_t _pad;
 };
 _Static_assert(sizeof(struct trace_rec_gpu_api) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/*
+ * GPU_KERNEL_RUN and GPU_API_RUN (1.3): COUNT GPU_KERNEL or GPU_API records as columns, so the
+ * fields that change from record to record (times, correlation ids) are stored apart from those
+ * that repeat and cost a few bytes each instead of 88 and 40. After the struct come the columns,
+ * each of COUNT unsigned LEB128 varints (at most 10 bytes, 64 bits), then zero padding to 8.
+ * Differences are taken from the previous record of the run (the first: from the struct's
+ * base_ns and corr, and 0 for the others), wrap modulo 2^64 (times, graph node) or 2^32
+ * (correlation id, thread id), and are zigzag-coded: 2d for d >= 0, -2d-1 for d < 0.
+ *
+ * GPU_KERNEL_RUN columns, in this order:
+ *   shape       which GPU_KERNEL record of the chunk (0: its first) the kernel equals in every
+ *               field but those below: device, context, stream, name, geometry, registers,
+ *               shared memory. A chunk decodes on its own: the shape is never in another chunk.
+ *   start       zigzag difference of start_ns
+ *   duration    end_ns - start_ns
+ *   corr        zigzag difference of cupti_corr (32 bits)
+ *   graph_id    the value (32 bits)
+ *   graph_node  zigzag difference of graph_node
+ * GPU_API_RUN columns: start, duration, corr (as above), tid (zigzag difference, 32 bits), cbid
+ * (the value, 32 bits), domain (the value, 16 bits).
+ *
+ * Readers hand each record out as the GPU_KERNEL or GPU_API it stands for. The order of GPU
+ * records in a chunk carries no meaning (CUPTI delivers them buffer by buffer).
+ */
+struct trace_rec_gpu_run {
+	struct trace_rec_hdr hdr;	/* dt_ns is 0 */
+	uint32_t count;			/* records, >= 1 */
+	uint32_t corr;			/* the first correlation id's difference is from this */
+	uint64_t base_ns;		/* the first start's difference is from this */
+	/* uint8_t columns[] */
+};
+_Static_assert(sizeof(struct trace_rec_gpu_run) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+#define TRACE_GPU_KERNEL_RUN_COLUMNS	6
+#define TRACE_GPU_API_RUN_COLUMNS	6
 
 /* GPU_INFO: written when CUPTI starts, on every change of its counters, and at the end. */
 struct trace_rec_gpu_info {

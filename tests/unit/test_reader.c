@@ -2,8 +2,8 @@
 /*
  * test_reader.c - the trace reader on hand-built traces: a valid one (times rebuilt from deltas,
  * unknown types skipped, grown records accepted), truncated ones (partial results, no error),
- * corrupt ones (each refused with a message naming the problem and the byte offset), and
- * LAUNCH_REPEAT expanded per thread within a chunk.
+ * corrupt ones (each refused with a message naming the problem and the byte offset),
+ * LAUNCH_REPEAT and LAUNCH_RUN expanded per thread within a chunk, and GPU records as columns.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -490,6 +490,419 @@ static void test_launch_run(void)
 	tb_free(&t);
 }
 
+/* A LAUNCH_REFS of @n launches: the struct, then @cols (already varint-encoded), padded. */
+static void add_refs(struct tb *t, uint32_t n, uint32_t seq, const uint8_t *cols, size_t len)
+{
+	uint8_t buf[256];
+	struct trace_rec_launch_refs r;
+	size_t size = (sizeof(r) + len + 7) & ~(size_t)7;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = TRACE_REC_LAUNCH_REFS;
+	r.hdr.size = (uint16_t)size;
+	r.count = n;
+	r.seq = seq;
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), cols, len);
+	tb_rec(t, buf, size);
+}
+
+/*
+ * LAUNCH_REFS: read back as COUNT launches of its block's thread, each the chunk's LAUNCH named
+ * by its shape column (of any thread: here thread 1 uses thread 0's) with its own delta,
+ * duration and number (zigzag differences: down, up, wrapping 32 bits); a LAUNCH_REPEAT after
+ * it means its last launch. Malformed columns, a shape the chunk lacks (or has only in the
+ * chunk before) are errors at the record's offset.
+ */
+static void test_launch_refs(void)
+{
+	/* shape 1, 0, 1; dt 3, 300, 0; dur 10, 20, 2^32-1; seq from 50: 50, 49, 2^32-1 (-50) */
+	static const uint8_t cols[] = { 0x01, 0x00, 0x01,
+					0x03, 0xac, 0x02, 0x00,
+					0x0a, 0x14, 0xff, 0xff, 0xff, 0xff, 0x0f,
+					0x00, 0x01, 0x63 };
+	struct trace_reader rd;
+	struct trace_record r;
+	uint64_t times[8];
+	uint32_t durs[8], seqs[8], funcs[8], threads[8];
+	struct tb t;
+	int n = 0, ret;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);			/* shape 0: func 1, at 1010 */
+	add_launch(&t, 5, 2);			/* shape 1: func 7, at 1015 */
+	((struct trace_rec_launch *)(t.chunk + t.chunk_len - sizeof(struct trace_rec_launch)))->func = 7;
+	tb_block(&t, 200, 1, 2000);
+	add_refs(&t, 3, 50, cols, sizeof(cols));
+	{
+		struct trace_rec_launch_repeat rep;
+
+		memset(&rep, 0, sizeof(rep));
+		rep.hdr.type = TRACE_REC_LAUNCH_REPEAT;
+		rep.hdr.size = sizeof(rep);
+		rep.hdr.dt_ns = 1;
+		rep.dur = 5;
+		rep.seq = 1;
+		tb_rec(&t, &rep, sizeof(rep));	/* thread 1's previous launch: func 7 */
+	}
+	add_end(&t, 6);
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "refs.trace", 0)), 0);
+	while ((ret = trace_reader_next(&rd, &r)) > 0) {
+		const struct trace_rec_launch *l = r.rec;
+
+		CHECK(r.type != TRACE_REC_LAUNCH_REFS);
+		if (r.type != TRACE_REC_LAUNCH || n >= 8)
+			continue;
+		CHECK_EQ(r.size, sizeof(*l));
+		CHECK_EQ(l->call.hdr.size, sizeof(*l));
+		times[n] = r.ts_ns;
+		durs[n] = l->call.dur;
+		seqs[n] = l->call.seq;
+		threads[n] = r.thread_index;
+		funcs[n++] = l->func;
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(n, 6);
+	CHECK_EQ(rd.nr_records, 6 + 1 + 2);	/* launches, END, BLOCKs */
+	CHECK_EQ(funcs[2], 7);
+	CHECK_EQ(funcs[3], 1);
+	CHECK_EQ(funcs[4], 7);
+	CHECK_EQ(funcs[5], 7);			/* the repeat: its thread's last launch */
+	CHECK_EQ(threads[2], 1);
+	CHECK_EQ(threads[5], 1);
+	CHECK_EQ(times[2], 2003);
+	CHECK_EQ(times[3], 2303);
+	CHECK_EQ(times[4], 2303);
+	CHECK_EQ(times[5], 2304);
+	CHECK_EQ(durs[2], 10);
+	CHECK_EQ(durs[3], 20);
+	CHECK_EQ(durs[4], 0xffffffffu);
+	CHECK_EQ(seqs[2], 50);
+	CHECK_EQ(seqs[3], 49);
+	CHECK_EQ(seqs[4], 0xffffffffu);
+	CHECK_EQ(seqs[5], 1);
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	static const struct {
+		const char *name;
+		uint32_t count;
+		uint8_t cols[24];
+		size_t len;
+		const char *what;
+	} bad[] = {
+		{ "refs_zero.trace", 0, { 0 }, 1, "launch_refs of 0 launches" },
+		{ "refs_count.trace", 3, { 0, 1, 1, 1 }, 4, "counts more launches than its bytes" },
+		{ "refs_past.trace", 1, { 0, 1, 1, 0x81, 0x81, 0x81, 0x81, 0x81 }, 8,
+		  "varint runs past the record" },
+		{ "refs_wide.trace", 1, { 0, 0xff, 0xff, 0xff, 0xff, 0x1f, 1, 1 }, 8, "past 32 bits" },
+		{ "refs_shape.trace", 1, { 1, 1, 1, 1 }, 4,
+		  "refers to a launch the chunk does not have before it" },
+		{ "refs_tail.trace", 1, { 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 12,
+		  "bytes after its columns" },
+		{ "refs_pad.trace", 1, { 0, 1, 1, 1, 0, 0, 0, 2 }, 8, "padding is not zero" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+		tb_block(&t, 100, 0, 1000);
+		add_launch(&t, 10, 1);
+		add_refs(&t, bad[i].count, 2, bad[i].cols, bad[i].len);
+		tb_flush(&t);
+		expect_error(bad[i].name, &t, bad[i].what);
+		tb_free(&t);
+	}
+
+	/* The chunk before's LAUNCH is not a shape of this one. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);
+	tb_flush(&t);
+	tb_block(&t, 100, 0, 1010);
+	add_refs(&t, 1, 2, (const uint8_t[]){ 0, 1, 1, 0 }, 4);
+	tb_flush(&t);
+	expect_error("refs_chunk.trace", &t, "launch_refs with no launch before it in the chunk");
+	tb_free(&t);
+}
+
+/* ---- GPU_KERNEL_RUN and GPU_API_RUN ---- */
+
+/* Columns being built: six of varints. */
+struct cols {
+	uint8_t b[6][512];
+	size_t n[6];
+};
+
+static void col_put(struct cols *c, int col, uint64_t v)
+{
+	while (v >= 0x80) {
+		c->b[col][c->n[col]++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	c->b[col][c->n[col]++] = (uint8_t)v;
+}
+
+static uint64_t zz(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static uint64_t zz32(uint32_t d)
+{
+	return (uint32_t)((d << 1) ^ (uint32_t)((int32_t)d >> 31));
+}
+
+/* A GPU run record of @count records: the struct, then @bytes, zero-padded to 8. */
+static void add_gpu_run_bytes(struct tb *t, uint16_t type, uint32_t count, uint32_t corr,
+			      uint64_t base_ns, const uint8_t *bytes, size_t len)
+{
+	uint8_t buf[4096];
+	struct trace_rec_gpu_run r;
+	size_t size = (sizeof(r) + len + 7) & ~(size_t)7;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = type;
+	r.hdr.size = (uint16_t)size;
+	r.count = count;
+	r.corr = corr;
+	r.base_ns = base_ns;
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), bytes, len);
+	tb_rec(t, buf, size);
+}
+
+static void add_gpu_run(struct tb *t, uint16_t type, uint32_t count, uint32_t corr,
+			uint64_t base_ns, const struct cols *c)
+{
+	uint8_t bytes[3072];
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		memcpy(bytes + len, c->b[i], c->n[i]);
+		len += c->n[i];
+	}
+	add_gpu_run_bytes(t, type, count, corr, base_ns, bytes, len);
+}
+
+static struct trace_rec_gpu_kernel kernel_of_shape(uint32_t name, uint32_t stream, uint32_t grid)
+{
+	struct trace_rec_gpu_kernel k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = TRACE_REC_GPU_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.device = 0;
+	k.context = 1;
+	k.stream = stream;
+	k.name = name;
+	k.grid[0] = grid;
+	k.grid[1] = k.grid[2] = 1;
+	k.block[0] = 256;
+	k.block[1] = k.block[2] = 1;
+	k.regs_per_thread = 32;
+	k.static_smem_bytes = 1024;
+	k.dyn_smem_bytes = 48;
+	return k;
+}
+
+/*
+ * The columns come back as the GPU_KERNEL and GPU_API records they encode, field for field:
+ * shapes copied from the chunk's GPU_KERNELs (the first and a later one), times going
+ * backwards and by more than 2^32, 10-byte varints, correlation and thread ids wrapping their
+ * 32 bits, graph ids and nodes. A run refers only to its own chunk, and every malformed column
+ * is an error at the record's offset before any of its records is handed out.
+ */
+static void test_gpu_runs(void)
+{
+	struct trace_rec_gpu_kernel shape[2], want[5];
+	struct trace_rec_gpu_api api[4];
+	static const uint32_t of_shape[5] = { 1, 0, 1, 1, 0 };
+	struct trace_rec_gpu_kernel got[8];
+	struct trace_rec_gpu_api got_api[8];
+	struct trace_reader rd;
+	struct trace_record r;
+	struct cols kc, ac;
+	uint64_t prev, node;
+	uint32_t pcorr, ptid;
+	int nk = 0, na = 0, ret, i;
+	struct tb t;
+
+	shape[0] = kernel_of_shape(3, 7, 132);
+	shape[1] = kernel_of_shape(4, 13, 1);
+	shape[0].start_ns = 100;
+	shape[0].end_ns = 200;
+	shape[0].cupti_corr = 1;
+	shape[1].start_ns = 300;
+	shape[1].end_ns = 400;
+	shape[1].cupti_corr = 2;
+	for (i = 0; i < 5; i++)
+		want[i] = shape[of_shape[i]];
+	want[0].start_ns = 5000;			/* from base_ns 1000: +4000 */
+	want[0].end_ns = 5000 + (1ull << 33);		/* a duration past 32 bits */
+	want[0].cupti_corr = 10;
+	want[1].start_ns = 4000;			/* backwards */
+	want[1].end_ns = 4500;
+	want[1].cupti_corr = 9;
+	want[2].start_ns = UINT64_MAX - 5;		/* a 10-byte varint */
+	want[2].end_ns = UINT64_MAX - 1;
+	want[2].cupti_corr = UINT32_MAX;
+	want[3].start_ns = 6000;			/* wraps back */
+	want[3].end_ns = 6000;
+	want[3].cupti_corr = 3;				/* wraps 32 bits forward */
+	want[3].graph_id = 77;
+	want[3].graph_node = 1ull << 40;
+	want[4].start_ns = 6100;
+	want[4].end_ns = 6200;
+	want[4].cupti_corr = 4;
+	want[4].graph_id = 77;
+	want[4].graph_node = (1ull << 40) - 3;
+	memset(&kc, 0, sizeof(kc));
+	prev = 1000;
+	pcorr = 10;
+	node = 0;
+	for (i = 0; i < 5; i++) {
+		col_put(&kc, 0, of_shape[i]);
+		col_put(&kc, 1, zz(want[i].start_ns - prev));
+		col_put(&kc, 2, want[i].end_ns - want[i].start_ns);
+		col_put(&kc, 3, zz32(want[i].cupti_corr - pcorr));
+		col_put(&kc, 4, want[i].graph_id);
+		col_put(&kc, 5, zz(want[i].graph_node - node));
+		prev = want[i].start_ns;
+		pcorr = want[i].cupti_corr;
+		node = want[i].graph_node;
+	}
+
+	memset(api, 0, sizeof(api));
+	memset(&ac, 0, sizeof(ac));
+	for (i = 0; i < 4; i++) {
+		api[i].hdr.type = TRACE_REC_GPU_API;
+		api[i].hdr.size = sizeof(api[i]);
+		api[i].start_ns = 10000 + 1000 * (uint64_t)(3 - i);	/* descending */
+		api[i].end_ns = api[i].start_ns + 7 * (uint64_t)i;
+		api[i].cupti_corr = 20 + (uint32_t)i;
+		api[i].tid = i == 2 ? 5 : 4000000000u;	/* 32-bit thread ids, down and up */
+		api[i].cbid = i == 3 ? UINT32_MAX : 211;
+		api[i].domain = i == 1 ? TRACE_GPU_API_RUNTIME : TRACE_GPU_API_DRIVER;
+	}
+	prev = 9000;
+	pcorr = 20;
+	ptid = 0;
+	for (i = 0; i < 4; i++) {
+		col_put(&ac, 0, zz(api[i].start_ns - prev));
+		col_put(&ac, 1, api[i].end_ns - api[i].start_ns);
+		col_put(&ac, 2, zz32(api[i].cupti_corr - pcorr));
+		col_put(&ac, 3, zz32(api[i].tid - ptid));
+		col_put(&ac, 4, api[i].cbid);
+		col_put(&ac, 5, api[i].domain);
+		prev = api[i].start_ns;
+		pcorr = api[i].cupti_corr;
+		ptid = api[i].tid;
+	}
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_rec(&t, &shape[0], sizeof(shape[0]));
+	add_gpu_run(&t, TRACE_REC_GPU_API_RUN, 4, 20, 9000, &ac);
+	tb_rec(&t, &shape[1], sizeof(shape[1]));
+	add_gpu_run(&t, TRACE_REC_GPU_KERNEL_RUN, 5, 10, 1000, &kc);
+	add_end(&t, 11);
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "gpu_runs.trace", 0)), 0);
+	while ((ret = trace_reader_next(&rd, &r)) > 0) {
+		CHECK(r.type != TRACE_REC_GPU_KERNEL_RUN && r.type != TRACE_REC_GPU_API_RUN);
+		CHECK(!r.is_thread);
+		if (r.type == TRACE_REC_GPU_KERNEL && nk < 8) {
+			CHECK_EQ(r.size, sizeof(got[0]));
+			memcpy(&got[nk++], r.rec, sizeof(got[0]));
+		} else if (r.type == TRACE_REC_GPU_API && na < 8) {
+			CHECK_EQ(r.size, sizeof(got_api[0]));
+			memcpy(&got_api[na++], r.rec, sizeof(got_api[0]));
+		}
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(rd.nr_records, 2 + 5 + 4 + 1);
+	CHECK_EQ(nk, 7);
+	CHECK_EQ(na, 4);
+	CHECK(!memcmp(&got[0], &shape[0], sizeof(shape[0])));
+	CHECK(!memcmp(&got[1], &shape[1], sizeof(shape[1])));
+	for (i = 0; i < 5 && nk == 7; i++)
+		if (memcmp(&got[2 + i], &want[i], sizeof(want[i]))) {
+			fprintf(stderr, "gpu_kernel_run record %d differs\n", i);
+			check_failures++;
+		}
+	for (i = 0; i < 4 && na == 4; i++)
+		if (memcmp(&got_api[i], &api[i], sizeof(api[i]))) {
+			fprintf(stderr, "gpu_api_run record %d differs\n", i);
+			check_failures++;
+		}
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	/* A shape in the chunk before does not count: chunks decode on their own. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_rec(&t, &shape[0], sizeof(shape[0]));
+	tb_rec(&t, &shape[1], sizeof(shape[1]));
+	tb_flush(&t);
+	add_gpu_run(&t, TRACE_REC_GPU_KERNEL_RUN, 5, 10, 1000, &kc);
+	tb_flush(&t);
+	expect_error("gpu_run_chunk.trace", &t, "gpu_kernel_run with no gpu_kernel before it");
+	tb_free(&t);
+
+	/* Shape 1 of a chunk that has one GPU_KERNEL only. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_rec(&t, &shape[0], sizeof(shape[0]));
+	add_gpu_run(&t, TRACE_REC_GPU_KERNEL_RUN, 5, 10, 1000, &kc);
+	tb_flush(&t);
+	expect_error("gpu_run_shape.trace", &t,
+		     "gpu_kernel_run refers to a gpu_kernel the chunk does not have before it");
+	tb_free(&t);
+
+	/* Malformed columns, each after a GPU_KERNEL (shape 0). */
+	static const struct {
+		const char *name;
+		uint16_t type;
+		uint32_t count;
+		uint8_t cols[24];
+		size_t len;
+		const char *what;
+	} bad[] = {
+		{ "grun_zero.trace", TRACE_REC_GPU_API_RUN, 0, { 0 }, 1, "gpu_api_run of 0 records" },
+		{ "grun_count.trace", TRACE_REC_GPU_KERNEL_RUN, 2, { 0, 1, 1, 1, 1, 1, 1, 1 }, 8,
+		  "counts more records than its bytes hold" },
+		{ "grun_past.trace", TRACE_REC_GPU_KERNEL_RUN, 1, { 0, 1, 1, 1, 1, 0x81, 0x81, 0x81 }, 8,
+		  "varint runs past the record" },
+		{ "grun_wide.trace", TRACE_REC_GPU_API_RUN, 1,
+		  { 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02, 1, 1, 1, 1 }, 15,
+		  "past 64 bits" },
+		{ "grun_long.trace", TRACE_REC_GPU_API_RUN, 1,
+		  { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1, 1, 1, 1, 1 },
+		  16, "past 64 bits" },
+		{ "grun_corr.trace", TRACE_REC_GPU_KERNEL_RUN, 1, { 0, 1, 1, 0x80, 0x80, 0x80, 0x80,
+		  0x10, 1, 1 }, 10, "value out of its field's range" },
+		{ "grun_domain.trace", TRACE_REC_GPU_API_RUN, 1, { 1, 1, 1, 1, 1, 0x80, 0x80, 0x04 }, 8,
+		  "value out of its field's range" },
+		{ "grun_tail.trace", TRACE_REC_GPU_KERNEL_RUN, 1, { 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
+		  0, 0, 0 }, 14, "has bytes after its columns" },
+		{ "grun_pad.trace", TRACE_REC_GPU_KERNEL_RUN, 1, { 0, 1, 1, 1, 1, 1, 0, 3 }, 8,
+		  "padding is not zero" },
+	};
+	size_t b;
+
+	for (b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+		tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+		tb_rec(&t, &shape[0], sizeof(shape[0]));
+		add_gpu_run_bytes(&t, bad[b].type, bad[b].count, 0, 0, bad[b].cols, bad[b].len);
+		tb_flush(&t);
+		expect_error(bad[b].name, &t, bad[b].what);
+		tb_free(&t);
+	}
+}
+
 static void test_missing_file(void)
 {
 	struct trace_reader rd;
@@ -508,6 +921,8 @@ int main(void)
 	RUN(test_unknown_and_grown);
 	RUN(test_launch_repeat);
 	RUN(test_launch_run);
+	RUN(test_launch_refs);
+	RUN(test_gpu_runs);
 	RUN(test_missing_file);
 	return TEST_RESULT();
 }
