@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "futex.h"
+#include "gpucols.h"
 
 /* A chunk holds at most this many record bytes: big enough for zstd, small enough to lose. */
 #define CHUNK_RAW_BYTES (4u << 20)
@@ -271,6 +272,7 @@ static int open_trace(void)
 /* ---- Chunks ---- */
 
 static void run_flush(void);
+static void held_flush(void);
 
 static void chunk_flush(void)
 {
@@ -279,7 +281,8 @@ static void chunk_flush(void)
 	size_t n;
 	int ret;
 
-	run_flush();
+	held_flush();
+	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
 	if (!w.raw_len)
 		return;
 	if (w.is_failed || w.fd < 0)
@@ -308,6 +311,7 @@ out:
 	w.raw_len = 0;
 	w.block_owner = NULL;
 	w.chunk_gen++;
+	gpucols_chunk_done();
 }
 
 static void chunk_put(const void *rec, uint32_t size)
@@ -390,24 +394,80 @@ static int run_extend(const struct tbuf *b, const struct trace_rec_launch_repeat
 	return 1;
 }
 
-/*
- * A ring's LAUNCH_REPEAT (the producer found its launch equal to the ring's previous LAUNCH):
- * within the chunk of that LAUNCH it stays a repeat; in a later chunk it is written out as the
- * full LAUNCH again, so every chunk decodes on its own. Returns the record to write, or NULL
- * when @rep is held in the current run.
- */
-static const void *expand_repeat(struct tbuf *b, const struct trace_rec_launch_repeat *rep,
-				 uint32_t *size, struct trace_rec_launch *full)
+/* Write the thread records held back: a launch run, or launches by reference. */
+static void held_flush(void)
 {
-	if (b->w_launch_gen == w.chunk_gen + 1)
-		return run_extend(b, rep) ? NULL : rep;
+	run_flush();
+	gpucols_launch_flush(w.raw, &w.raw_len, &w.nr_records);
+}
+
+/* Make @b's the chunk's current thread block. */
+static void block_for(struct tbuf *b)
+{
+	struct trace_rec_block blk;
+
+	if (w.block_owner == b)
+		return;
+	held_flush();
+	memset(&blk, 0, sizeof(blk));
+	blk.hdr.type = TRACE_REC_BLOCK;
+	blk.hdr.size = sizeof(blk);
+	blk.tid = b->tid;
+	blk.thread_index = b->index;
+	blk.base_ns = b->w_last_ns;
+	chunk_put(&blk, sizeof(blk));
+	w.nr_records--;		/* framing, not data */
+	w.block_owner = b;
+}
+
+/* A launch of @b written by reference to the chunk's LAUNCH @shape (held in a LAUNCH_REFS). */
+static void hold_ref(struct tbuf *b, int64_t shape, uint32_t dt, uint32_t dur, uint32_t seq)
+{
+	run_flush();		/* a launch run held is earlier in time */
+	block_for(b);
+	gpucols_launch_hold((uint32_t)shape, dt, dur, seq, w.raw, &w.raw_len, &w.nr_records);
+}
+
+/*
+ * A ring's LAUNCH (@l) or LAUNCH_REPEAT (@rep, a launch the producer found equal to the ring's
+ * previous LAUNCH). Held by reference when the chunk has its shape (LAUNCH_REFS); a repeat that
+ * continues the held launch run is held there (LAUNCH_RUN). Returns 1 when held, 0 when the
+ * record goes in full: @l, @rep itself (it refers to the thread's previous launch, in this
+ * chunk), or @full (the repeat expanded: its LAUNCH is in an earlier chunk, and every chunk
+ * decodes on its own).
+ */
+static int launch_hold(struct tbuf *b, const struct trace_rec_launch *l,
+		       const struct trace_rec_launch_repeat *rep, struct trace_rec_launch *full)
+{
+	if (l) {
+		b->w_launch = *l;
+		b->w_launch_gen = w.chunk_gen + 1;
+		b->w_shape = gpucols_launch_find(l, w.raw);
+		if (b->w_shape < 0)
+			return 0;
+		hold_ref(b, b->w_shape, l->call.hdr.dt_ns, l->call.dur, l->call.seq);
+		return 1;
+	}
+	if (b->w_launch_gen == w.chunk_gen + 1) {
+		if (run_extend(b, rep))
+			return 1;
+		if (b->w_shape >= 0 && gpucols_launches_held() && w.block_owner == b) {
+			hold_ref(b, b->w_shape, rep->hdr.dt_ns, rep->dur, rep->seq);
+			return 1;
+		}
+		return 0;	/* starts a launch run */
+	}
+	b->w_launch_gen = w.chunk_gen + 1;
+	b->w_shape = gpucols_launch_find(&b->w_launch, w.raw);
+	if (b->w_shape >= 0) {
+		hold_ref(b, b->w_shape, rep->hdr.dt_ns, rep->dur, rep->seq);
+		return 1;
+	}
 	*full = b->w_launch;
 	full->call.hdr.dt_ns = rep->hdr.dt_ns;
 	full->call.dur = rep->dur;
 	full->call.seq = rep->seq;
-	b->w_launch_gen = w.chunk_gen + 1;
-	*size = sizeof(*full);
-	return full;
+	return 0;
 }
 
 static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t size)
@@ -418,38 +478,46 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 	struct trace_rec_launch full;
 
 	(void)ctx;
-	/* Room for this record (a repeat may be written in full), a BLOCK, the run grown by one. */
+	/*
+	 * Room for this record (a repeat may be written in full), a BLOCK, the launch run grown
+	 * by one, the launches held by reference and the GPU runs held, each grown by a record.
+	 */
 	if (w.raw_len + (size > sizeof(full) ? size : sizeof(full)) +
 	    sizeof(struct trace_rec_block) +
-	    (run.n ? TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) : 0) > CHUNK_RAW_BYTES)
+	    (run.n ? TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) : 0) + gpucols_launch_room() +
+	    gpucols_room() > CHUNK_RAW_BYTES)
 		chunk_flush();
-	if (b && type == TRACE_REC_LAUNCH && size == sizeof(full)) {
-		memcpy(&b->w_launch, rec, sizeof(full));
-		b->w_launch_gen = w.chunk_gen + 1;
+	if (!b && type == TRACE_REC_GPU_API && size == sizeof(struct trace_rec_gpu_api)) {
+		gpucols_api(rec, w.raw, &w.raw_len, &w.nr_records);
+		return;
+	} else if (!b && type == TRACE_REC_GPU_KERNEL) {
+		if (size == sizeof(struct trace_rec_gpu_kernel) &&
+		    gpucols_kernel(rec, w.raw, &w.raw_len, &w.nr_records))
+			return;
+		/* In full: a shape for the chunk's next kernels (held records stay held). */
+		chunk_put(rec, size);
+		gpucols_kernel_full(w.raw, w.raw_len - size, (uint16_t)size);
+		return;
+	} else if (b && type == TRACE_REC_LAUNCH && size == sizeof(full)) {
+		if (launch_hold(b, rec, NULL, NULL))
+			return;
 	} else if (b && type == TRACE_REC_LAUNCH_REPEAT) {
 		if (unlikely(!b->w_launch_gen)) {
 			/* Cannot happen (the producer wrote a LAUNCH first); counted if it does. */
 			atomic_fetch_add_explicit(&b->nr_lost, 1, memory_order_relaxed);
 			return;
 		}
-		rec = expand_repeat(b, rec, &size, &full);
-		if (!rec)
+		full.call.hdr.type = 0;
+		if (launch_hold(b, NULL, rec, &full))
 			return;
+		if (full.call.hdr.type) {
+			rec = &full;
+			size = sizeof(full);
+		}
 	}
-	run_flush();
-	if (b && w.block_owner != b) {
-		struct trace_rec_block blk;
-
-		memset(&blk, 0, sizeof(blk));
-		blk.hdr.type = TRACE_REC_BLOCK;
-		blk.hdr.size = sizeof(blk);
-		blk.tid = b->tid;
-		blk.thread_index = b->index;
-		blk.base_ns = b->w_last_ns;
-		chunk_put(&blk, sizeof(blk));
-		w.nr_records--;		/* framing, not data */
-		w.block_owner = b;
-	}
+	held_flush();
+	if (b)
+		block_for(b);
 	if (b && ((const struct trace_rec_hdr *)rec)->type == TRACE_REC_LAUNCH_REPEAT) {
 		const struct trace_rec_launch_repeat *rep = rec;
 
@@ -461,6 +529,13 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 		return;
 	}
 	chunk_put(rec, size);
+	if (((const struct trace_rec_hdr *)rec)->type == TRACE_REC_LAUNCH) {
+		/* Every LAUNCH of the chunk has an index; this one may be a shape. */
+		int64_t idx = gpucols_launch_full(w.raw, w.raw_len - size, (uint16_t)size);
+
+		if (b)
+			b->w_shape = idx;
+	}
 }
 
 static void emit_meta_buffer(const uint8_t *buf, size_t len)
@@ -552,6 +627,8 @@ static void drain_all(int at_exit)
 		tbuf_drain(b, heads[i], emit, NULL);
 
 	cupti_writer_poll(at_exit, emit, NULL);
+	/* A pass's GPU records go out with it (the room for them was kept by emit). */
+	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
 
 	/*
 	 * Free the rings of threads that exited and are empty. A new ring may get the same
@@ -565,7 +642,7 @@ static void drain_all(int at_exit)
 		if (atomic_load_explicit(&b->is_dead, memory_order_acquire) &&
 		    atomic_load(&b->head) == atomic_load(&b->tail)) {
 			if (w.block_owner == b) {
-				run_flush();
+				held_flush();
 				w.block_owner = NULL;
 			}
 			if (prev) {
@@ -602,7 +679,8 @@ static void write_end(uint32_t reason)
 {
 	struct trace_rec_end e;
 
-	run_flush();
+	held_flush();
+	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
 	memset(&e, 0, sizeof(e));
 	e.hdr.type = TRACE_REC_END;
 	e.hdr.size = sizeof(e);
@@ -862,6 +940,7 @@ void writer_reset_after_fork(void)
 	w.raw_len = 0;
 	w.block_owner = NULL;
 	run.n = 0;
+	gpucols_forget();
 	w.seq = 0;
 	w.nr_records = 0;
 	w.is_failed = 0;

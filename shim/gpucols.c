@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpucols.c - records as columns (GPU_KERNEL_RUN, GPU_API_RUN, LAUNCH_REFS): a GPU_KERNEL or a
+ * LAUNCH whose shape the chunk already holds as a record written in full, and every GPU_API,
+ * waits in a run; a run is written as one record of varint columns, so the fields that change
+ * from record to record (times, correlation ids) are stored apart from those that repeat. A
+ * PyTorch step's launches and kernels are a few dozen shapes repeated: their records shrink
+ * from 64, 88 and 40 bytes to about 6, 9 and 10.
+ * Runs on: the writer thread (and tests). Nothing here allocates: the runs and the shape table
+ * are static, a few hundred KiB touched only while CUPTI delivers records.
+ */
+#include "gpucols.h"
+
+#include <string.h>
+
+#define GRUN_MAX 4096u
+#define GRUN_COLS 6
+#define GRUN_ENTRY_MAX (GRUN_COLS * 10u)	/* the most bytes one record adds to the columns */
+#define GRUN_OVERHEAD (sizeof(struct trace_rec_gpu_run) + 7u)
+
+_Static_assert(GRUN_COLS == TRACE_GPU_KERNEL_RUN_COLUMNS &&
+		       GRUN_COLS == TRACE_GPU_API_RUN_COLUMNS,
+	       "a run's columns are the format's");
+
+struct grun {
+	uint16_t type;			/* TRACE_REC_GPU_KERNEL_RUN or TRACE_REC_GPU_API_RUN */
+	uint32_t n;			/* records held; 0 none */
+	uint32_t corr0;			/* the first record's correlation id and start */
+	uint64_t base_ns;
+	uint64_t prev_start;		/* the previous record's start, */
+	uint64_t prev_aux;		/* graph node (kernels) or thread id (API records), */
+	uint32_t prev_corr;		/* and correlation id */
+	size_t bytes;			/* the columns' varints so far */
+	uint64_t col[GRUN_COLS][GRUN_MAX];
+};
+
+static struct grun krun = { .type = TRACE_REC_GPU_KERNEL_RUN };
+static struct grun arun = { .type = TRACE_REC_GPU_API_RUN };
+
+/*
+ * A chunk's shapes of one record type: its records written in full, found by a hash of the
+ * bytes that make the shape (two ranges around the fields that change from record to record).
+ */
+#define SHAPE_SLOTS 4096u		/* a power of two; at most half are used */
+
+struct shapes {
+	uint16_t size;			/* the record size shapes have */
+	uint16_t a, a_len, b, b_len;	/* the shape's bytes: [a, a + a_len) and [b, b + b_len) */
+	uint32_t n;			/* records of the type written in full: the next one's index */
+	uint32_t used;
+	struct {
+		uint32_t off;		/* offset of the record in the chunk + 1; 0 empty */
+		uint32_t index;
+	} slot[SHAPE_SLOTS];
+};
+
+/* GPU_KERNEL: all but times, correlation id, graph node and graph id. */
+static struct shapes kshapes = {
+	.size = sizeof(struct trace_rec_gpu_kernel),
+	.a = offsetof(struct trace_rec_gpu_kernel, device),
+	.a_len = offsetof(struct trace_rec_gpu_kernel, graph_id) -
+		 offsetof(struct trace_rec_gpu_kernel, device),
+	.b = offsetof(struct trace_rec_gpu_kernel, name),
+	.b_len = sizeof(struct trace_rec_gpu_kernel) - offsetof(struct trace_rec_gpu_kernel, name),
+};
+
+_Static_assert(offsetof(struct trace_rec_gpu_kernel, cupti_corr) <
+			       offsetof(struct trace_rec_gpu_kernel, device) &&
+		       offsetof(struct trace_rec_gpu_kernel, graph_node) <
+			       offsetof(struct trace_rec_gpu_kernel, device) &&
+		       offsetof(struct trace_rec_gpu_kernel, graph_id) + 4 ==
+			       offsetof(struct trace_rec_gpu_kernel, name),
+	       "a kernel's shape is all after its times, correlation id and graph node but graph id");
+
+/* LAUNCH: all but the time delta, duration and correlation number. */
+static struct shapes lshapes = {
+	.size = sizeof(struct trace_rec_launch),
+	.a = offsetof(struct trace_rec_launch, call.result),
+	.a_len = offsetof(struct trace_rec_launch, call.seq) -
+		 offsetof(struct trace_rec_launch, call.result),
+	.b = offsetof(struct trace_rec_launch, stream),
+	.b_len = sizeof(struct trace_rec_launch) - offsetof(struct trace_rec_launch, stream),
+};
+
+_Static_assert(offsetof(struct trace_rec_launch, call.dur) <
+			       offsetof(struct trace_rec_launch, call.result) &&
+		       offsetof(struct trace_rec_launch, call.seq) + 4 ==
+			       offsetof(struct trace_rec_launch, stream),
+	       "a launch's shape is all but its delta, duration and number");
+
+static int shape_equal(const struct shapes *t, const void *x, const void *y)
+{
+	return !memcmp((const char *)x + t->a, (const char *)y + t->a, t->a_len) &&
+	       !memcmp((const char *)x + t->b, (const char *)y + t->b, t->b_len);
+}
+
+static uint32_t shape_hash(const struct shapes *t, const void *rec)
+{
+	uint64_t words[8] = { 0 };
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	memcpy(words, (const char *)rec + t->a, t->a_len);
+	memcpy((char *)words + t->a_len, (const char *)rec + t->b, t->b_len);
+	for (i = 0; i < ((size_t)t->a_len + t->b_len + 7) / 8; i++) {
+		h = (h ^ words[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (uint32_t)h;
+}
+
+_Static_assert(offsetof(struct trace_rec_gpu_kernel, graph_id) -
+				       offsetof(struct trace_rec_gpu_kernel, device) +
+				       sizeof(struct trace_rec_gpu_kernel) -
+				       offsetof(struct trace_rec_gpu_kernel, name) <=
+			       64 &&
+		       offsetof(struct trace_rec_launch, call.seq) -
+				       offsetof(struct trace_rec_launch, call.result) +
+				       sizeof(struct trace_rec_launch) -
+				       offsetof(struct trace_rec_launch, stream) <=
+			       64,
+	       "a shape's bytes fit shape_hash's words");
+
+/* The slot holding @rec's shape, or the empty slot where it would go. */
+static uint32_t shape_slot(const struct shapes *t, const void *rec, const uint8_t *raw)
+{
+	uint32_t i = shape_hash(t, rec) & (SHAPE_SLOTS - 1);
+
+	while (t->slot[i].off && !shape_equal(t, rec, raw + t->slot[i].off - 1))
+		i = (i + 1) & (SHAPE_SLOTS - 1);
+	return i;
+}
+
+/* The chunk's index of @rec's shape; -1 when it has none. */
+static int64_t shape_find(const struct shapes *t, const void *rec, const uint8_t *raw)
+{
+	uint32_t i = shape_slot(t, rec, raw);
+
+	return t->slot[i].off ? (int64_t)t->slot[i].index : -1;
+}
+
+/* A record of @t's type of @size bytes was written in full at raw + @off: its index or -1. */
+static int64_t shape_add(struct shapes *t, const uint8_t *raw, size_t off, uint16_t size)
+{
+	int64_t idx = -1;
+
+	/* Every record of the type has an index; those of the usual size can be shapes. */
+	if (size == t->size && t->used < SHAPE_SLOTS / 2 && off < UINT32_MAX) {
+		uint32_t i = shape_slot(t, raw + off, raw);
+
+		if (!t->slot[i].off) {
+			t->slot[i].off = (uint32_t)off + 1;
+			t->slot[i].index = t->n;
+			t->used++;
+		}
+		idx = t->slot[i].index;
+	}
+	t->n++;
+	return idx;
+}
+
+static void shapes_reset(struct shapes *t)
+{
+	if (t->used)
+		memset(t->slot, 0, sizeof(t->slot));
+	t->n = t->used = 0;
+}
+
+static unsigned varint_len(uint64_t v)
+{
+	unsigned n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint64_t zigzag64(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static uint64_t zigzag32(uint32_t d)
+{
+	return (uint32_t)((d << 1) ^ (uint32_t)((int32_t)d >> 31));
+}
+
+size_t gpucols_room(void)
+{
+	return (krun.n ? GRUN_OVERHEAD + krun.bytes : 0) + (arun.n ? GRUN_OVERHEAD + arun.bytes : 0) +
+	       GRUN_OVERHEAD + GRUN_ENTRY_MAX;
+}
+
+static void grun_flush(struct grun *r, uint8_t *raw, size_t *len, uint64_t *nr)
+{
+	uint8_t *start = raw + *len, *p;
+	struct trace_rec_gpu_run h;
+	uint32_t c, i;
+
+	if (!r->n)
+		return;
+	p = start + sizeof(h);
+	for (c = 0; c < GRUN_COLS; c++)
+		for (i = 0; i < r->n; i++)
+			p = put_varint(p, r->col[c][i]);
+	while ((p - start) % 8)
+		*p++ = 0;
+	memset(&h, 0, sizeof(h));
+	h.hdr.type = r->type;
+	h.hdr.size = (uint16_t)(p - start);
+	h.count = r->n;
+	h.corr = r->corr0;
+	h.base_ns = r->base_ns;
+	memcpy(start, &h, sizeof(h));
+	*len += (size_t)(p - start);
+	*nr += r->n;
+	r->n = 0;
+	r->bytes = 0;
+}
+
+void gpucols_flush(uint8_t *raw, size_t *len, uint64_t *nr)
+{
+	grun_flush(&krun, raw, len, nr);
+	grun_flush(&arun, raw, len, nr);
+}
+
+/* A new row of @r (written out first when a row more might not fit a record): its index. */
+static uint32_t grun_row(struct grun *r, uint64_t start_ns, uint32_t corr, uint8_t *raw,
+			 size_t *len, uint64_t *nr)
+{
+	if (r->n == GRUN_MAX || GRUN_OVERHEAD + r->bytes + GRUN_ENTRY_MAX > TRACE_MAX_RECORD)
+		grun_flush(r, raw, len, nr);
+	if (!r->n) {
+		r->base_ns = r->prev_start = start_ns;
+		r->corr0 = r->prev_corr = corr;
+		r->prev_aux = 0;
+	}
+	return r->n++;
+}
+
+static void grun_set(struct grun *r, uint32_t row, unsigned c, uint64_t v)
+{
+	r->col[c][row] = v;
+	r->bytes += varint_len(v);
+}
+
+int gpucols_kernel(const struct trace_rec_gpu_kernel *k, uint8_t *raw, size_t *len, uint64_t *nr)
+{
+	int64_t idx = shape_find(&kshapes, k, raw);
+	uint32_t row;
+
+	if (idx < 0)
+		return 0;
+	row = grun_row(&krun, k->start_ns, k->cupti_corr, raw, len, nr);
+	grun_set(&krun, row, 0, (uint64_t)idx);
+	grun_set(&krun, row, 1, zigzag64(k->start_ns - krun.prev_start));
+	grun_set(&krun, row, 2, k->end_ns - k->start_ns);
+	grun_set(&krun, row, 3, zigzag32(k->cupti_corr - krun.prev_corr));
+	grun_set(&krun, row, 4, k->graph_id);
+	grun_set(&krun, row, 5, zigzag64(k->graph_node - krun.prev_aux));
+	krun.prev_start = k->start_ns;
+	krun.prev_corr = k->cupti_corr;
+	krun.prev_aux = k->graph_node;
+	return 1;
+}
+
+void gpucols_kernel_full(const uint8_t *raw, size_t off, uint16_t size)
+{
+	shape_add(&kshapes, raw, off, size);
+}
+
+void gpucols_api(const struct trace_rec_gpu_api *a, uint8_t *raw, size_t *len, uint64_t *nr)
+{
+	uint32_t row = grun_row(&arun, a->start_ns, a->cupti_corr, raw, len, nr);
+
+	grun_set(&arun, row, 0, zigzag64(a->start_ns - arun.prev_start));
+	grun_set(&arun, row, 1, a->end_ns - a->start_ns);
+	grun_set(&arun, row, 2, zigzag32(a->cupti_corr - arun.prev_corr));
+	grun_set(&arun, row, 3, zigzag32(a->tid - (uint32_t)arun.prev_aux));
+	grun_set(&arun, row, 4, a->cbid);
+	grun_set(&arun, row, 5, a->domain);
+	arun.prev_start = a->start_ns;
+	arun.prev_corr = a->cupti_corr;
+	arun.prev_aux = a->tid;
+}
+
+/* ---- Launches (LAUNCH_REFS) ---- */
+
+#define LRUN_MAX 2048u
+#define LRUN_COLS TRACE_LAUNCH_REFS_COLUMNS
+#define LRUN_ENTRY_MAX (LRUN_COLS * 5u)
+#define LRUN_OVERHEAD (sizeof(struct trace_rec_launch_refs) + 7u)
+
+_Static_assert(LRUN_OVERHEAD + LRUN_MAX * LRUN_ENTRY_MAX <= TRACE_MAX_RECORD,
+	       "a full launch run fits one record");
+
+static struct {
+	uint32_t n;			/* launches held; 0 none */
+	uint32_t seq0, prev_seq;
+	size_t bytes;
+	uint32_t col[LRUN_COLS][LRUN_MAX];
+} lrun;
+
+int64_t gpucols_launch_find(const struct trace_rec_launch *l, const uint8_t *raw)
+{
+	return shape_find(&lshapes, l, raw);
+}
+
+int64_t gpucols_launch_full(const uint8_t *raw, size_t off, uint16_t size)
+{
+	return shape_add(&lshapes, raw, off, size);
+}
+
+uint32_t gpucols_launches_held(void)
+{
+	return lrun.n;
+}
+
+size_t gpucols_launch_room(void)
+{
+	return (lrun.n ? LRUN_OVERHEAD + lrun.bytes : 0) + LRUN_OVERHEAD + LRUN_ENTRY_MAX;
+}
+
+void gpucols_launch_flush(uint8_t *raw, size_t *len, uint64_t *nr)
+{
+	uint8_t *start = raw + *len, *p;
+	struct trace_rec_launch_refs h;
+	uint32_t c, i;
+
+	if (!lrun.n)
+		return;
+	p = start + sizeof(h);
+	for (c = 0; c < LRUN_COLS; c++)
+		for (i = 0; i < lrun.n; i++)
+			p = put_varint(p, lrun.col[c][i]);
+	while ((p - start) % 8)
+		*p++ = 0;
+	memset(&h, 0, sizeof(h));
+	h.hdr.type = TRACE_REC_LAUNCH_REFS;
+	h.hdr.size = (uint16_t)(p - start);
+	h.count = lrun.n;
+	h.seq = lrun.seq0;
+	memcpy(start, &h, sizeof(h));
+	*len += (size_t)(p - start);
+	*nr += lrun.n;
+	lrun.n = 0;
+	lrun.bytes = 0;
+}
+
+void gpucols_launch_hold(uint32_t shape, uint32_t dt, uint32_t dur, uint32_t seq, uint8_t *raw,
+			 size_t *len, uint64_t *nr)
+{
+	uint32_t v[LRUN_COLS], c;
+
+	if (lrun.n == LRUN_MAX)
+		gpucols_launch_flush(raw, len, nr);
+	if (!lrun.n)
+		lrun.seq0 = lrun.prev_seq = seq;
+	v[0] = shape;
+	v[1] = dt;
+	v[2] = dur;
+	v[3] = (uint32_t)zigzag32(seq - lrun.prev_seq);
+	for (c = 0; c < LRUN_COLS; c++) {
+		lrun.col[c][lrun.n] = v[c];
+		lrun.bytes += varint_len(v[c]);
+	}
+	lrun.prev_seq = seq;
+	lrun.n++;
+}
+
+/* ---- Chunks ---- */
+
+void gpucols_chunk_done(void)
+{
+	shapes_reset(&kshapes);
+	shapes_reset(&lshapes);
+}
+
+void gpucols_forget(void)
+{
+	krun.n = arun.n = lrun.n = 0;
+	krun.bytes = arun.bytes = lrun.bytes = 0;
+	gpucols_chunk_done();
+}
