@@ -148,6 +148,7 @@ static void info_json(const struct model *m)
 	json_u64(&j, "threads", m->nr_threads);
 	json_str(&j, "gpu_source", m->has_cupti ? "cupti" : "host");
 	json_u64(&j, "gpu_operations", m->nr_gpu);
+	json_u64(&j, "gpu_records_converted", m->gpu_records);
 	json_u64(&j, "gpu_dropped", m->gpu_dropped);
 	json_u64(&j, "gpu_zero_timestamps", m->gpu_zero_ts);
 	json_array_begin(&j, "devices");

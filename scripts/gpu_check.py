@@ -703,6 +703,26 @@ class Checker:
                      (p.stdout.strip().split(": ", 1)[-1] if p.returncode == 0 else
                       f"failed: {p.stderr.strip()}"))
 
+    def integrity(self):
+        """Every trace kept: the GPU records read back (GPU_KERNEL_RUN and GPU_API_RUN expanded)
+        are as many as the shim converted from CUPTI (its last GPU_INFO), kind by kind summed."""
+        tdir = os.path.join(self.work, "traces")
+        n = bad = 0
+        for f in sorted(os.listdir(tdir)):
+            i = self.info(os.path.join(tdir, f))
+            conv = i.get("gpu_records_converted", 0)
+            if not conv:
+                continue
+            t = i.get("record_types", {})
+            read = sum(t.get(k, 0) for k in ("gpu_kernel", "gpu_memcpy", "gpu_memset",
+                                             "gpu_corr", "gpu_api"))
+            n += 1
+            if read != conv and i.get("lost_records", 0) == 0:
+                bad += 1
+                self.say(f"   {f}: {read} GPU records read, the shim converted {conv}")
+        self.check(f"integrity: GPU records read back = converted, in {n} traces", n > 0 and not bad,
+                   f"{bad} differ" if bad else "")
+
     # ---- output ----
 
     def pack(self):
@@ -736,6 +756,9 @@ def main():
                 getattr(c, part)()
             except Exception as exc:  # a checker bug must not lose the rest of the run
                 c.check(f"{part}: checker ran", False, f"{type(exc).__name__}: {exc}")
+        if os.listdir(os.path.join(args.work, "traces")):
+            c.say("== integrity")
+            c.integrity()
         c.say(f"== {len(c.passed)} passed, {len(c.failed)} failed")
         for name in c.failed:
             c.say(f"   failed: {name}")

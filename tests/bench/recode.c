@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * recode.c - rewrites a trace's LAUNCH, GPU_KERNEL and GPU_API records through the shim's column
+ * encoder (shim/gpucols.c), chunk for chunk and in the writer's way (a launch or kernel whose
+ * shape the chunk has is held in a run, any other goes in full and becomes a shape; every API
+ * record is held; held launches go out before their thread's next record, GPU runs at the
+ * chunk's end), and copies every other record as it is (LAUNCH_REPEAT and LAUNCH_RUN keep
+ * their meaning: the thread's previous launch is the same one). It turns the H200
+ * traces recorded before format 1.3 into 1.3 ones holding the same records, so CI checks the
+ * encoder against real GPU data (tests/e2e/gpucols_recode.sh) and scripts/bench.sh measures
+ * what the columns save. A trace that ends inside a chunk is recoded up to there.
+ * Usage: recode IN OUT    Prints: records held in runs, runs, chunks, file bytes in and out.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "gpucols.h"
+#include "gpushim/trace_format.h"
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t cap = 0, n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	do {
+		if (*len == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			buf = realloc(buf, cap);
+			if (!buf)
+				abort();
+		}
+		n = fread(buf + *len, 1, cap - *len, f);
+		*len += n;
+	} while (n);
+	fclose(f);
+	return buf;
+}
+
+static int fail(const char *what, const char *path)
+{
+	fprintf(stderr, "recode: %s: %s\n", path, what);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t in_raw[TRACE_MAX_CHUNK_RAW], out_raw[2 * TRACE_MAX_CHUNK_RAW];
+	static uint8_t zbuf[2 * TRACE_MAX_CHUNK_RAW];
+	unsigned long long held = 0, runs = 0, chunks = 0;
+	struct trace_file_header fh;
+	size_t len, off, out_bytes;
+	uint8_t *file;
+	uint32_t seq = 0;
+	FILE *out;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: recode IN OUT\n");
+		return 2;
+	}
+	file = slurp(argv[1], &len);
+	if (!file || len < sizeof(fh))
+		return fail("cannot read a trace header", argv[1]);
+	memcpy(&fh, file, sizeof(fh));
+	if (memcmp(fh.magic, TRACE_MAGIC, sizeof(TRACE_MAGIC)) ||
+	    fh.version_major != TRACE_VERSION_MAJOR || fh.header_bytes > len)
+		return fail("not a trace of this format", argv[1]);
+	if (fh.version_minor >= 3)
+		return fail("already in format 1.3 or later: its runs would be renumbered", argv[1]);
+	out = fopen(argv[2], "wb");
+	if (!out)
+		return fail(strerror(errno), argv[2]);
+	fh.version_minor = 3;
+	fwrite(&fh, sizeof(fh), 1, out);
+	fwrite(file + sizeof(fh), fh.header_bytes - sizeof(fh), 1, out);
+	out_bytes = fh.header_bytes;
+
+	for (off = fh.header_bytes; off + sizeof(struct trace_chunk_header) <= len;) {
+		struct trace_chunk_header ch;
+		size_t raw_len, out_len = 0, pos, z;
+		uint64_t nr = 0;
+		int64_t shape;
+
+		memcpy(&ch, file + off, sizeof(ch));
+		if (ch.magic != TRACE_CHUNK_MAGIC || ch.raw_bytes > TRACE_MAX_CHUNK_RAW)
+			return fail("bad chunk header", argv[1]);
+		if (len - off - sizeof(ch) < ch.zstd_bytes)
+			break;		/* truncated: recoded up to here */
+		raw_len = ZSTD_decompress(in_raw, sizeof(in_raw), file + off + sizeof(ch),
+					  ch.zstd_bytes);
+		if (ZSTD_isError(raw_len) || raw_len != ch.raw_bytes)
+			return fail("chunk does not decompress", argv[1]);
+		off += sizeof(ch) + ch.zstd_bytes;
+
+		for (pos = 0; pos + sizeof(struct trace_rec_hdr) <= raw_len;) {
+			const struct trace_rec_hdr *h = (const void *)(in_raw + pos);
+
+			if (h->size < sizeof(*h) || h->size > raw_len - pos)
+				return fail("bad record size", argv[1]);
+			if (h->type == TRACE_REC_LAUNCH && h->size == sizeof(struct trace_rec_launch) &&
+			    (shape = gpucols_launch_find((const void *)h, out_raw)) >= 0) {
+				const struct trace_rec_launch *l = (const void *)h;
+
+				gpucols_launch_hold((uint32_t)shape, l->call.hdr.dt_ns, l->call.dur,
+						    l->call.seq, out_raw, &out_len, &nr);
+				held++;
+			} else if (h->type == TRACE_REC_GPU_API &&
+				   h->size == sizeof(struct trace_rec_gpu_api)) {
+				gpucols_api((const void *)h, out_raw, &out_len, &nr);
+				held++;
+			} else if (h->type == TRACE_REC_GPU_KERNEL &&
+				   h->size == sizeof(struct trace_rec_gpu_kernel) &&
+				   gpucols_kernel((const void *)h, out_raw, &out_len, &nr)) {
+				held++;
+			} else {
+				/* Held launches are thread records: they go before the next one. */
+				if (h->type != TRACE_REC_GPU_KERNEL)
+					gpucols_launch_flush(out_raw, &out_len, &nr);
+				memcpy(out_raw + out_len, h, h->size);
+				if (h->type == TRACE_REC_GPU_KERNEL)
+					gpucols_kernel_full(out_raw, out_len, h->size);
+				else if (h->type == TRACE_REC_LAUNCH)
+					gpucols_launch_full(out_raw, out_len, h->size);
+				out_len += h->size;
+			}
+			pos += h->size;
+		}
+		gpucols_launch_flush(out_raw, &out_len, &nr);
+		gpucols_flush(out_raw, &out_len, &nr);
+		gpucols_chunk_done();
+		for (pos = 0; pos < out_len;) {
+			const struct trace_rec_hdr *h = (const void *)(out_raw + pos);
+
+			runs += h->type == TRACE_REC_GPU_KERNEL_RUN || h->type == TRACE_REC_GPU_API_RUN ||
+				h->type == TRACE_REC_LAUNCH_REFS;
+			pos += h->size;
+		}
+		if (out_len > TRACE_MAX_CHUNK_RAW)
+			return fail("a recoded chunk outgrew the format's limit", argv[1]);
+		z = ZSTD_compress(zbuf, sizeof(zbuf), out_raw, out_len, 3);
+		if (ZSTD_isError(z))
+			return fail(ZSTD_getErrorName(z), argv[2]);
+		ch.seq = seq++;
+		ch.raw_bytes = (uint32_t)out_len;
+		ch.zstd_bytes = (uint32_t)z;
+		fwrite(&ch, sizeof(ch), 1, out);
+		fwrite(zbuf, z, 1, out);
+		out_bytes += sizeof(ch) + z;
+		chunks++;
+	}
+	if (fclose(out))
+		return fail(strerror(errno), argv[2]);
+	printf("%s: %llu records in %llu runs, %llu chunks, %zu -> %zu bytes\n", argv[1], held,
+	       runs, chunks, len, out_bytes);
+	free(file);
+	return 0;
+}
