@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The shim's column encoder (shim/gpucols.c) on real GPU records: every H200 trace recorded
-# before format 1.3 (full GPU_KERNEL and GPU_API records) is rewritten through it by
-# build/tests/recode, and the analyzer must read back the same records - every field of every
-# record, as `gpushim dump` shows them, in any order - and give the same report. At least one
-# trace must come out with kernels and API records in runs, and smaller.
+# The shim's column encoder (shim/gpucols.c) on real GPU records: every H200 trace recorded in
+# format 1.2 (tests/traces/h200_1.2: launches, GPU_KERNEL and GPU_API records in full) is
+# rewritten through it by build/tests/recode the writer's way, and the analyzer must read back
+# the same records - every field of every record, as `gpushim dump` shows them, in any order -
+# and give the same report. Every trace must come out with runs, and smaller.
 . "$(dirname "$0")/lib.sh"
 cd "$SOURCE_ROOT"
-n=0 runs=0 smaller=0
-for trace in tests/traces/h200/*.trace; do
+n=0 runs=0
+for trace in tests/traces/h200_1.2/*.trace; do
 	name=$(basename "$trace" .trace)
 	minor=$("$GPUSHIM_BIN" info --format json "$trace" | jq -r '.format_version | split(".")[1]')
 	[ "$minor" -lt 3 ] || continue
@@ -23,11 +23,12 @@ for trace in tests/traces/h200/*.trace; do
 		jq -S 'del(.trace.path, .trace.format_version)' >"$WORK/b.json"
 	cmp -s "$WORK/a.json" "$WORK/b.json" ||
 		fail "$name: report differs after recoding: $(diff "$WORK/a.json" "$WORK/b.json" | head -5)"
-	# "IN: N GPU records in M runs, ..."
+	# "IN: N records in M runs, ..."
 	[ "$(sed -n 's/.* in \([0-9]*\) runs,.*/\1/p' "$WORK/recode.out")" -gt 0 ] && runs=$((runs + 1))
-	[ "$(stat -c %s "$WORK/$name.trace")" -lt "$(stat -c %s "$trace")" ] && smaller=$((smaller + 1))
+	[ "$(stat -c %s "$WORK/$name.trace")" -lt "$(stat -c %s "$trace")" ] ||
+		fail "$name: $(stat -c %s "$WORK/$name.trace") bytes recoded, $(stat -c %s "$trace") before"
 	n=$((n + 1))
 done
 [ "$n" -gt 0 ] || fail "no trace older than format 1.3 to recode"
-[ "$runs" -gt 0 ] || fail "no trace came out with GPU runs"
-echo "gpucols_recode: $n traces recoded, same records and reports; $runs with GPU runs, $smaller smaller"
+[ "$runs" -eq "$n" ] || fail "$((n - runs)) of $n traces came out without runs"
+echo "gpucols_recode: $n traces recoded, same records and reports, all with runs and smaller"

@@ -4,10 +4,11 @@
 # report's primary cause is the one its test app was built for (test_apps/expected/NAME.findings,
 # the same rules scripts/gpu_check.py applies on the GPU), and the key figures pinned in
 # NAME.pins hold. Each pin is a jq expression that must be true of `report --format json`.
-# Usage: h200_trace.sh NAME
+# DIR (default tests/traces/h200) may name another set, such as tests/traces/h200_1.2.
+# Usage: h200_trace.sh NAME [DIR]
 . "$(dirname "$0")/lib.sh"
 name=$1
-dir=$SOURCE_ROOT/tests/traces/h200
+dir=$SOURCE_ROOT/${2:-tests/traces/h200}
 trace=$dir/$name.trace
 [ -f "$trace" ] || fail "no trace $trace"
 
