@@ -671,7 +671,7 @@ static void run_next(struct trace_reader *rd, struct trace_record *out)
 	rd->nr_records++;
 }
 
-/* ---- GPU_KERNEL_RUN and GPU_API_RUN: GPU records as columns ---- */
+/* ---- Records as columns: LAUNCH_REFS, GPU_KERNEL_RUN, GPU_API_RUN ---- */
 
 /* An unsigned LEB128 varint of at most 10 bytes and 64 bits from [*p, end); 0 or -1. */
 static inline int get_varint64(const uint8_t **p, const uint8_t *end, uint64_t *v)
@@ -702,6 +702,43 @@ static uint64_t unzigzag64(uint64_t v)
 	return (v >> 1) ^ (0 - (v & 1));
 }
 
+enum col_err { COL_OK, COL_VARINT, COL_RANGE, COL_TAIL, COL_PAD };
+
+/*
+ * Decode @ncols columns of @count varints each, from @first up to @end, into rd->colv (column
+ * after column), column c's values at most @max[c]; after them only zero padding, less than 8
+ * bytes. On an error *@col is the column it is in.
+ */
+static enum col_err decode_columns(struct trace_reader *rd, const void *first, const uint8_t *end,
+				   uint32_t count, unsigned ncols, const uint64_t *max,
+				   unsigned *col)
+{
+	const uint8_t *p = first;
+	uint32_t i;
+	unsigned c;
+	uint64_t v;
+
+	XGROW(rd->colv, rd->colv_cap, (size_t)count * ncols);
+	for (c = 0; c < ncols; c++) {
+		uint64_t *out = rd->colv + (size_t)c * count;
+
+		*col = c;
+		for (i = 0; i < count; i++) {
+			if (get_varint64(&p, end, &v) < 0)
+				return COL_VARINT;
+			if (v > max[c])
+				return COL_RANGE;
+			out[i] = v;
+		}
+	}
+	if (end - p >= 8)
+		return COL_TAIL;
+	while (p < end)
+		if (*p++)
+			return COL_PAD;
+	return COL_OK;
+}
+
 /*
  * Check a GPU run's columns end to end (every varint, every value's range, every shape a
  * GPU_KERNEL the chunk has before it) before handing out any of its records, decoding them into
@@ -714,11 +751,8 @@ static const char *check_gpu_run(struct trace_reader *rd, const struct trace_rec
 	static const uint64_t api_max[6] = { UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
 					     UINT32_MAX, UINT16_MAX };
 	int is_kernel = r->hdr.type == TRACE_REC_GPU_KERNEL_RUN;
-	const uint64_t *max = is_kernel ? kernel_max : api_max;
-	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
-	const uint8_t *p = (const uint8_t *)(r + 1);
-	uint32_t c, i;
-	uint64_t v;
+	uint64_t max[6];
+	unsigned col = 0;
 
 	if (!r->count)
 		return "of 0 records";
@@ -726,26 +760,23 @@ static const char *check_gpu_run(struct trace_reader *rd, const struct trace_rec
 		return "counts more records than its bytes hold";
 	if (is_kernel && !rd->nr_kshapes)
 		return "with no gpu_kernel before it in the chunk";
-	XGROW(rd->colv, rd->colv_cap, (size_t)r->count * 6);
-	for (c = 0; c < 6; c++) {
-		uint64_t lim = is_kernel && c == 0 ? rd->nr_kshapes - 1 : max[c];
-		uint64_t *out = rd->colv + (size_t)c * r->count;
-
-		for (i = 0; i < r->count; i++) {
-			if (get_varint64(&p, end, &v) < 0)
-				return "varint runs past the record or past 64 bits";
-			if (v > lim)
-				return is_kernel && c == 0 ?
-					       "refers to a gpu_kernel the chunk does not have before it" :
-					       "value out of its field's range";
-			out[i] = v;
-		}
-	}
-	if (end - p >= 8)
+	memcpy(max, is_kernel ? kernel_max : api_max, sizeof(max));
+	if (is_kernel)
+		max[0] = rd->nr_kshapes - 1;
+	switch (decode_columns(rd, r + 1, (const uint8_t *)r + r->hdr.size, r->count, 6, max,
+			       &col)) {
+	case COL_OK:
+		return NULL;
+	case COL_VARINT:
+		return "varint runs past the record or past 64 bits";
+	case COL_RANGE:
+		return is_kernel && !col ? "refers to a gpu_kernel the chunk does not have before it" :
+					   "value out of its field's range";
+	case COL_TAIL:
 		return "has bytes after its columns";
-	while (p < end)
-		if (*p++)
-			return "padding is not zero";
+	case COL_PAD:
+		return "padding is not zero";
+	}
 	return NULL;
 }
 
@@ -797,8 +828,6 @@ static void grun_next(struct trace_reader *rd, struct trace_record *out)
 	rd->nr_records++;
 }
 
-/* ---- LAUNCH_REFS: launches by reference to the chunk's LAUNCHes ---- */
-
 /*
  * Check a LAUNCH_REFS's columns end to end (32-bit varints, every shape a LAUNCH the chunk has
  * before it) before handing out any of its launches, decoding them into rd->colv (column after
@@ -806,10 +835,8 @@ static void grun_next(struct trace_reader *rd, struct trace_record *out)
  */
 static const char *check_refs(struct trace_reader *rd, const struct trace_rec_launch_refs *r)
 {
-	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
-	const uint8_t *p = (const uint8_t *)(r + 1);
-	uint32_t c, i;
-	uint64_t v;
+	uint64_t max[TRACE_LAUNCH_REFS_COLUMNS] = { 0, UINT32_MAX, UINT32_MAX, UINT32_MAX };
+	unsigned col = 0;
 
 	if (!r->count)
 		return "launch_refs of 0 launches";
@@ -817,23 +844,21 @@ static const char *check_refs(struct trace_reader *rd, const struct trace_rec_la
 		return "launch_refs counts more launches than its bytes hold";
 	if (!rd->nr_lshapes)
 		return "launch_refs with no launch before it in the chunk";
-	XGROW(rd->colv, rd->colv_cap, (size_t)r->count * TRACE_LAUNCH_REFS_COLUMNS);
-	for (c = 0; c < TRACE_LAUNCH_REFS_COLUMNS; c++) {
-		uint64_t *out = rd->colv + (size_t)c * r->count;
-
-		for (i = 0; i < r->count; i++) {
-			if (get_varint64(&p, end, &v) < 0 || v > UINT32_MAX)
-				return "launch_refs varint runs past the record or past 32 bits";
-			if (c == 0 && v >= rd->nr_lshapes)
-				return "launch_refs refers to a launch the chunk does not have before it";
-			out[i] = v;
-		}
-	}
-	if (end - p >= 8)
+	max[0] = rd->nr_lshapes - 1;
+	switch (decode_columns(rd, r + 1, (const uint8_t *)r + r->hdr.size, r->count,
+			       TRACE_LAUNCH_REFS_COLUMNS, max, &col)) {
+	case COL_OK:
+		return NULL;
+	case COL_VARINT:
+		return "launch_refs varint runs past the record or past 64 bits";
+	case COL_RANGE:
+		return col ? "launch_refs value past 32 bits" :
+			     "launch_refs refers to a launch the chunk does not have before it";
+	case COL_TAIL:
 		return "launch_refs has bytes after its columns";
-	while (p < end)
-		if (*p++)
-			return "launch_refs padding is not zero";
+	case COL_PAD:
+		return "launch_refs padding is not zero";
+	}
 	return NULL;
 }
 

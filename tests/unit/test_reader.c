@@ -6,6 +6,7 @@
  * LAUNCH_REPEAT and LAUNCH_RUN expanded per thread within a chunk, and GPU records as columns.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,15 +367,25 @@ static void test_launch_repeat(void)
 	tb_free(&t);
 }
 
-/* A LAUNCH_RUN of @n launches: columns given as bytes (already varint-encoded), padded. */
-static void add_run(struct tb *t, uint32_t n, uint32_t seq, const uint8_t *cols, size_t len)
+/*
+ * A LAUNCH_RUN or LAUNCH_REFS (@type) of @n launches from @seq: columns given as bytes (already
+ * varint-encoded), padded. The two share their layout: header, count, seq, columns.
+ */
+static void add_launches(struct tb *t, uint16_t type, uint32_t n, uint32_t seq,
+			 const uint8_t *cols, size_t len)
 {
 	uint8_t buf[256];
 	struct trace_rec_launch_run r;
 	size_t size = (sizeof(r) + len + 7) & ~(size_t)7;
 
+	_Static_assert(sizeof(struct trace_rec_launch_run) == sizeof(struct trace_rec_launch_refs) &&
+			       offsetof(struct trace_rec_launch_run, count) ==
+				       offsetof(struct trace_rec_launch_refs, count) &&
+			       offsetof(struct trace_rec_launch_run, seq) ==
+				       offsetof(struct trace_rec_launch_refs, seq),
+		       "LAUNCH_RUN and LAUNCH_REFS share their head");
 	memset(&r, 0, sizeof(r));
-	r.hdr.type = TRACE_REC_LAUNCH_RUN;
+	r.hdr.type = type;
 	r.hdr.size = (uint16_t)size;
 	r.count = n;
 	r.seq = seq;
@@ -382,6 +393,42 @@ static void add_run(struct tb *t, uint32_t n, uint32_t seq, const uint8_t *cols,
 	memcpy(buf, &r, sizeof(r));
 	memcpy(buf + sizeof(r), cols, len);
 	tb_rec(t, buf, size);
+}
+
+/* A malformed LAUNCH_RUN or LAUNCH_REFS, and the error it must give. */
+struct bad_launches {
+	const char *name;
+	uint32_t count;
+	uint8_t cols[24];
+	size_t len;
+	const char *what;
+};
+
+/* Each of @bad as a record of @type after a LAUNCH of its thread: an error at its offset. */
+static void expect_bad_launches(uint16_t type, const struct bad_launches *bad, size_t n)
+{
+	struct tb t;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+		tb_block(&t, 100, 0, 1000);
+		add_launch(&t, 10, 1);
+		add_launches(&t, type, bad[i].count, 2, bad[i].cols, bad[i].len);
+		tb_flush(&t);
+		expect_error(bad[i].name, &t, bad[i].what);
+		tb_free(&t);
+	}
+}
+
+static void add_run(struct tb *t, uint32_t n, uint32_t seq, const uint8_t *cols, size_t len)
+{
+	add_launches(t, TRACE_REC_LAUNCH_RUN, n, seq, cols, len);
+}
+
+static void add_refs(struct tb *t, uint32_t n, uint32_t seq, const uint8_t *cols, size_t len)
+{
+	add_launches(t, TRACE_REC_LAUNCH_REFS, n, seq, cols, len);
 }
 
 /*
@@ -451,13 +498,7 @@ static void test_launch_run(void)
 	tb_free(&t);
 
 	/* Malformed runs, each after a LAUNCH of its thread. */
-	static const struct {
-		const char *name;
-		uint32_t count;
-		uint8_t cols[24];
-		size_t len;
-		const char *what;
-	} bad[] = {
+	static const struct bad_launches bad[] = {
 		{ "run_zero.trace", 0, { 0 }, 1, "launch_run of 0 launches" },
 		{ "run_count.trace", 5, { 1, 1, 1, 1 }, 4, "counts more launches than its bytes" },
 		{ "run_past.trace", 4, { 1, 1, 1, 1, 1, 1, 1, 0x81 }, 8, "varint runs past the record" },
@@ -467,17 +508,8 @@ static void test_launch_run(void)
 		  "bytes after its columns" },
 		{ "run_pad.trace", 1, { 1, 1, 0, 9 }, 4, "padding is not zero" },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
-		tb_block(&t, 100, 0, 1000);
-		add_launch(&t, 10, 1);
-		add_run(&t, bad[i].count, 2, bad[i].cols, bad[i].len);
-		tb_flush(&t);
-		expect_error(bad[i].name, &t, bad[i].what);
-		tb_free(&t);
-	}
+	expect_bad_launches(TRACE_REC_LAUNCH_RUN, bad, sizeof(bad) / sizeof(bad[0]));
 
 	/* No LAUNCH of the thread before it in the chunk. */
 	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
@@ -488,24 +520,6 @@ static void test_launch_run(void)
 	tb_flush(&t);
 	expect_error("run_other.trace", &t, "launch_run with no launch of its thread before it");
 	tb_free(&t);
-}
-
-/* A LAUNCH_REFS of @n launches: the struct, then @cols (already varint-encoded), padded. */
-static void add_refs(struct tb *t, uint32_t n, uint32_t seq, const uint8_t *cols, size_t len)
-{
-	uint8_t buf[256];
-	struct trace_rec_launch_refs r;
-	size_t size = (sizeof(r) + len + 7) & ~(size_t)7;
-
-	memset(&r, 0, sizeof(r));
-	r.hdr.type = TRACE_REC_LAUNCH_REFS;
-	r.hdr.size = (uint16_t)size;
-	r.count = n;
-	r.seq = seq;
-	memset(buf, 0, sizeof(buf));
-	memcpy(buf, &r, sizeof(r));
-	memcpy(buf + sizeof(r), cols, len);
-	tb_rec(t, buf, size);
 }
 
 /*
@@ -587,13 +601,7 @@ static void test_launch_refs(void)
 	trace_reader_close(&rd);
 	tb_free(&t);
 
-	static const struct {
-		const char *name;
-		uint32_t count;
-		uint8_t cols[24];
-		size_t len;
-		const char *what;
-	} bad[] = {
+	static const struct bad_launches bad[] = {
 		{ "refs_zero.trace", 0, { 0 }, 1, "launch_refs of 0 launches" },
 		{ "refs_count.trace", 3, { 0, 1, 1, 1 }, 4, "counts more launches than its bytes" },
 		{ "refs_past.trace", 1, { 0, 1, 1, 0x81, 0x81, 0x81, 0x81, 0x81 }, 8,
@@ -605,17 +613,8 @@ static void test_launch_refs(void)
 		  "bytes after its columns" },
 		{ "refs_pad.trace", 1, { 0, 1, 1, 1, 0, 0, 0, 2 }, 8, "padding is not zero" },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
-		tb_block(&t, 100, 0, 1000);
-		add_launch(&t, 10, 1);
-		add_refs(&t, bad[i].count, 2, bad[i].cols, bad[i].len);
-		tb_flush(&t);
-		expect_error(bad[i].name, &t, bad[i].what);
-		tb_free(&t);
-	}
+	expect_bad_launches(TRACE_REC_LAUNCH_REFS, bad, sizeof(bad) / sizeof(bad[0]));
 
 	/* The chunk before's LAUNCH is not a shape of this one. */
 	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
