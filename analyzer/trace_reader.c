@@ -544,7 +544,7 @@ static int load_chunk(struct trace_reader *rd)
 struct last_launch {
 	UT_hash_handle hh;
 	uint32_t thread_index;
-	const struct trace_rec_launch *rec;	/* in the chunk: a LAUNCH, or a LAUNCH_REFS shape */
+	const struct trace_rec_launch *rec;	/* the thread's last LAUNCH record, in the chunk */
 };
 
 static void forget_launches(struct trace_reader *rd)
@@ -558,7 +558,7 @@ static void forget_launches(struct trace_reader *rd)
 	rd->cur_launch = NULL;
 }
 
-/* The current block's thread's last launch (what its LAUNCH_REPEATs mean) is like @l. */
+/* The current block's thread's last LAUNCH record (what its LAUNCH_REPEATs mean) is @l. */
 static void remember_launch(struct trace_reader *rd, const struct trace_rec_launch *l)
 {
 	struct last_launch *e = rd->cur_launch;
@@ -575,7 +575,7 @@ static void remember_launch(struct trace_reader *rd, const struct trace_rec_laun
 	e->rec = l;
 }
 
-/* Expand into rd->expanded; -1 when the thread has no launch before it in this chunk. */
+/* Expand into rd->expanded; -1 when the thread has no LAUNCH before it in this chunk. */
 static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_repeat *r)
 {
 	struct last_launch *e = rd->cur_launch;
@@ -877,7 +877,6 @@ static void refs_next(struct trace_reader *rd, struct trace_record *out)
 	rd->expanded.call.dur = dur;
 	rd->refs_seq += (dseq >> 1) ^ (0 - (dseq & 1));
 	rd->expanded.call.seq = rd->refs_seq;
-	remember_launch(rd, shape);
 	rd->now_ns += dt;
 	rd->refs_left--;
 	memset(out, 0, sizeof(*out));

@@ -272,6 +272,7 @@ struct tbuf {
 	uint64_t w_launch_gen;		/* writer: chunk generation w_launch was last written in; 0 none */
 	struct trace_rec_launch w_launch;	/* writer: the ring's last LAUNCH (what its REPEATs mean) */
 	int64_t w_shape;		/* writer: w_launch's shape index in chunk w_launch_gen; -1 none */
+	int w_full;			/* writer: the ring's last launch is a LAUNCH record (or runs of it) */
 };
 
 /* The registry of every thread ring, newest first. Pushed by app threads, pruned by the writer. */

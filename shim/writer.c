@@ -430,9 +430,11 @@ static void hold_ref(struct tbuf *b, int64_t shape, uint32_t dt, uint32_t dur, u
 
 /*
  * A ring's LAUNCH (@l) or LAUNCH_REPEAT (@rep, a launch the producer found equal to the ring's
- * previous LAUNCH). Held by reference when the chunk has its shape (LAUNCH_REFS); a repeat that
- * continues the held launch run is held there (LAUNCH_RUN). Returns 1 when held, 0 when the
- * record goes in full: @l, @rep itself (it refers to the thread's previous launch, in this
+ * previous LAUNCH). Held by reference when the chunk has its shape (LAUNCH_REFS), except that a
+ * repeat of a launch written as a LAUNCH record continues or starts a launch run (LAUNCH_RUN):
+ * a LAUNCH_REPEAT or LAUNCH_RUN always follows its thread's LAUNCH record of the same shape, so
+ * a reader that skips LAUNCH_REFS reads every other launch right. Returns 1 when held, 0 when
+ * the record goes in full: @l, @rep itself (a repeat of the thread's LAUNCH record in this
  * chunk), or @full (the repeat expanded: its LAUNCH is in an earlier chunk, and every chunk
  * decodes on its own).
  */
@@ -446,21 +448,22 @@ static int launch_hold(struct tbuf *b, const struct trace_rec_launch *l,
 		if (b->w_shape < 0)
 			return 0;
 		hold_ref(b, b->w_shape, l->call.hdr.dt_ns, l->call.dur, l->call.seq);
+		b->w_full = 0;
 		return 1;
 	}
 	if (b->w_launch_gen == w.chunk_gen + 1) {
 		if (run_extend(b, rep))
 			return 1;
-		if (b->w_shape >= 0 && gpucols_launches_held() && w.block_owner == b) {
-			hold_ref(b, b->w_shape, rep->hdr.dt_ns, rep->dur, rep->seq);
-			return 1;
-		}
-		return 0;	/* starts a launch run */
+		if (b->w_full)
+			return 0;	/* starts a launch run */
+		hold_ref(b, b->w_shape, rep->hdr.dt_ns, rep->dur, rep->seq);
+		return 1;
 	}
 	b->w_launch_gen = w.chunk_gen + 1;
 	b->w_shape = gpucols_launch_find(&b->w_launch, w.raw);
 	if (b->w_shape >= 0) {
 		hold_ref(b, b->w_shape, rep->hdr.dt_ns, rep->dur, rep->seq);
+		b->w_full = 0;
 		return 1;
 	}
 	*full = b->w_launch;
@@ -533,8 +536,10 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 		/* Every LAUNCH of the chunk has an index; this one may be a shape. */
 		int64_t idx = gpucols_launch_full(w.raw, w.raw_len - size, (uint16_t)size);
 
-		if (b)
+		if (b) {
 			b->w_shape = idx;
+			b->w_full = 1;
+		}
 	}
 }
 

@@ -363,8 +363,9 @@ _Static_assert(sizeof(struct trace_rec_launch_run) == 16, "on-disk ABI: bump TRA
  *          modulo 2^32 (see GPU_KERNEL_RUN)
  * A program's launches are a few dozen kernels and shapes repeated: each costs a few bytes
  * instead of 64. hdr.dt_ns is 0. Readers hand each launch out as the LAUNCH it stands for.
- * From 1.3 on, "the thread's previous LAUNCH" of LAUNCH_REPEAT and LAUNCH_RUN is its previous
- * launch in the chunk, a LAUNCH record or a launch of a LAUNCH_REFS.
+ * LAUNCH_REPEAT and LAUNCH_RUN keep meaning the thread's previous LAUNCH record, never a launch
+ * of a LAUNCH_REFS, and a writer writes one only where that record is the thread's previous
+ * launch: a reader that skips LAUNCH_REFS (1.2) misses its launches and nothing else.
  */
 struct trace_rec_launch_refs {
 	struct trace_rec_hdr hdr;

@@ -4,8 +4,10 @@
  * encoder (shim/gpucols.c), chunk for chunk and in the writer's way (a launch or kernel whose
  * shape the chunk has is held in a run, any other goes in full and becomes a shape; every API
  * record is held; held launches go out before their thread's next record, GPU runs at the
- * chunk's end), and copies every other record as it is (LAUNCH_REPEAT and LAUNCH_RUN keep
- * their meaning: the thread's previous launch is the same one). It turns the H200
+ * chunk's end), and copies every other record as it is — but a LAUNCH_REPEAT or LAUNCH_RUN
+ * whose thread's LAUNCH went by reference goes by reference too, as in the writer: they mean
+ * the thread's previous LAUNCH record. The input is the shim's own: a LAUNCH_RUN's varints are
+ * taken as valid (the reader checks them in the comparison that follows). It turns the H200
  * traces recorded before format 1.3 into 1.3 ones holding the same records, so CI checks the
  * encoder against real GPU data (tests/e2e/gpucols_recode.sh) and scripts/bench.sh measures
  * what the columns save. A trace that ends inside a chunk is recoded up to there.
@@ -44,6 +46,47 @@ static uint8_t *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* Per thread of the chunk: its last launch's shape, and whether that was a LAUNCH record. */
+struct thread_state {
+	int64_t shape;
+	int is_full;
+};
+
+static uint32_t varint(const uint8_t **p)
+{
+	uint32_t x = 0;
+	int shift = 0;
+
+	while (**p & 0x80) {
+		x |= (uint32_t)(**p & 0x7f) << shift;
+		shift += 7;
+		(*p)++;
+	}
+	x |= (uint32_t)**p << shift;
+	(*p)++;
+	return x;
+}
+
+/*
+ * A LAUNCH_RUN whose launch went by reference: its launches go by reference too (a run repeats
+ * the thread's LAUNCH record, which the output does not have). Returns the launches.
+ */
+static uint32_t run_by_reference(const struct trace_rec_launch_run *r, int64_t shape,
+				 uint8_t *raw, size_t *len, uint64_t *nr)
+{
+	const uint8_t *dt = (const uint8_t *)(r + 1), *dur = dt;
+	uint32_t i;
+
+	for (i = 0; i < r->count; i++)
+		varint(&dur);
+	for (i = 0; i < r->count; i++) {
+		uint32_t d = varint(&dt);
+
+		gpucols_launch_hold((uint32_t)shape, d, varint(&dur), r->seq + i, raw, len, nr);
+	}
+	return r->count;
+}
+
 static int fail(const char *what, const char *path)
 {
 	fprintf(stderr, "recode: %s: %s\n", path, what);
@@ -55,6 +98,8 @@ int main(int argc, char **argv)
 	static uint8_t in_raw[TRACE_MAX_CHUNK_RAW], out_raw[2 * TRACE_MAX_CHUNK_RAW];
 	static uint8_t zbuf[2 * TRACE_MAX_CHUNK_RAW];
 	unsigned long long held = 0, runs = 0, chunks = 0;
+	struct thread_state *threads = NULL;
+	size_t nr_threads = 0;
 	struct trace_file_header fh;
 	size_t len, off, out_bytes;
 	uint8_t *file;
@@ -84,7 +129,8 @@ int main(int argc, char **argv)
 
 	for (off = fh.header_bytes; off + sizeof(struct trace_chunk_header) <= len;) {
 		struct trace_chunk_header ch;
-		size_t raw_len, out_len = 0, pos, z;
+		size_t raw_len, out_len = 0, pos, z, i;
+		uint32_t thread = UINT32_MAX;	/* the current BLOCK's thread index */
 		uint64_t nr = 0;
 		int64_t shape;
 
@@ -98,19 +144,47 @@ int main(int argc, char **argv)
 		if (ZSTD_isError(raw_len) || raw_len != ch.raw_bytes)
 			return fail("chunk does not decompress", argv[1]);
 		off += sizeof(ch) + ch.zstd_bytes;
+		for (i = 0; i < nr_threads; i++)	/* a chunk refers only within itself */
+			threads[i] = (struct thread_state){ -1, 0 };
 
 		for (pos = 0; pos + sizeof(struct trace_rec_hdr) <= raw_len;) {
 			const struct trace_rec_hdr *h = (const void *)(in_raw + pos);
 
 			if (h->size < sizeof(*h) || h->size > raw_len - pos)
 				return fail("bad record size", argv[1]);
+			if (h->type == TRACE_REC_BLOCK) {
+				thread = ((const struct trace_rec_block *)h)->thread_index;
+				if (thread >= nr_threads) {
+					size_t n = (size_t)thread + 1;
+
+					threads = realloc(threads, n * sizeof(*threads));
+					if (!threads)
+						abort();
+					while (nr_threads < n)
+						threads[nr_threads++] = (struct thread_state){ -1, 0 };
+				}
+			}
 			if (h->type == TRACE_REC_LAUNCH && h->size == sizeof(struct trace_rec_launch) &&
+			    thread < nr_threads &&
 			    (shape = gpucols_launch_find((const void *)h, out_raw)) >= 0) {
 				const struct trace_rec_launch *l = (const void *)h;
 
 				gpucols_launch_hold((uint32_t)shape, l->call.hdr.dt_ns, l->call.dur,
 						    l->call.seq, out_raw, &out_len, &nr);
+				threads[thread] = (struct thread_state){ shape, 0 };
 				held++;
+			} else if (h->type == TRACE_REC_LAUNCH_REPEAT && thread < nr_threads &&
+				   !threads[thread].is_full && threads[thread].shape >= 0) {
+				/* Its LAUNCH went by reference: so does it, as the writer does. */
+				const struct trace_rec_launch_repeat *r = (const void *)h;
+
+				gpucols_launch_hold((uint32_t)threads[thread].shape, r->hdr.dt_ns,
+						    r->dur, r->seq, out_raw, &out_len, &nr);
+				held++;
+			} else if (h->type == TRACE_REC_LAUNCH_RUN && thread < nr_threads &&
+				   !threads[thread].is_full && threads[thread].shape >= 0) {
+				held += run_by_reference((const void *)h, threads[thread].shape, out_raw,
+							 &out_len, &nr);
 			} else if (h->type == TRACE_REC_GPU_API &&
 				   h->size == sizeof(struct trace_rec_gpu_api)) {
 				gpucols_api((const void *)h, out_raw, &out_len, &nr);
@@ -126,6 +200,10 @@ int main(int argc, char **argv)
 				memcpy(out_raw + out_len, h, h->size);
 				if (h->type == TRACE_REC_GPU_KERNEL)
 					gpucols_kernel_full(out_raw, out_len, h->size);
+				else if (h->type == TRACE_REC_LAUNCH && thread < nr_threads)
+					threads[thread] = (struct thread_state){
+						gpucols_launch_full(out_raw, out_len, h->size), 1
+					};
 				else if (h->type == TRACE_REC_LAUNCH)
 					gpucols_launch_full(out_raw, out_len, h->size);
 				out_len += h->size;
@@ -159,6 +237,7 @@ int main(int argc, char **argv)
 		return fail(strerror(errno), argv[2]);
 	printf("%s: %llu records in %llu runs, %llu chunks, %zu -> %zu bytes\n", argv[1], held,
 	       runs, chunks, len, out_bytes);
+	free(threads);
 	free(file);
 	return 0;
 }

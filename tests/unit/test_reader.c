@@ -525,9 +525,10 @@ static void test_launch_run(void)
 /*
  * LAUNCH_REFS: read back as COUNT launches of its block's thread, each the chunk's LAUNCH named
  * by its shape column (of any thread: here thread 1 uses thread 0's) with its own delta,
- * duration and number (zigzag differences: down, up, wrapping 32 bits); a LAUNCH_REPEAT after
- * it means its last launch. Malformed columns, a shape the chunk lacks (or has only in the
- * chunk before) are errors at the record's offset.
+ * duration and number (zigzag differences: down, up, wrapping 32 bits). A LAUNCH_REPEAT still
+ * means its thread's previous LAUNCH record, never a launch of a LAUNCH_REFS (what a 1.2 reader,
+ * which skips them, reads too); a thread with none has nothing to repeat. Malformed columns, a
+ * shape the chunk lacks (or has only in the chunk before) are errors at the record's offset.
  */
 static void test_launch_refs(void)
 {
@@ -536,6 +537,8 @@ static void test_launch_refs(void)
 					0x03, 0xac, 0x02, 0x00,
 					0x0a, 0x14, 0xff, 0xff, 0xff, 0xff, 0x0f,
 					0x00, 0x01, 0x63 };
+	static const uint8_t one[] = { 0x00, 0x02, 0x03, 0x00 };	/* shape 0, dt 2, dur 3 */
+	struct trace_rec_launch_repeat rep;
 	struct trace_reader rd;
 	struct trace_record r;
 	uint64_t times[8];
@@ -543,25 +546,22 @@ static void test_launch_refs(void)
 	struct tb t;
 	int n = 0, ret;
 
+	memset(&rep, 0, sizeof(rep));
+	rep.hdr.type = TRACE_REC_LAUNCH_REPEAT;
+	rep.hdr.size = sizeof(rep);
+	rep.hdr.dt_ns = 1;
+	rep.dur = 5;
+	rep.seq = 1;
 	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
 	tb_block(&t, 100, 0, 1000);
 	add_launch(&t, 10, 1);			/* shape 0: func 1, at 1010 */
 	add_launch(&t, 5, 2);			/* shape 1: func 7, at 1015 */
 	((struct trace_rec_launch *)(t.chunk + t.chunk_len - sizeof(struct trace_rec_launch)))->func = 7;
+	add_refs(&t, 1, 3, one, sizeof(one));	/* func 1 at 1017 */
+	tb_rec(&t, &rep, sizeof(rep));		/* thread 0's LAUNCH record: func 7 */
 	tb_block(&t, 200, 1, 2000);
 	add_refs(&t, 3, 50, cols, sizeof(cols));
-	{
-		struct trace_rec_launch_repeat rep;
-
-		memset(&rep, 0, sizeof(rep));
-		rep.hdr.type = TRACE_REC_LAUNCH_REPEAT;
-		rep.hdr.size = sizeof(rep);
-		rep.hdr.dt_ns = 1;
-		rep.dur = 5;
-		rep.seq = 1;
-		tb_rec(&t, &rep, sizeof(rep));	/* thread 1's previous launch: func 7 */
-	}
-	add_end(&t, 6);
+	add_end(&t, 7);
 	tb_flush(&t);
 	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "refs.trace", 0)), 0);
 	while ((ret = trace_reader_next(&rd, &r)) > 0) {
@@ -579,26 +579,39 @@ static void test_launch_refs(void)
 		funcs[n++] = l->func;
 	}
 	CHECK_EQ(ret, 0);
-	CHECK_EQ(n, 6);
-	CHECK_EQ(rd.nr_records, 6 + 1 + 2);	/* launches, END, BLOCKs */
-	CHECK_EQ(funcs[2], 7);
-	CHECK_EQ(funcs[3], 1);
+	CHECK_EQ(n, 7);
+	CHECK_EQ(rd.nr_records, 7 + 1 + 2);	/* launches, END, BLOCKs */
+	CHECK_EQ(funcs[2], 1);
+	CHECK_EQ(times[2], 1017);
+	CHECK_EQ(seqs[2], 3);
+	CHECK_EQ(funcs[3], 7);			/* the repeat: thread 0's LAUNCH record */
+	CHECK_EQ(times[3], 1018);
 	CHECK_EQ(funcs[4], 7);
-	CHECK_EQ(funcs[5], 7);			/* the repeat: its thread's last launch */
-	CHECK_EQ(threads[2], 1);
-	CHECK_EQ(threads[5], 1);
-	CHECK_EQ(times[2], 2003);
-	CHECK_EQ(times[3], 2303);
-	CHECK_EQ(times[4], 2303);
-	CHECK_EQ(times[5], 2304);
-	CHECK_EQ(durs[2], 10);
-	CHECK_EQ(durs[3], 20);
-	CHECK_EQ(durs[4], 0xffffffffu);
-	CHECK_EQ(seqs[2], 50);
-	CHECK_EQ(seqs[3], 49);
-	CHECK_EQ(seqs[4], 0xffffffffu);
-	CHECK_EQ(seqs[5], 1);
+	CHECK_EQ(funcs[5], 1);
+	CHECK_EQ(funcs[6], 7);
+	CHECK_EQ(threads[4], 1);
+	CHECK_EQ(threads[6], 1);
+	CHECK_EQ(times[4], 2003);
+	CHECK_EQ(times[5], 2303);
+	CHECK_EQ(times[6], 2303);
+	CHECK_EQ(durs[4], 10);
+	CHECK_EQ(durs[5], 20);
+	CHECK_EQ(durs[6], 0xffffffffu);
+	CHECK_EQ(seqs[4], 50);
+	CHECK_EQ(seqs[5], 49);
+	CHECK_EQ(seqs[6], 0xffffffffu);
 	trace_reader_close(&rd);
+	tb_free(&t);
+
+	/* A repeat after a LAUNCH_REFS of a thread with no LAUNCH record: nothing to repeat. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);
+	tb_block(&t, 200, 1, 2000);
+	add_refs(&t, 1, 3, (const uint8_t[]){ 0, 1, 1, 0 }, 4);
+	tb_rec(&t, &rep, sizeof(rep));
+	tb_flush(&t);
+	expect_error("refs_repeat.trace", &t, "launch_repeat with no launch of thread 1");
 	tb_free(&t);
 
 	static const struct bad_launches bad[] = {
