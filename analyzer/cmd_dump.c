@@ -18,6 +18,7 @@
 struct names {
 	char **str;			/* STRING id -> text */
 	size_t nr_str, cap_str;
+	size_t nr_defs;			/* STRING records taken */
 	uint32_t *api;			/* API_DEF id -> STRING id */
 	size_t nr_api, cap_api;
 };
@@ -32,8 +33,9 @@ static void learn(struct names *n, const struct trace_record *r)
 	if (r->type == TRACE_REC_STRING) {
 		const struct trace_rec_string *s = r->rec;
 
-		if (!s->id || s->id > (1u << 26))
+		if (!trace_id_plausible(s->id, n->nr_defs))
 			return;
+		n->nr_defs++;
 		if (s->id >= n->nr_str) {
 			XGROW(n->str, n->cap_str, (size_t)s->id + 1);
 			memset(n->str + n->nr_str, 0, (s->id + 1 - n->nr_str) * sizeof(char *));

@@ -14,9 +14,6 @@
 #include "trace_reader.h"
 #include "util.h"
 
-/* Ids the trace may define: beyond this a trace is treated as hostile (dense ids from 1). */
-#define MAX_ID (1u << 26)
-
 /* CUresult values the analyzer interprets (cuda.h is not needed to read a trace). */
 #define CUDA_ERROR_NOT_READY_VALUE 600
 
@@ -24,8 +21,9 @@
 
 static void set_string(struct model *m, uint32_t id, const char *s, size_t len)
 {
-	if (!id || id >= MAX_ID)
+	if (!trace_id_plausible(id, m->nr_string_defs))
 		return;
+	m->nr_string_defs++;
 	if (id >= m->nr_strings) {
 		XGROW(m->strings, m->strings_cap, (size_t)id + 1);
 		memset(m->strings + m->nr_strings, 0, (id + 1 - m->nr_strings) * sizeof(char *));
@@ -194,8 +192,9 @@ static void add_func(struct model *m, const struct trace_rec_func *f)
 {
 	struct m_func *e;
 
-	if (!f->id || f->id >= MAX_ID)
+	if (!trace_id_plausible(f->id, m->nr_func_defs))
 		return;
+	m->nr_func_defs++;
 	if (f->id >= m->nr_funcs) {
 		XGROW(m->funcs, m->funcs_cap, (size_t)f->id + 1);
 		memset(m->funcs + m->nr_funcs, 0, (f->id + 1 - m->nr_funcs) * sizeof(*m->funcs));

@@ -220,6 +220,7 @@ struct model {
 	uint64_t gpu_graph_ops_to_launch;	/* ... joined to a cuGraphLaunch */
 
 	size_t strings_cap, apis_cap, funcs_cap, devices_cap;
+	size_t nr_string_defs, nr_func_defs;	/* STRING and FUNC records taken */
 	char **owned_names;		/* "api N" names made for undefined entry points */
 	size_t nr_owned_names;
 };

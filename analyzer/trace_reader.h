@@ -9,6 +9,7 @@
 #ifndef GPUSHIM_TRACE_READER_H
 #define GPUSHIM_TRACE_READER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -101,6 +102,16 @@ int trace_reader_open(struct trace_reader *rd, const char *path);
 int trace_reader_next(struct trace_reader *rd, struct trace_record *out);
 
 void trace_reader_close(struct trace_reader *rd);
+
+/*
+ * trace_id_plausible - is @id a plausible STRING or FUNC id after @defined ids of its kind? The
+ * writer numbers them densely from 1; lost meta records leave gaps, never jumps. Tables indexed
+ * by id then grow with what a trace defines, not with one hostile number.
+ */
+static inline int trace_id_plausible(uint32_t id, size_t defined)
+{
+	return id && id < (1u << 26) && id <= 2 * (uint64_t)defined + 65536;
+}
 
 /* The smallest size a record of @type may have; 0 for types this reader does not know. */
 uint16_t trace_record_min_size(uint16_t type);

@@ -260,9 +260,41 @@ static void test_join_many(void)
 	tb_free(&t);
 }
 
+/*
+ * Ids a trace defines index dense tables: a FUNC or STRING id far beyond what the trace has
+ * defined so far (hostile; the writer numbers densely from 1) is ignored instead of growing a
+ * table to it (2 GiB for one FUNC id near 2^26); a dense one, even after a gap, is taken.
+ */
+static void test_hostile_ids(void)
+{
+	struct trace_reader rd;
+	struct model m;
+	struct tb t;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(&t, S_KERN_A, "kern_a");
+	tb_string(&t, (1u << 26) - 1, "far");
+	def_func(&t, (1u << 26) - 1, S_KERN_A);
+	def_func(&t, 1, S_KERN_A);
+	def_func(&t, 1000, S_KERN_A);		/* a gap (lost records) */
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "hostile_ids.trace", 0)), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	CHECK(m.nr_funcs <= 1001);
+	CHECK(m.nr_strings <= S_KERN_A + 1);
+	CHECK_EQ(m.nr_funcs, 1001);
+	CHECK_EQ(m.funcs[1000].name, S_KERN_A);
+	CHECK(model_string(&m, S_KERN_A, NULL) != NULL);
+	CHECK(model_string(&m, (1u << 26) - 1, NULL) == NULL);
+	model_free(&m);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_join);
 	RUN(test_join_many);
+	RUN(test_hostile_ids);
 	return TEST_RESULT();
 }
