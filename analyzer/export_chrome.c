@@ -400,13 +400,14 @@ static void idle_gaps(struct export_ctx *x, int pid, const struct findings *fd)
 	for (i = 0; i < fd->nr_gaps_kept; i++) {
 		const struct f_gap *g = &fd->gaps[i];
 		int label = gap_label(g);
+		uint64_t bit = 1ull << ((unsigned)g->device % 64);	/* device may be -1 */
 
 		if (label == GAP_NOISE)
 			continue;
-		if (!(named & (1ull << g->device % 64))) {
+		if (!(named & bit)) {
 			char name[64];
 
-			named |= 1ull << g->device % 64;
+			named |= bit;
 			snprintf(name, sizeof(name), "GPU %d idle, by cause", g->device);
 			meta(x, pid, IDLE_TID_BASE + (unsigned)g->device, "thread_name", name,
 			     900 + g->device);
