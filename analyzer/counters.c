@@ -23,21 +23,28 @@ const char *counters_slot_name(int slot)
 	return slot >= 0 && slot < TRACE_PM_NR_SLOTS ? slot_names[slot] : "?";
 }
 
-/* First sample that may overlap [a, ...): samples starting before a - longest cannot. */
-static size_t first_candidate(const struct model *m, uint64_t a)
+struct pm_from {
+	const struct model *m;
+	uint64_t from;
+};
+
+static int pm_starts_at_or_after(size_t i, const void *ctx)
 {
-	uint64_t from = a > m->pm_max_len ? a - m->pm_max_len : 0;
-	size_t lo = 0, hi = m->nr_pm;
+	const struct pm_from *f = ctx;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	return f->m->pm[i].start >= f->from;
+}
 
-		if (m->pm[mid].start < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+/*
+ * First sample that may overlap [a, ...): samples starting before a - longest cannot. Searched
+ * from *@hint (where the previous search ended: callers go in time order), which it updates.
+ */
+static size_t first_candidate(const struct model *m, uint64_t a, size_t *hint)
+{
+	struct pm_from f = { m, a > m->pm_max_len ? a - m->pm_max_len : 0 };
+
+	*hint = gallop_search(m->nr_pm, *hint, pm_starts_at_or_after, &f);
+	return *hint;
 }
 
 /* One sample into per-slot sums, with weight @w (slots with a value only). */
@@ -55,13 +62,14 @@ static void add_sample(const struct m_pm_sample *s, double w, double sum[TRACE_P
 }
 
 void counters_accumulate(const struct model *m, uint32_t device, uint64_t start, uint64_t end,
-			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS])
+			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS],
+			 size_t *hint)
 {
 	size_t i;
 
 	if (!m->nr_pm || end <= start)
 		return;
-	for (i = first_candidate(m, start); i < m->nr_pm && m->pm[i].start < end; i++) {
+	for (i = first_candidate(m, start, hint); i < m->nr_pm && m->pm[i].start < end; i++) {
 		const struct m_pm_sample *s = &m->pm[i];
 		uint64_t o;
 
@@ -134,7 +142,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 	double bw_sum[TRACE_PM_NR_SLOTS] = { 0 }, bw_w[TRACE_PM_NR_SLOTS] = { 0 };
 	double cb_sum[TRACE_PM_NR_SLOTS] = { 0 }, cb_w[TRACE_PM_NR_SLOTS] = { 0 };
 	struct stretch *busy;
-	size_t i, nb, b = 0;
+	size_t i, nb, b = 0, hint;
 	uint32_t dev;
 	int k;
 
@@ -155,7 +163,9 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 	/* The first device sampled (the shim samples one per process). */
 	dev = (uint32_t)c->device;
 	busy = busy_stretches(m, dev, &nb);
-	for (i = first_candidate(m, win_start); i < m->nr_pm && m->pm[i].start < win_end; i++) {
+	hint = 0;
+	for (i = first_candidate(m, win_start, &hint); i < m->nr_pm && m->pm[i].start < win_end;
+	     i++) {
 		const struct m_pm_sample *s = &m->pm[i];
 		uint64_t o = overlap_ns(s->start, s->end, win_start, win_end), in_busy = 0;
 		double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
@@ -206,6 +216,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 	}
 
 	/* The window in equal stretches. */
+	hint = 0;
 	c->nr_buckets = PM_MAX_BUCKETS;
 	for (i = 0; i < (size_t)c->nr_buckets; i++) {
 		struct ctr_bucket *bk = &c->buckets[i];
@@ -216,7 +227,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 		bk->end = i + 1 == (size_t)c->nr_buckets ?
 				  win_end :
 				  win_start + len / (uint64_t)c->nr_buckets * (i + 1);
-		counters_accumulate(m, dev, bk->start, bk->end, bs, bwt);
+		counters_accumulate(m, dev, bk->start, bk->end, bs, bwt, &hint);
 		means(bk->mean, bs, bwt);
 	}
 }

@@ -57,10 +57,12 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 
 /*
  * counters_accumulate - add the samples of @device overlapping [start, end) to per-slot sums:
- * sum[k] += value x overlap, weight[k] += overlap (slots with a value only).
+ * sum[k] += value x overlap, weight[k] += overlap (slots with a value only). *@hint (0 at
+ * first) is where the last call's search ended: O(1) a call when calls go in time order.
  */
 void counters_accumulate(const struct model *m, uint32_t device, uint64_t start, uint64_t end,
-			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS]);
+			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS],
+			 size_t *hint);
 
 /* Slot names as in JSON: "sm_active", "dram", "tensor", "gr_active", "sm_throughput". */
 const char *counters_slot_name(int slot);

@@ -79,28 +79,61 @@ const char *cause_advice(int id)
 struct site_acc {
 	struct f_site *v;
 	size_t n, cap;
+	uint32_t *slot;			/* open addressing by (what, after): index + 1; 0 empty */
+	size_t nr_slots;		/* a power of two, at least twice n */
 };
 
-static void site_add(struct site_acc *a, const char *what, const char *after, uint64_t ns,
-		     double value)
+static size_t site_hash(const char *what, const char *after)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)what * 0x9e3779b97f4a7c15ull) ^ (uint64_t)(uintptr_t)after;
+
+	h *= 0xff51afd7ed558ccdull;
+	return (size_t)(h ^ (h >> 32));
+}
+
+static void site_rehash(struct site_acc *a, size_t nr_slots)
 {
 	size_t i;
 
+	free(a->slot);
+	a->slot = xcalloc(nr_slots, sizeof(*a->slot));
+	a->nr_slots = nr_slots;
 	for (i = 0; i < a->n; i++) {
-		if (a->v[i].what == what && a->v[i].after == after) {
-			a->v[i].count++;
-			a->v[i].time_ns += ns;
-			a->v[i].value += value;
+		size_t j = site_hash(a->v[i].what, a->v[i].after) & (nr_slots - 1);
+
+		while (a->slot[j])
+			j = (j + 1) & (nr_slots - 1);
+		a->slot[j] = (uint32_t)i + 1;
+	}
+}
+
+/* Add @ns (and @value) to the site (@what, @after): names are the model's, compared by address. */
+static void site_add(struct site_acc *a, const char *what, const char *after, uint64_t ns,
+		     double value)
+{
+	struct f_site *e;
+	size_t j;
+
+	if (2 * (a->n + 1) > a->nr_slots)
+		site_rehash(a, a->nr_slots ? 2 * a->nr_slots : 64);
+	for (j = site_hash(what, after) & (a->nr_slots - 1); a->slot[j];
+	     j = (j + 1) & (a->nr_slots - 1)) {
+		e = &a->v[a->slot[j] - 1];
+		if (e->what == what && e->after == after) {
+			e->count++;
+			e->time_ns += ns;
+			e->value += value;
 			return;
 		}
 	}
 	XGROW(a->v, a->cap, a->n + 1);
-	a->v[a->n].what = what;
-	a->v[a->n].after = after;
-	a->v[a->n].count = 1;
-	a->v[a->n].time_ns = ns;
-	a->v[a->n].value = value;
-	a->n++;
+	e = &a->v[a->n];
+	e->what = what;
+	e->after = after;
+	e->count = 1;
+	e->time_ns = ns;
+	e->value = value;
+	a->slot[j] = (uint32_t)++a->n;
 }
 
 static int cmp_site(const void *x, const void *y)
@@ -125,6 +158,7 @@ static void sites_finish(struct f_cause *c, struct site_acc *a)
 		c->sites[i] = a->v[i];
 	c->nr_sites = i;
 	free(a->v);
+	free(a->slot);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -112,6 +112,14 @@ struct m_func {
 	uint32_t have;
 };
 
+/* A direct-mapped cache of model_occupancy: a kernel's launch shape asked per GPU operation. */
+#define M_OCC_MEMO 1024
+
+struct m_occ_memo {
+	uint32_t name, block_threads, dyn_smem;
+	uint32_t per_sm;		/* the answer; valid when name != 0 */
+};
+
 struct m_occupancy {
 	uint32_t name;			/* STRING id of the kernel (filled after loading) */
 	uint32_t func;
@@ -185,6 +193,7 @@ struct model {
 	size_t nr_devices;
 	struct m_occupancy *occ;
 	size_t nr_occ, occ_cap;
+	struct m_occ_memo *occ_memo;	/* model_occupancy's recent answers (NULL: none kept) */
 	struct m_thread *threads;
 	size_t nr_threads, threads_cap;
 

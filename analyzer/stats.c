@@ -182,6 +182,58 @@ struct shape_key {
 	uint32_t block[3];
 };
 
+/* A kernel's launch shape: which kernel (index into s->kernels) and its geometry. */
+struct shape_id {
+	uint32_t kernel;
+	struct shape_key shape;
+};
+
+/* The distinct shape_ids seen: open addressing, at most half full. */
+struct shape_set {
+	struct shape_id *v;
+	uint8_t *used;
+	size_t n, nr_slots;
+};
+
+static size_t shape_hash(const struct shape_id *k)
+{
+	uint32_t w[sizeof(*k) / 4];
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	memcpy(w, k, sizeof(w));
+	for (i = 0; i < sizeof(w) / 4; i++)
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* Add @k to @set; 1 when it was not there. */
+static int shape_set_add(struct shape_set *set, const struct shape_id *k)
+{
+	size_t j;
+
+	if (2 * (set->n + 1) > set->nr_slots) {
+		struct shape_set bigger = { NULL, NULL, 0, set->nr_slots ? 2 * set->nr_slots : 256 };
+
+		bigger.v = xmalloc(bigger.nr_slots * sizeof(*bigger.v));
+		bigger.used = xcalloc(bigger.nr_slots, 1);
+		for (j = 0; j < set->nr_slots; j++)
+			if (set->used[j])
+				shape_set_add(&bigger, &set->v[j]);
+		free(set->v);
+		free(set->used);
+		*set = bigger;
+	}
+	for (j = shape_hash(k) & (set->nr_slots - 1); set->used[j];
+	     j = (j + 1) & (set->nr_slots - 1))
+		if (!memcmp(&set->v[j], k, sizeof(*k)))
+			return 0;
+	set->used[j] = 1;
+	set->v[j] = *k;
+	set->n++;
+	return 1;
+}
+
 static uint64_t percentile(const uint64_t *v, size_t n, double p)
 {
 	size_t idx;
@@ -214,14 +266,9 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	int64_t *slot = xmalloc(nr_ids * sizeof(*slot));
 	struct durs *durs = NULL;
 	double *fill_sum = NULL, *fill_w = NULL, *pm_sum = NULL, *pm_w = NULL;
-	struct shape_id {
-		uint32_t kernel;	/* index into s->kernels */
-		struct shape_key shape;
-	} key, last;
-	struct shape_entry {
-		UT_hash_handle hh;
-		struct shape_id key;
-	} *shapes = NULL, *se, *stmp;
+	size_t pm_hint = 0;		/* counters_accumulate's search, kernels in start order */
+	struct shape_id key, last;
+	struct shape_set shapes = { NULL, NULL, 0, 0 };
 	int has_last = 0;
 	size_t i, n = 0, cap = 0, aux_cap = 0;
 	int j;
@@ -279,13 +326,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			continue;
 		last = key;
 		has_last = 1;
-		HASH_FIND(hh, shapes, &key, sizeof(key), se);
-		if (se)
-			continue;
-		se = xcalloc(1, sizeof(*se));
-		se->key = key;
-		HASH_ADD(hh, shapes, key, sizeof(se->key), se);
-		if (k->nr_shapes < 255)
+		if (shape_set_add(&shapes, &key) && k->nr_shapes < 255)
 			k->nr_shapes++;
 	}
 
@@ -330,7 +371,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			k->fill_is_estimate |= is_est;
 		}
 		counters_accumulate(m, g->device, g->start, g->end, pm_sum + ki * TRACE_PM_NR_SLOTS,
-				    pm_w + ki * TRACE_PM_NR_SLOTS);
+				    pm_w + ki * TRACE_PM_NR_SLOTS, &pm_hint);
 	}
 #undef KERNEL_SLOT
 
@@ -353,10 +394,8 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		}
 	}
 
-	HASH_ITER(hh, shapes, se, stmp) {
-		HASH_DEL(shapes, se);
-		free(se);
-	}
+	free(shapes.v);
+	free(shapes.used);
 	free(durs);
 	free(fill_sum);
 	free(fill_w);
