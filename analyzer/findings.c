@@ -289,14 +289,29 @@ static int cmp_first_load(const void *x, const void *y)
 	return a->call < b->call ? -1 : a->call > b->call;
 }
 
+/* A load candidate: @call, the first launch of its kernel, took long enough to have loaded. */
+static void check_first_load(struct dev_state *ds, size_t call, uint64_t median)
+{
+	const struct m_call *c = &ds->m->calls[call];
+
+	if (c->t1 - c->t0 >= median + LAZY_LOAD_MIN_NS) {
+		XGROW(ds->loads, ds->cap_loads, ds->nr_loads + 1);
+		ds->loads[ds->nr_loads++] = (struct first_load){ call, c->t1 - c->t0 - median };
+	}
+}
+
 static void find_first_loads(struct dev_state *ds)
 {
 	const struct model *m = ds->m;
-	struct first_launch *firsts = NULL, *e, *tmp;
+	struct first_launch *firsts = NULL, *e, *tmp;	/* kernels with no FUNC record */
+	size_t *first = xmalloc((m->nr_funcs ? m->nr_funcs : 1) * sizeof(*first));
 	uint64_t *hist = xcalloc(LAUNCH_HIST_N, sizeof(*hist));
 	uint64_t n = 0, seen = 0, median = 0;
 	uint32_t last_func = 0;
 	size_t i;
+
+	for (i = 0; i < m->nr_funcs; i++)
+		first[i] = SIZE_MAX;
 
 	/* Calls are in start order (model_finish): a kernel's first launch is the first seen. */
 	for (i = 0; i < m->nr_calls; i++) {
@@ -310,6 +325,11 @@ static void find_first_loads(struct dev_state *ds)
 		if (c->func == last_func)
 			continue;	/* loops launch the same kernel again and again */
 		last_func = c->func;
+		if (c->func < m->nr_funcs) {
+			if (first[c->func] == SIZE_MAX)
+				first[c->func] = i;
+			continue;
+		}
 		HASH_FIND(hh, firsts, &c->func, sizeof(c->func), e);
 		if (!e) {
 			e = xcalloc(1, sizeof(*e));
@@ -325,18 +345,16 @@ static void find_first_loads(struct dev_state *ds)
 			break;
 		}
 	}
+	for (i = 0; i < m->nr_funcs; i++)
+		if (first[i] != SIZE_MAX)
+			check_first_load(ds, first[i], median);
 	HASH_ITER(hh, firsts, e, tmp) {
-		const struct m_call *c = &m->calls[e->call];
-
-		if (c->t1 - c->t0 >= median + LAZY_LOAD_MIN_NS) {
-			XGROW(ds->loads, ds->cap_loads, ds->nr_loads + 1);
-			ds->loads[ds->nr_loads++] = (struct first_load){ e->call,
-									 c->t1 - c->t0 - median };
-		}
+		check_first_load(ds, e->call, median);
 		HASH_DEL(firsts, e);
 		free(e);
 	}
 	xqsort(ds->loads, ds->nr_loads, sizeof(*ds->loads), cmp_first_load);
+	free(first);
 	free(hist);
 }
 
