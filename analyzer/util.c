@@ -264,9 +264,9 @@ static void run_sift(struct run *h, size_t n, size_t i, const struct sort_item *
 
 /*
  * Items whose keys ascend in @nr_runs runs: merge the runs into @out through a heap of runs,
- * equal keys in the order of their positions (stable). A run that stays first costs two
- * comparisons an item, so arrays made of long interleaved stretches (a trace's threads,
- * CUPTI's buffers) sort in about one pass.
+ * equal keys in the order of their positions (stable). The first run hands out items while
+ * they come before the best other run's next one, one comparison each, so arrays made of long
+ * interleaved stretches (a trace's threads, CUPTI's buffers) sort in about one pass.
  */
 static void merge_runs(const struct sort_item *it, size_t n, size_t nr_runs,
 		       struct sort_item *out)
@@ -282,9 +282,20 @@ static void merge_runs(const struct sort_item *it, size_t n, size_t nr_runs,
 	}
 	for (i = nr / 2; i-- > 0;)
 		run_sift(h, nr, i, it);
-	for (i = 0; i < n; i++) {
-		out[i] = it[h[0].pos++];
-		if (h[0].pos == h[0].end)
+	for (i = 0; i < n;) {
+		struct run *top = &h[0], *next;
+
+		if (nr == 1) {
+			while (top->pos < top->end)
+				out[i++] = it[top->pos++];
+			break;
+		}
+		/* The first run gives items until the best of the others (a child) comes first. */
+		next = nr > 2 && run_before(it, &h[2], &h[1]) ? &h[2] : &h[1];
+		do
+			out[i++] = it[top->pos++];
+		while (top->pos < top->end && run_before(it, top, next));
+		if (top->pos == top->end)
 			h[0] = h[--nr];
 		run_sift(h, nr, 0, it);
 	}

@@ -77,7 +77,10 @@ static int cmp_kv(const void *x, const void *y)
 static uint64_t key_big(const void *x) { return ((const struct big *)x)->key; }
 static uint64_t key_small(const void *x) { return ((const struct small *)x)->key; }
 
-enum pattern { SORTED, INTERLEAVED, SHUFFLED, REVERSED, FEW_KEYS, ALL_EQUAL, WIDE, NR_PATTERNS };
+enum pattern {
+	SORTED, INTERLEAVED, INTERLEAVED_EQUAL, SHUFFLED, REVERSED, FEW_KEYS, ALL_EQUAL, WIDE,
+	NR_PATTERNS
+};
 
 static uint64_t make_key(enum pattern p, size_t i, size_t n)
 {
@@ -86,6 +89,8 @@ static uint64_t make_key(enum pattern p, size_t i, size_t n)
 		return 1000 + i * 3;
 	case INTERLEAVED:		/* 7 sorted streams taking turns of 50, like threads */
 		return (i / 50 % 7) * 7 + ((i / 350) * 50 + i % 50) * 100;
+	case INTERLEAVED_EQUAL:		/* the same, every key in every stream, four times */
+		return ((i / 350) * 50 + i % 50) / 4;
 	case SHUFFLED:
 		return next() % (4 * n + 1);
 	case REVERSED:
