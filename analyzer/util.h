@@ -19,9 +19,16 @@ char *xstrdup(const char *s);
 void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 char *xstrndup(const char *s, size_t n);
 
-/* Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. */
+/*
+ * Grow *p (an array of *cap elements of @size bytes) to hold at least @need elements. XGROW
+ * calls it only when the array is full: appends cost a comparison.
+ */
 void xgrow(void **p, size_t *cap, size_t need, size_t size);
-#define XGROW(arr, cap, need) xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+#define XGROW(arr, cap, need)                                                                      \
+	do {                                                                                       \
+		if ((size_t)(need) > (cap))                                                        \
+			xgrow((void **)&(arr), &(cap), (need), sizeof(*(arr)));                    \
+	} while (0)
 
 /*
  * xsort_by - sort the large arrays of a trace (calls, GPU operations, join tables) into the
