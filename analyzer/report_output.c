@@ -718,7 +718,7 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 				    c->sites[i].count ? 100 * c->sites[i].value / c->sites[i].count : 0,
 				    2);
 		if (k == CAUSE_MEMCPY)
-			json_u64(j, "bytes", (uint64_t)c->sites[i].value);
+			json_u64(j, "bytes", sat_u64(c->sites[i].value));
 		json_object_end(j);
 	}
 	json_array_end(j);
