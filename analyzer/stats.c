@@ -234,7 +234,8 @@ static int shape_set_add(struct shape_set *set, const struct shape_id *k)
 	return 1;
 }
 
-static uint64_t percentile(const uint64_t *v, size_t n, double p)
+/* The nearest-rank @p percentile of @v (reordered). */
+static uint64_t percentile(uint64_t *v, size_t n, double p)
 {
 	size_t idx;
 
@@ -245,7 +246,7 @@ static uint64_t percentile(const uint64_t *v, size_t n, double p)
 		idx = 1;
 	if (idx > n)
 		idx = n;
-	return v[idx - 1];
+	return xselect_u64(v, n, idx - 1);
 }
 
 static int cmp_kernel(const void *a, const void *b)
@@ -379,9 +380,15 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		struct s_kernel *k = &s->kernels[i];
 
 		if (i < aux_cap && durs[i].n) {
-			xsort_u64(durs[i].v, durs[i].n);
-			k->gpu_min_ns = durs[i].v[0];
-			k->gpu_max_ns = durs[i].v[durs[i].n - 1];
+			size_t d;
+
+			k->gpu_min_ns = k->gpu_max_ns = durs[i].v[0];
+			for (d = 1; d < durs[i].n; d++) {
+				if (durs[i].v[d] < k->gpu_min_ns)
+					k->gpu_min_ns = durs[i].v[d];
+				if (durs[i].v[d] > k->gpu_max_ns)
+					k->gpu_max_ns = durs[i].v[d];
+			}
 			k->gpu_p50_ns = percentile(durs[i].v, durs[i].n, 0.50);
 			k->gpu_p99_ns = percentile(durs[i].v, durs[i].n, 0.99);
 			if (fill_w[i] > 0)

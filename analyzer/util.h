@@ -43,6 +43,13 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 /* xsort_u64 - sort values ascending (radix; 8 bytes a value beside the array). */
 void xsort_u64(uint64_t *v, size_t n);
 
+/*
+ * xselect_u64 - the value that would be at index @k (< @n) were @v sorted ascending; reorders
+ * @v. Quickselect with a median-of-three pivot and three-way partitions, O(n) expected; after
+ * 2 log2(n) + 8 rounds (pivots a hostile input chose) it sorts what is left: O(n) always.
+ */
+uint64_t xselect_u64(uint64_t *v, size_t n, size_t k);
+
 /* A key and what it stands for (a join table's entry). */
 struct key_val {
 	uint64_t key;
