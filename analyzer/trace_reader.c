@@ -683,6 +683,21 @@ static inline int get_varint64(const uint8_t **p, const uint8_t *end, uint64_t *
 		*v = *(*p)++;
 		return 0;
 	}
+	if (end - *p >= 3) {
+		/* Times and durations: mostly two or three bytes, unrolled. */
+		const uint8_t *q = *p;
+
+		if (!(q[1] & 0x80)) {
+			*v = (q[0] & 0x7fu) | (uint64_t)q[1] << 7;
+			*p = q + 2;
+			return 0;
+		}
+		if (!(q[2] & 0x80)) {
+			*v = (q[0] & 0x7fu) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+			*p = q + 3;
+			return 0;
+		}
+	}
 	for (i = 0; i < 10 && *p < end; i++) {
 		uint8_t c = *(*p)++;
 

@@ -726,8 +726,8 @@ static struct trace_rec_gpu_kernel kernel_of_shape(uint32_t name, uint32_t strea
 /*
  * The columns come back as the GPU_KERNEL and GPU_API records they encode, field for field:
  * shapes copied from the chunk's GPU_KERNELs (the first and a later one), times going
- * backwards and by more than 2^32, 10-byte varints, correlation and thread ids wrapping their
- * 32 bits, graph ids and nodes. A run refers only to its own chunk, and every malformed column
+ * backwards and by more than 2^32, varints of one, two, three, five and ten bytes, correlation
+ * and thread ids wrapping their 32 bits, graph ids and nodes. A run refers only to its own chunk, and every malformed column
  * is an error at the record's offset before any of its records is handed out.
  */
 static void test_gpu_runs(void)
@@ -759,7 +759,7 @@ static void test_gpu_runs(void)
 	want[0].end_ns = 5000 + (1ull << 33);		/* a duration past 32 bits */
 	want[0].cupti_corr = 10;
 	want[1].start_ns = 4000;			/* backwards */
-	want[1].end_ns = 4500;
+	want[1].end_ns = 4000 + 1000000;		/* a three-byte duration */
 	want[1].cupti_corr = 9;
 	want[2].start_ns = UINT64_MAX - 5;		/* a 10-byte varint */
 	want[2].end_ns = UINT64_MAX - 1;
@@ -796,7 +796,7 @@ static void test_gpu_runs(void)
 		api[i].hdr.type = TRACE_REC_GPU_API;
 		api[i].hdr.size = sizeof(api[i]);
 		api[i].start_ns = 10000 + 1000 * (uint64_t)(3 - i);	/* descending */
-		api[i].end_ns = api[i].start_ns + 7 * (uint64_t)i;
+		api[i].end_ns = api[i].start_ns + (i == 2 ? 100000 : 7 * (uint64_t)i);
 		api[i].cupti_corr = 20 + (uint32_t)i;
 		api[i].tid = i == 2 ? 5 : 4000000000u;	/* 32-bit thread ids, down and up */
 		api[i].cbid = i == 3 ? UINT32_MAX : 211;
