@@ -46,7 +46,8 @@ void xsort_u64(uint64_t *v, size_t n);
 /*
  * xselect_u64 - the value that would be at index @k (< @n) were @v sorted ascending; reorders
  * @v. Quickselect with a median-of-three pivot and three-way partitions, O(n) expected; after
- * 2 log2(n) + 8 rounds (pivots a hostile input chose) it sorts what is left: O(n) always.
+ * 2 log2(n) + 8 rounds (pivots a hostile input chose) it sorts what is left (radix, O(n)): at
+ * worst O(n log n).
  */
 uint64_t xselect_u64(uint64_t *v, size_t n, size_t k);
 
