@@ -727,8 +727,9 @@ static struct trace_rec_gpu_kernel kernel_of_shape(uint32_t name, uint32_t strea
  * The columns come back as the GPU_KERNEL and GPU_API records they encode, field for field:
  * shapes copied from the chunk's GPU_KERNELs (the first and a later one), times going
  * backwards and by more than 2^32, varints of one, two, three, five and ten bytes, correlation
- * and thread ids wrapping their 32 bits, graph ids and nodes. A run refers only to its own chunk, and every malformed column
- * is an error at the record's offset before any of its records is handed out.
+ * and thread ids wrapping their 32 bits, graph ids and nodes. A run refers only to its own
+ * chunk, and every malformed column is an error at the record's offset before any of its
+ * records is handed out.
  */
 static void test_gpu_runs(void)
 {
