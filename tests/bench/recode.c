@@ -9,8 +9,9 @@
  * the thread's previous LAUNCH record. The input is the shim's own: a LAUNCH_RUN's varints are
  * taken as valid (the reader checks them in the comparison that follows). It turns the H200
  * traces recorded before format 1.3 into 1.3 ones holding the same records, so CI checks the
- * encoder against real GPU data (tests/e2e/gpucols_recode.sh) and scripts/bench.sh measures
- * what the columns save. A trace that ends inside a chunk is recoded up to there.
+ * encoder against real GPU data (tests/e2e/gpucols_recode.sh) and one can measure what the
+ * columns save (BENCHMARKS.md, fifth session). A trace that ends inside a chunk is recoded up
+ * to there.
  * Usage: recode IN OUT    Prints: records held in runs, runs, chunks, file bytes in and out.
  */
 #include <errno.h>
