@@ -3,6 +3,7 @@
 # CPU benchmarks with the fake driver (no GPU needed; BENCHMARKS.md holds the figures):
 #   1. instructions per intercepted launch, recording and compression included: callgrind's
 #      total over all threads, the marginal cost between two storm sizes, shim minus plain;
+#      for a loop relaunching one kernel and for one whose grid takes 8 sizes in turn;
 #   2. a launch-bound loop whose fake launches cost 2 us: wall time shim/plain, best of
 #      several alternating runs;
 #   3. trace bytes per launch for a 1,000,000-launch storm;
@@ -32,13 +33,13 @@ echo "# build: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
 # Per thread (--separate-threads): part 1 is the application's thread, part 2 the shim's writer.
 # The writer's share depends on what zstd is given (time deltas measured under valgrind's
 # slowdown), so each size runs three times and the median counts.
-ir() {	# ir N SHIM(0/1): "app writer" instructions of `fake_client steps N 0`
+ir() {	# ir N SHIM(0/1) [SHAPES]: "app writer" instructions of `fake_client steps N 0 SHAPES`
 	local out=$work/cg.$1.$2 pre= app writer
 	[ "$2" = 1 ] && pre=$shim
 	rm -f "$work"/t.trace "$out"-*
 	FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
 		valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
-		"$client" steps "$1" 0 >/dev/null 2>&1
+		"$client" steps "$1" 0 "${3:-1}" >/dev/null 2>&1
 	app=$(awk '/^totals:/ { print $2 }' "$out"-01)
 	writer=0
 	[ -f "$out"-02 ] && writer=$(awk '/^totals:/ { print $2 }' "$out"-02)
@@ -58,6 +59,19 @@ done
 app_per=$(median3 "${apps[@]}") writer_per=$(median3 "${writers[@]}")
 echo "instructions per launch added by the shim: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; plain launch $plain_per)"
 echo "  (three runs each: application thread ${apps[*]}, writer ${writers[*]}; marginal between $small and $big launches)"
+
+# ---- 1a. the same, the grid taking 8 sizes in turn ----
+# No launch repeats its predecessor: the producer writes every LAUNCH in full and the writer
+# looks its shape up and writes it by reference (LAUNCH_REFS), as for a PyTorch step's kernels.
+apps=() writers=()
+for _ in 1 2 3; do
+	read -r a1 w1 <<<"$(ir $small 1 8)"
+	read -r a2 w2 <<<"$(ir $big 1 8)"
+	apps+=($(( (a2 - a1) / (big - small) - plain_per )))
+	writers+=($(( (w2 - w1) / (big - small) )))
+done
+app_per=$(median3 "${apps[@]}") writer_per=$(median3 "${writers[@]}")
+echo "  with 8 launch shapes in turn: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; runs ${apps[*]} / ${writers[*]})"
 
 # ---- 1b. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
 # Where valgrind's slowdown distorts the writer's work, this is the machine's own time.

@@ -502,21 +502,25 @@ static int run_loop(void)
 	return 0;
 }
 
-static int run_steps(int n, int sync_every)
+/* @n launches, a sync every @sync_every; grids take @shapes sizes in turn (1: a repeat loop). */
+static int run_steps(int n, int sync_every, int shapes)
 {
 	CUfunction f;
 	CUstream s;
 	int i;
 
+	if (shapes < 1)
+		shapes = 1;
 	f = spin_kernel();
 	cuStreamCreate(&s, 0);
 	for (i = 1; i <= n; i++) {
-		cuLaunchKernel(f, 132, 1, 1, 256, 1, 1, 0, s, NULL, NULL);
+		cuLaunchKernel(f, 132 + (unsigned int)(i % shapes), 1, 1, 256, 1, 1, 0, s, NULL,
+			       NULL);
 		if (sync_every > 0 && i % sync_every == 0)
 			cuStreamSynchronize(s);
 	}
 	cuStreamSynchronize(s);
-	printf("steps: %d launches, sync every %d\n", n, sync_every);
+	printf("steps: %d launches, sync every %d, %d shapes\n", n, sync_every, shapes);
 	return 0;
 }
 
@@ -744,11 +748,11 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "ownsig"))
 		return run_ownsig();
 	if (!strcmp(mode, "steps") && argc > 3)
-		return run_steps(atoi(argv[2]), atoi(argv[3]));
+		return run_steps(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]\n");
 	return 2;
 }
