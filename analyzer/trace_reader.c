@@ -890,7 +890,7 @@ static void refs_next(struct trace_reader *rd, struct trace_record *out)
 	rd->expanded.call.hdr.size = sizeof(rd->expanded);
 	rd->expanded.call.hdr.dt_ns = dt;
 	rd->expanded.call.dur = dur;
-	rd->refs_seq += (dseq >> 1) ^ (0 - (dseq & 1));
+	rd->refs_seq += (uint32_t)unzigzag64(dseq);
 	rd->expanded.call.seq = rd->refs_seq;
 	rd->now_ns += dt;
 	rd->refs_left--;

@@ -178,7 +178,7 @@ static unsigned varint_len(uint64_t v)
 	return n;
 }
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
+uint8_t *gpucols_put_varint(uint8_t *p, uint64_t v)
 {
 	while (v >= 0x80) {
 		*p++ = (uint8_t)(v | 0x80);
@@ -215,7 +215,7 @@ static void grun_flush(struct grun *r, uint8_t *raw, size_t *len, uint64_t *nr)
 	p = start + sizeof(h);
 	for (c = 0; c < GRUN_COLS; c++)
 		for (i = 0; i < r->n; i++)
-			p = put_varint(p, r->col[c][i]);
+			p = gpucols_put_varint(p, r->col[c][i]);
 	while ((p - start) % 8)
 		*p++ = 0;
 	memset(&h, 0, sizeof(h));
@@ -345,7 +345,7 @@ void gpucols_launch_flush(uint8_t *raw, size_t *len, uint64_t *nr)
 	p = start + sizeof(h);
 	for (c = 0; c < LRUN_COLS; c++)
 		for (i = 0; i < lrun.n; i++)
-			p = put_varint(p, lrun.col[c][i]);
+			p = gpucols_put_varint(p, lrun.col[c][i]);
 	while ((p - start) % 8)
 		*p++ = 0;
 	memset(&h, 0, sizeof(h));

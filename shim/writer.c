@@ -335,16 +335,6 @@ static struct {
 	uint32_t dt[RUN_MAX], dur[RUN_MAX];
 } run;
 
-static uint8_t *put_varint(uint8_t *p, uint32_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /* Write the held run into the chunk (emit has kept room for it). */
 static void run_flush(void)
 {
@@ -369,9 +359,9 @@ static void run_flush(void)
 	r = (void *)start;
 	p = start + sizeof(*r);
 	for (i = 0; i < run.n; i++)
-		p = put_varint(p, run.dt[i]);
+		p = gpucols_put_varint(p, run.dt[i]);
 	for (i = 0; i < run.n; i++)
-		p = put_varint(p, run.dur[i]);
+		p = gpucols_put_varint(p, run.dur[i]);
 	while ((p - start) % 8)
 		*p++ = 0;
 	r->hdr.type = TRACE_REC_LAUNCH_RUN;
@@ -426,6 +416,7 @@ static void hold_ref(struct tbuf *b, int64_t shape, uint32_t dt, uint32_t dur, u
 	run_flush();		/* a launch run held is earlier in time */
 	block_for(b);
 	gpucols_launch_hold((uint32_t)shape, dt, dur, seq, w.raw, &w.raw_len, &w.nr_records);
+	b->w_full = 0;		/* its last launch is no LAUNCH record: no repeat may follow */
 }
 
 /*
@@ -448,7 +439,6 @@ static int launch_hold(struct tbuf *b, const struct trace_rec_launch *l,
 		if (b->w_shape < 0)
 			return 0;
 		hold_ref(b, b->w_shape, l->call.hdr.dt_ns, l->call.dur, l->call.seq);
-		b->w_full = 0;
 		return 1;
 	}
 	if (b->w_launch_gen == w.chunk_gen + 1) {
@@ -463,7 +453,6 @@ static int launch_hold(struct tbuf *b, const struct trace_rec_launch *l,
 	b->w_shape = gpucols_launch_find(&b->w_launch, w.raw);
 	if (b->w_shape >= 0) {
 		hold_ref(b, b->w_shape, rep->hdr.dt_ns, rep->dur, rep->seq);
-		b->w_full = 0;
 		return 1;
 	}
 	*full = b->w_launch;
