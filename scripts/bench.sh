@@ -49,28 +49,24 @@ median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 read -r p1 _ <<<"$(ir $small 0)"
 read -r p2 _ <<<"$(ir $big 0)"
 plain_per=$(( (p2 - p1) / (big - small) ))
-apps=() writers=()
-for _ in 1 2 3; do
-	read -r a1 w1 <<<"$(ir $small 1)"
-	read -r a2 w2 <<<"$(ir $big 1)"
-	apps+=($(( (a2 - a1) / (big - small) - plain_per )))
-	writers+=($(( (w2 - w1) / (big - small) )))
-done
-app_per=$(median3 "${apps[@]}") writer_per=$(median3 "${writers[@]}")
+per_launch() {	# per_launch SHAPES: median of three marginals; sets app_per, writer_per, apps, writers
+	apps=() writers=()
+	for _ in 1 2 3; do
+		read -r a1 w1 <<<"$(ir $small 1 "$1")"
+		read -r a2 w2 <<<"$(ir $big 1 "$1")"
+		apps+=($(( (a2 - a1) / (big - small) - plain_per )))
+		writers+=($(( (w2 - w1) / (big - small) )))
+	done
+	app_per=$(median3 "${apps[@]}") writer_per=$(median3 "${writers[@]}")
+}
+per_launch 1
 echo "instructions per launch added by the shim: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; plain launch $plain_per)"
 echo "  (three runs each: application thread ${apps[*]}, writer ${writers[*]}; marginal between $small and $big launches)"
 
 # ---- 1a. the same, the grid taking 8 sizes in turn ----
 # No launch repeats its predecessor: the producer writes every LAUNCH in full and the writer
 # looks its shape up and writes it by reference (LAUNCH_REFS), as for a PyTorch step's kernels.
-apps=() writers=()
-for _ in 1 2 3; do
-	read -r a1 w1 <<<"$(ir $small 1 8)"
-	read -r a2 w2 <<<"$(ir $big 1 8)"
-	apps+=($(( (a2 - a1) / (big - small) - plain_per )))
-	writers+=($(( (w2 - w1) / (big - small) )))
-done
-app_per=$(median3 "${apps[@]}") writer_per=$(median3 "${writers[@]}")
+per_launch 8
 echo "  with 8 launch shapes in turn: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; runs ${apps[*]} / ${writers[*]})"
 
 # ---- 1b. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
