@@ -22,6 +22,12 @@ expect "lost records" "$(jget "$WORK/report.json" .trace.lost_records)" 0
 expect "GPU source" "$(jget "$WORK/report.json" .gpu.source)" cupti
 # The dump holds every record the report counted.
 expect "dump records" "$(wc -l <"$WORK/dump")" "$(jget "$WORK/report.json" .trace.records)"
+# Every GPU record the shim converted from CUPTI (its last GPU_INFO) is read back, whatever
+# the format wrote it as (1.3: rows of GPU_KERNEL_RUN / GPU_API_RUN).
+"$GPUSHIM_BIN" info --format json "$trace" >"$WORK/info.json" || fail "info --format json exited $?"
+expect "GPU records read back" \
+	"$(jget "$WORK/info.json" '[.record_types | (.gpu_kernel, .gpu_memcpy, .gpu_memset, .gpu_corr, .gpu_api) // 0] | add')" \
+	"$(jget "$WORK/info.json" .gpu_records_converted)"
 grep -q "^verdict: " "$WORK/report.txt" || fail "text report has no verdict line"
 
 defs='def cause(c): (.attribution[] | select(.cause == c));
