@@ -539,31 +539,15 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	keep_gap(ds, gap0, g1, part);
 }
 
-struct edge {
-	uint64_t t;
-	int8_t delta;
-	uint8_t is_copy;
-};
-
-static int cmp_edge(const void *x, const void *y)
-{
-	const struct edge *a = x, *b = y;
-
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return a->delta - b->delta;	/* ends before starts at the same instant */
-}
-
 static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uint64_t *win_end)
 {
 	const struct model *m = ds->m;
 	struct findings *f = ds->f;
-	struct edge *edges;
-	size_t i, ne = 0, nr_ops = 0;
-	uint64_t first = UINT64_MAX, cur_end = 0, cur_begin = 0, work = 0, exposed = 0;
+	struct stats_union work = { 0 };	/* kernels and sets: the GPU working */
+	size_t i;
+	uint64_t first = UINT64_MAX, cur_end = 0, cur_begin = 0, busy = 0;
 	const struct m_gpu_op *prev = NULL;
-	int work_active = 0, copy_active = 0;
-	uint64_t t_last = 0, begin = UINT64_MAX;
+	uint64_t begin = UINT64_MAX;
 	int has_kernel = 0;
 
 	/*
@@ -576,7 +560,6 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 
 		if ((int)g->device != device)
 			continue;
-		nr_ops++;
 		if (begin == UINT64_MAX)
 			begin = g->start;	/* ops are in start order */
 		if (g->kind == MG_KERNEL && !has_kernel) {
@@ -586,12 +569,13 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	}
 	ds->nr_st = 0;
 	ds->device = device;
-	edges = xcalloc(2 * nr_ops + 1, sizeof(*edges));
 
-	/* Gaps of the union of all operations, in start order. */
+	/*
+	 * Gaps of the union of all operations, in start order. Copies that run while no work
+	 * does are exposed: the union of everything less the union of the work.
+	 */
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
-		int is_copy = g->kind == MG_MEMCPY;
 
 		if ((int)g->device != device || g->start < begin)
 			continue;
@@ -601,6 +585,7 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			prev = g;
 		} else if (g->start > cur_end) {
 			stretch_push(ds, cur_begin, cur_end);
+			busy += cur_end - cur_begin;
 			attribute_gap(ds, cur_end, g->start, prev, g);
 			cur_begin = g->start;
 			cur_end = g->end;
@@ -609,8 +594,8 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			cur_end = g->end;
 			prev = g;
 		}
-		edges[ne++] = (struct edge){ g->start, 1, (uint8_t)is_copy };
-		edges[ne++] = (struct edge){ g->end, -1, (uint8_t)is_copy };
+		if (g->kind != MG_MEMCPY)
+			stats_union_add(&work, g->start, g->end);
 
 		if (g->kind == MG_KERNEL) {
 			int is_est;
@@ -628,34 +613,12 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			}
 		}
 	}
-	if (first == UINT64_MAX) {
-		free(edges);
+	if (first == UINT64_MAX)
 		return;
-	}
+	busy += cur_end - cur_begin;
 
-	/* Work (kernels, memsets) and copies that run while no work does. */
-	xqsort(edges, ne, sizeof(*edges), cmp_edge);
-	for (i = 0; i < ne; i++) {
-		const struct edge *e = &edges[i];
-
-		if (i > 0) {
-			uint64_t dt = e->t - t_last;
-
-			if (work_active > 0)
-				work += dt;
-			else if (copy_active > 0)
-				exposed += dt;
-		}
-		t_last = e->t;
-		if (e->is_copy)
-			copy_active += e->delta;
-		else
-			work_active += e->delta;
-	}
-	free(edges);
-
-	f->work_ns += work;
-	f->exposed_copy_ns += exposed;
+	f->work_ns += work.total;
+	f->exposed_copy_ns += busy - work.total;
 	f->window_ns += cur_end - first;
 	if (first < *win_start)
 		*win_start = first;

@@ -589,28 +589,10 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const si
 
 /* ---- GPU timeline ---- */
 
-struct union_acc {
-	uint64_t end;			/* end of the current merged interval */
-	uint64_t total;
-	int has;
-};
-
-static void union_add(struct union_acc *u, uint64_t start, uint64_t end)
-{
-	if (!u->has || start >= u->end) {
-		u->total += end - start;
-		u->end = end;
-		u->has = 1;
-	} else if (end > u->end) {
-		u->total += end - u->end;
-		u->end = end;
-	}
-}
-
 static void compute_gpu(struct stats *s, const struct model *m)
 {
 	struct s_gpu *g = &s->gpu;
-	struct union_acc *acc = NULL;	/* 4 per device: all, kernel, memcpy, memset */
+	struct stats_union *acc = NULL;	/* 4 per device: all, kernel, memcpy, memset */
 	size_t i, nd = 0;
 	double span_dev;
 	uint64_t off_since = 0;
@@ -642,8 +624,8 @@ static void compute_gpu(struct stats *s, const struct model *m)
 		j = (size_t)(d - g->devices);
 		if (op->end > d->last_ns)
 			d->last_ns = op->end;
-		union_add(&acc[j * 4], op->start, op->end);
-		union_add(&acc[j * 4 + op->kind], op->start, op->end);
+		stats_union_add(&acc[j * 4], op->start, op->end);
+		stats_union_add(&acc[j * 4 + op->kind], op->start, op->end);
 		switch (op->kind) {
 		case MG_KERNEL:
 			g->nr_kernels++;

@@ -153,6 +153,25 @@ int stats_is_host_sync(const struct m_call *c);
 /* Does this mem kind count as device memory (allocs/frees/peak)? */
 int stats_is_device_mem(uint8_t kind);
 
+/* The total length of a union of intervals added in order of start. */
+struct stats_union {
+	uint64_t end;			/* end of the current merged interval */
+	uint64_t total;
+	int has;
+};
+
+static inline void stats_union_add(struct stats_union *u, uint64_t start, uint64_t end)
+{
+	if (!u->has || start >= u->end) {
+		u->total += end - start;
+		u->end = end;
+		u->has = 1;
+	} else if (end > u->end) {
+		u->total += end - u->end;
+		u->end = end;
+	}
+}
+
 /* SM fill of one kernel execution in [0,1]; -1 when the device is unknown. Sets *is_estimate
  * when the occupancy calculator had no answer and the thread limit stood in. */
 double stats_fill(const struct model *m, uint32_t func_name, uint64_t blocks,
