@@ -270,7 +270,7 @@ static void gpu_ops(struct export_ctx *x, int pid, const struct model *m)
 		}
 		if (g->graph_id)
 			fprintf(x->f, ",\"graph\":%u", g->graph_id);
-		if (g->call >= 0) {
+		if (g->call != M_NO_CALL) {
 			fputs(",\"call\":", x->f);
 			{
 				const char *a = model_api_name(m, m->calls[g->call].api);
@@ -283,7 +283,7 @@ static void gpu_ops(struct export_ctx *x, int pid, const struct model *m)
 
 		/* The arrow from the call to its work: each end 1 ns inside its slice, so it
 		 * binds to it and never points back in time. */
-		if (g->call >= 0) {
+		if (g->call != M_NO_CALL) {
 			const struct m_call *c = &m->calls[g->call];
 			uint64_t id = ++ch->nr_flows;
 

@@ -442,7 +442,7 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	int k;
 
 	f->nr_gaps++;
-	if (next->call < 0 || m->calls[next->call].t1 <= g0) {
+	if (next->call == M_NO_CALL || m->calls[next->call].t1 <= g0) {
 		/* Queued before the GPU ran dry: the wait is on the GPU side (or unknown). */
 		if (len < NOISE_GAP_NS)
 			f->noise_ns += len, part[GAP_NOISE] = len;
@@ -661,7 +661,7 @@ static void launch_evidence(struct dev_state *ds)
 		const struct m_gpu_op *g = &m->gpu[i];
 		const struct m_call *c;
 
-		if (g->kind != MG_KERNEL || g->call < 0)
+		if (g->kind != MG_KERNEL || g->call == M_NO_CALL)
 			continue;
 		c = &m->calls[g->call];
 		if (c->kind == MC_LAUNCH && g->end - g->start < c->t1 - c->t0)

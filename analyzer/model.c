@@ -293,9 +293,7 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_launch *l = p;
 
 		e = new_call(m, r, &l->call, MC_LAUNCH);
-		e->stream = l->stream;
 		e->func = l->func;
-		e->block_threads = (uint32_t)l->block[0] * l->block[1] * l->block[2];
 		memcpy(e->grid, l->grid, sizeof(e->grid));
 		memcpy(e->block, l->block, sizeof(e->block));
 		e->dyn_smem = l->dyn_smem_bytes;
@@ -305,7 +303,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_graph_launch *g = p;
 
 		e = new_call(m, r, &g->call, MC_GRAPH_LAUNCH);
-		e->stream = g->stream;
 		e->addr = g->exec;
 		break;
 	}
@@ -313,7 +310,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_host_func *h = p;
 
 		e = new_call(m, r, &h->call, MC_HOST_FUNC);
-		e->stream = h->stream;
 		e->addr = h->fn;
 		break;
 	}
@@ -323,7 +319,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		e = new_call(m, r, &mem->call, MC_MEM);
 		e->addr = mem->addr;
 		e->bytes = mem->bytes;
-		e->stream = mem->stream;
 		e->sub = (uint8_t)mem->kind;
 		e->op = (uint8_t)mem->op;
 		e->device = (int16_t)(mem->device < -1 || mem->device > 1023 ? -1 : mem->device);
@@ -335,7 +330,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		e = new_call(m, r, &c->call, MC_COPY);
 		e->addr = c->dst;
 		e->bytes = c->bytes;
-		e->stream = c->stream;
 		e->sub = (uint8_t)c->dir;
 		break;
 	}
@@ -345,7 +339,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		e = new_call(m, r, &s->call, MC_SET);
 		e->addr = s->dst;
 		e->bytes = s->bytes;
-		e->stream = s->stream;
 		break;
 	}
 	case TRACE_REC_SYNC: {
@@ -353,7 +346,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 
 		e = new_call(m, r, &s->call, MC_SYNC);
 		e->addr = s->target;
-		e->stream = s->kind == TRACE_SYNC_EVENT_RECORD ? s->aux : s->target;
 		e->sub = (uint8_t)s->kind;
 		/* A query that finds work pending reports CUDA_ERROR_NOT_READY: not a failure. */
 		if ((s->kind == TRACE_SYNC_STREAM_QUERY || s->kind == TRACE_SYNC_EVENT_QUERY) &&
@@ -365,7 +357,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_capture *c = p;
 
 		e = new_call(m, r, &c->call, MC_CAPTURE);
-		e->stream = c->stream;
 		e->addr = c->graph;
 		e->sub = (uint8_t)c->op;
 		break;
@@ -375,7 +366,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 
 		e = new_call(m, r, &g->call, MC_GRAPH);
 		e->addr = g->exec;
-		e->stream = g->stream;
 		e->sub = (uint8_t)g->op;
 		break;
 	}
@@ -415,9 +405,14 @@ static struct m_gpu_op *new_gpu(struct model *m, uint8_t kind, uint64_t start, u
 	g->kind = kind;
 	g->start = start;
 	g->end = end >= start ? end : start;
-	g->call = -1;
+	g->call = M_NO_CALL;
 	m->has_cupti = 1;
 	return g;
+}
+
+static uint16_t sat_u16(uint64_t v)
+{
+	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
 }
 
 static void add_meta_record(struct model *m, const struct trace_record *r)
@@ -479,12 +474,12 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		struct m_gpu_op *g = new_gpu(m, MG_KERNEL, k->start_ns, k->end_ns);
 
 		g->cupti_corr = k->cupti_corr;
-		g->device = k->device;
+		g->device = sat_u16(k->device);
 		g->stream = k->stream;
 		g->graph_id = k->graph_id;
 		g->name = k->name;
 		g->blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
-		g->block_threads = (uint32_t)k->block[0] * k->block[1] * k->block[2];
+		g->block_threads = sat_u16((uint64_t)k->block[0] * k->block[1] * k->block[2]);
 		g->dyn_smem = k->dyn_smem_bytes;
 		break;
 	}
@@ -493,7 +488,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		struct m_gpu_op *g = new_gpu(m, MG_MEMCPY, c->start_ns, c->end_ns);
 
 		g->cupti_corr = c->cupti_corr;
-		g->device = c->device;
+		g->device = sat_u16(c->device);
 		g->stream = c->stream;
 		g->graph_id = c->graph_id;
 		g->bytes = c->bytes;
@@ -507,7 +502,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		struct m_gpu_op *g = new_gpu(m, MG_MEMSET, s->start_ns, s->end_ns);
 
 		g->cupti_corr = s->cupti_corr;
-		g->device = s->device;
+		g->device = sat_u16(s->device);
 		g->stream = s->stream;
 		g->graph_id = s->graph_id;
 		g->bytes = s->bytes;
@@ -841,8 +836,10 @@ static void join_gpu(struct model *m)
 			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[ai]);
 			is_by_api = call >= 0;
 		}
+		if (call >= (int64_t)M_NO_CALL)
+			call = -1;	/* 2^32 calls: more than any memory holds */
 		m->gpu_joined_by_api += is_by_api;
-		g->call = call;
+		g->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
 		if (call >= 0) {
 			m->calls[call].flags |= MCF_HAS_GPU;
 			m->gpu_joined++;
@@ -942,7 +939,7 @@ static int cmp_order(const void *a, const void *b)
 
 static int order_key_op(const struct m_gpu_op *g, uint64_t *key)
 {
-	if (g->call >= 0 || g->graph_id)
+	if (g->call != M_NO_CALL || g->graph_id)
 		return 0;
 	*key = ORDER_KEY(g->kind, g->kind == MG_KERNEL ? g->name : g->bytes);
 	return 1;
@@ -1002,8 +999,8 @@ static void join_by_order(struct model *m)
 			b++;
 		} else if (ops[a].key < calls[b].key) {
 			a++;
-		} else if (calls[b].t <= ops[a].t) {
-			m->gpu[ops[a].idx].call = (int64_t)calls[b].idx;
+		} else if (calls[b].t <= ops[a].t && calls[b].idx < M_NO_CALL) {
+			m->gpu[ops[a].idx].call = (uint32_t)calls[b].idx;
 			m->calls[calls[b].idx].flags |= MCF_HAS_GPU;
 			m->gpu_joined++;
 			m->gpu_unjoined--;

@@ -38,12 +38,12 @@ enum m_call_flags {
 };
 
 /*
- * One intercepted call: 72 bytes (a run holds millions). Launch-only fields share
+ * One intercepted call: 64 bytes (a run holds millions). Launch-only fields share
  * their bytes with the fields of every other kind: read them only after checking kind.
+ * What no analysis reads (the stream handle) stays in the trace (`gpushim dump`).
  */
 struct m_call {
 	uint64_t t0, t1;		/* CLOCK_MONOTONIC ns: hook entry, real call returned */
-	uint64_t stream;		/* CUstream handle as passed */
 	union {
 		struct {		/* kind MC_LAUNCH */
 			uint32_t grid[3];
@@ -51,7 +51,6 @@ struct m_call {
 			uint16_t launch_pad_;
 			uint32_t dyn_smem;
 			uint32_t func;		/* FUNC id */
-			uint32_t block_threads;
 		};
 		struct {		/* every other kind */
 			uint64_t bytes;		/* copies, sets, allocations */
@@ -68,33 +67,36 @@ struct m_call {
 	uint8_t kind;			/* enum m_call_kind */
 	uint8_t flags;			/* enum m_call_flags */
 };
-_Static_assert(sizeof(struct m_call) == 72, "the model's bulk: keep it small");
+_Static_assert(sizeof(struct m_call) == 64, "the model's bulk: keep it small");
 
 enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
 
+/* m_gpu_op.call of an operation joined to no call. */
+#define M_NO_CALL UINT32_MAX
+
 /*
- * One GPU operation from CUPTI: 64 bytes (a run holds millions). A kernel's block count shares
+ * One GPU operation from CUPTI: 56 bytes (a run holds millions). A kernel's block count shares
  * its bytes with a copy's or set's size: read each after checking kind.
  */
 struct m_gpu_op {
 	uint64_t start, end;
-	int64_t call;			/* index into model.calls, -1 when not joined */
 	union {
 		uint64_t blocks;	/* kernels: grid x*y*z */
 		uint64_t bytes;		/* copies, sets */
 	};
+	uint32_t call;			/* index into model.calls, M_NO_CALL when not joined */
 	uint32_t cupti_corr;
-	uint32_t device;
 	uint32_t stream;		/* CUPTI stream id */
 	uint32_t graph_id;
 	uint32_t name;			/* kernels: STRING id */
-	uint32_t block_threads;		/* kernels */
 	uint32_t dyn_smem;		/* kernels */
+	uint16_t device;		/* CUPTI device id; larger ones (no GPU has them) as 65535 */
+	uint16_t block_threads;		/* kernels; more than 65535 (no GPU runs them) as 65535 */
 	uint8_t kind;			/* enum m_gpu_kind */
 	uint8_t copy_kind;		/* CUpti_ActivityMemcpyKind */
 	uint8_t src_kind, dst_kind;	/* CUpti_ActivityMemoryKind (a set's memory: dst_kind) */
 };
-_Static_assert(sizeof(struct m_gpu_op) == 64, "the model's bulk: keep it small");
+_Static_assert(sizeof(struct m_gpu_op) == 56, "the model's bulk: keep it small");
 
 struct m_api {
 	const char *name;		/* NULL: never defined */

@@ -185,7 +185,7 @@ static uint32_t joined_seq(const struct model *m, uint64_t start)
 	for (i = 0; i < m->nr_gpu; i++) {
 		if (m->gpu[i].start != start)
 			continue;
-		if (m->gpu[i].call < 0)
+		if (m->gpu[i].call == M_NO_CALL)
 			return 0;
 		return (uint32_t)model_call_corr(m, &m->calls[m->gpu[i].call]);
 	}
@@ -253,7 +253,7 @@ static void test_join_many(void)
 	CHECK_EQ(m.nr_gpu, MANY);
 	CHECK_EQ(m.gpu_joined_by_api, MANY);
 	for (i = 0; i < m.nr_gpu; i++)	/* each kernel 6 us after its own launch began */
-		wrong += m.gpu[i].call < 0 || m.calls[m.gpu[i].call].t0 + 6000 != m.gpu[i].start;
+		wrong += m.gpu[i].call == M_NO_CALL || m.calls[m.gpu[i].call].t0 + 6000 != m.gpu[i].start;
 	CHECK_EQ(wrong, 0);
 	model_free(&m);
 	trace_reader_close(&rd);
