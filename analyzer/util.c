@@ -281,17 +281,17 @@ uint64_t xselect_u64(uint64_t *v, size_t n, size_t k)
 /* ---- Merging the ascending runs of a nearly sorted array ---- */
 
 struct run {
+	uint64_t key;			/* the key of the run's next item */
 	size_t pos, end;		/* the run's next item and its end */
 };
 
 /* Does run @a's next item come before run @b's? Equal keys: the earlier position first. */
-static inline int run_before(const struct sort_item *it, const struct run *a, const struct run *b)
+static inline int run_before(const struct run *a, const struct run *b)
 {
-	return it[a->pos].key < it[b->pos].key ||
-	       (it[a->pos].key == it[b->pos].key && a->pos < b->pos);
+	return a->key < b->key || (a->key == b->key && a->pos < b->pos);
 }
 
-static void run_sift(struct run *h, size_t n, size_t i, const struct sort_item *it)
+static void run_sift(struct run *h, size_t n, size_t i)
 {
 	for (;;) {
 		size_t c = 2 * i + 1;
@@ -299,9 +299,9 @@ static void run_sift(struct run *h, size_t n, size_t i, const struct sort_item *
 
 		if (c >= n)
 			return;
-		if (c + 1 < n && run_before(it, &h[c + 1], &h[c]))
+		if (c + 1 < n && run_before(&h[c + 1], &h[c]))
 			c++;
-		if (!run_before(it, &h[c], &h[i]))
+		if (!run_before(&h[c], &h[i]))
 			return;
 		t = h[i];
 		h[i] = h[c];
@@ -310,42 +310,57 @@ static void run_sift(struct run *h, size_t n, size_t i, const struct sort_item *
 	}
 }
 
+/* Where a merge reads the keys: sort items, or the elements themselves through key(). */
+struct key_src {
+	const struct sort_item *items;	/* NULL: the elements */
+	const char *base;
+	size_t size;
+	uint64_t (*key)(const void *);
+};
+
+static inline uint64_t src_key(const struct key_src *s, size_t i)
+{
+	return s->items ? s->items[i].key : s->key(s->base + i * s->size);
+}
+
 /*
- * Items whose keys ascend in @nr_runs runs: merge the runs into @out through a heap of runs,
- * equal keys in the order of their positions (stable). The first run hands out items while
- * they come before the best other run's next one, one comparison each, so arrays made of long
- * interleaved stretches (a trace's threads, CUPTI's buffers) sort in about one pass.
+ * Items whose keys ascend in @nr_runs runs: merge the runs through a heap of runs into @out as
+ * (key, position), equal keys in the order of their positions (stable). The first run hands out
+ * items while they come before the best other run's next one, one comparison each, so arrays
+ * made of long interleaved stretches (a trace's threads, CUPTI's buffers) sort in about one
+ * pass.
  */
-static void merge_runs(const struct sort_item *it, size_t n, size_t nr_runs,
-		       struct sort_item *out)
+static inline __attribute__((always_inline)) void
+merge_runs(const struct key_src *s, size_t n, size_t nr_runs, struct sort_item *out)
 {
 	struct run *h = xmalloc(nr_runs * sizeof(*h));
 	size_t i, nr = 0, start = 0;
+	uint64_t k, last = 0;
 
-	for (i = 1; i <= n; i++) {
-		if (i == n || it[i].key < it[i - 1].key) {
-			h[nr++] = (struct run){ start, i };
+	for (i = 0; i <= n; i++) {
+		k = i < n ? src_key(s, i) : 0;
+		if (i == n || (i > 0 && k < last)) {
+			h[nr] = (struct run){ src_key(s, start), start, i };
+			nr++;
 			start = i;
 		}
+		last = k;
 	}
 	for (i = nr / 2; i-- > 0;)
-		run_sift(h, nr, i, it);
+		run_sift(h, nr, i);
 	for (i = 0; i < n;) {
 		struct run *top = &h[0], *next;
 
-		if (nr == 1) {
-			while (top->pos < top->end)
-				out[i++] = it[top->pos++];
-			break;
-		}
 		/* The first run gives items until the best of the others (a child) comes first. */
-		next = nr > 2 && run_before(it, &h[2], &h[1]) ? &h[2] : &h[1];
-		do
-			out[i++] = it[top->pos++];
-		while (top->pos < top->end && run_before(it, top, next));
+		next = nr > 2 && run_before(&h[2], &h[1]) ? &h[2] : nr > 1 ? &h[1] : NULL;
+		do {
+			out[i++] = (struct sort_item){ top->key, top->pos };
+			if (++top->pos < top->end)
+				top->key = src_key(s, top->pos);
+		} while (top->pos < top->end && (!next || run_before(top, next)));
 		if (top->pos == top->end)
 			h[0] = h[--nr];
-		run_sift(h, nr, 0, it);
+		run_sift(h, nr, 0);
 	}
 	free(h);
 }
@@ -365,16 +380,10 @@ static inline void copy_elem(void *dst, const void *src, size_t size)
 	}
 }
 
-/* Items with @runs ascending runs, sorted by key into @items or @tmp; returns which. */
-static struct sort_item *sort_items(struct sort_item *items, struct sort_item *tmp, size_t n,
-				    size_t runs)
+/* Nearly sorted (long runs) is merged; else radix, O(n) whatever the input. */
+static int is_for_merge(size_t n, size_t runs)
 {
-	/* Nearly sorted (long runs): merge them; else radix, O(n) whatever the input. */
-	if (runs <= n / 16) {
-		merge_runs(items, n, runs, tmp);
-		return tmp;
-	}
-	return radix_sort(items, tmp, n, sizeof(*items));
+	return runs <= n / 16;
 }
 
 void xsort_key_val(struct key_val *v, size_t n)
@@ -388,7 +397,16 @@ void xsort_key_val(struct key_val *v, size_t n)
 		return;
 	/* As xsort_by, on the entries themselves: their position is the tie-break. */
 	tmp = xmalloc(n * sizeof(*tmp));
-	r = sort_items(items, tmp, n, runs);
+	if (is_for_merge(n, runs)) {
+		const struct key_src src = { .items = items };
+
+		merge_runs(&src, n, runs, tmp);
+		for (i = 0; i < n; i++)
+			tmp[i].idx = items[tmp[i].idx].idx;
+		r = tmp;
+	} else {
+		r = radix_sort(items, tmp, n, sizeof(*items));
+	}
 	if (r != items)
 		memcpy(items, r, n * sizeof(*items));
 	free(tmp);
@@ -414,23 +432,34 @@ static int cmp_in_run(const void *x, const void *y, void *ctx)
 void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 	      int (*cmp)(const void *, const void *))
 {
-	char *p = base, *hold;
-	struct sort_item *items, *tmp, *r;
+	char *p = base, *hold, *spare;
+	struct sort_item *r, *items = NULL, *tmp = NULL;
 	struct run_ctx ctx = { p, size, cmp };
 	size_t i, j, runs = 1;
+	uint64_t k, last = 0;
 
 	for (i = 1; i < n; i++)
 		if (cmp(p + (i - 1) * size, p + i * size) > 0)
 			break;
 	if (i >= n)
 		return;
-	items = xmalloc(n * sizeof(*items));
-	tmp = xmalloc(n * sizeof(*tmp));
-	for (i = 0; i < n; i++) {
-		items[i] = (struct sort_item){ key(p + i * size), i };
-		runs += i > 0 && items[i].key < items[i - 1].key;
+	for (i = 0; i < n; i++, last = k) {
+		k = key(p + i * size);
+		runs += i > 0 && k < last;
 	}
-	r = sort_items(items, tmp, n, runs);
+	if (is_for_merge(n, runs)) {
+		/* Keys read from the elements as the runs merge: 16 bytes an element beside them. */
+		const struct key_src src = { .base = p, .size = size, .key = key };
+
+		r = items = xmalloc(n * sizeof(*items));
+		merge_runs(&src, n, runs, items);
+	} else {
+		items = xmalloc(n * sizeof(*items));
+		tmp = xmalloc(n * sizeof(*tmp));
+		for (i = 0; i < n; i++)
+			items[i] = (struct sort_item){ key(p + i * size), i };
+		r = radix_sort(items, tmp, n, sizeof(*items));
+	}
 	/* Equal keys: the comparator's further criteria, then the order they came in. */
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && r[j].key == r[i].key; j++)
@@ -438,13 +467,14 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		if (j - i > 1)
 			qsort_r(r + i, j - i, sizeof(*r), cmp_in_run, &ctx);
 	}
-	/* Small elements: gathered into the spare buffer (independent loads), copied back. */
+	/* Small elements: gathered into a spare buffer (independent loads), copied back. */
 	if (size <= sizeof(*r)) {
-		char *spare = (char *)(r == items ? tmp : items);
-
+		spare = (char *)(!tmp ? xmalloc(n * size) : r == items ? tmp : items);
 		for (i = 0; i < n; i++)
 			memcpy(spare + i * size, p + r[i].idx * size, size);
 		memcpy(p, spare, n * size);
+		if (!tmp)
+			free(spare);
 		free(items);
 		free(tmp);
 		return;
