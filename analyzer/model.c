@@ -638,19 +638,89 @@ static int cmp_api_join(const void *a, const void *b)
 	return x->cupti_corr < y->cupti_corr ? -1 : x->cupti_corr > y->cupti_corr;
 }
 
-static const struct key_val *find_pair(const struct key_val *v, size_t n, uint64_t key)
+/*
+ * The calls that carry a correlation number, to find the call of an external id
+ * (TRACE_CORR_ID: the shim's thread index and the call's seq). Per thread slot, (seq << 32 |
+ * call index) ascending: a slot's calls come in time order, so by seq, and sorting them is a
+ * check. 8 bytes a call.
+ */
+struct seq_list {
+	uint64_t *v;
+	size_t n, cap;
+	size_t hint;			/* where the last search ended (lookups come in order) */
+};
+
+struct ext_calls {
+	struct seq_list *slot;		/* by thread slot */
+	uint64_t *order;		/* thread index << 32 | slot, ascending */
+	size_t nr_slots;
+};
+
+static void ext_calls_make(struct ext_calls *x, const struct model *m)
 {
-	size_t lo = 0, hi = n;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	x->nr_slots = m->nr_threads;
+	x->slot = xcalloc(m->nr_threads + 1, sizeof(*x->slot));
+	x->order = xcalloc(m->nr_threads + 1, sizeof(*x->order));
+	for (i = 0; i < m->nr_threads; i++)
+		x->order[i] = (uint64_t)m->threads[i].index << 32 | i;
+	xsort_u64(x->order, m->nr_threads);
+	for (i = 0; i < m->nr_calls && i < M_NO_CALL; i++) {
+		const struct m_call *c = &m->calls[i];
+		struct seq_list *l;
 
-		if (v[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (!c->seq || c->thread >= m->nr_threads)
+			continue;
+		l = &x->slot[c->thread];
+		XGROW(l->v, l->cap, l->n + 1);
+		l->v[l->n++] = (uint64_t)c->seq << 32 | i;
 	}
-	return lo < n && v[lo].key == key ? &v[lo] : NULL;
+	for (i = 0; i < m->nr_threads; i++)
+		xsort_u64(x->slot[i].v, x->slot[i].n);
+}
+
+static void ext_calls_free(struct ext_calls *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->nr_slots; i++)
+		free(x->slot[i].v);
+	free(x->slot);
+	free(x->order);
+}
+
+struct u64_query {
+	const uint64_t *v;
+	uint64_t at_least;
+};
+
+static int u64_reached(size_t i, const void *ctx)
+{
+	const struct u64_query *q = ctx;
+
+	return q->v[i] >= q->at_least;
+}
+
+/* The call of external id @ext, or -1: the first of the calls that carry it (a hostile trace
+ * can repeat one). */
+static int64_t ext_call(struct ext_calls *x, uint64_t ext)
+{
+	const uint64_t index = ext >> 32, seq = (uint32_t)ext;
+	struct u64_query q = { x->order, index << 32 };
+	size_t o = gallop_search(x->nr_slots, 0, u64_reached, &q);
+	int64_t best = -1;
+
+	for (; o < x->nr_slots && x->order[o] >> 32 == index; o++) {
+		struct seq_list *l = &x->slot[(uint32_t)x->order[o]];
+		size_t p;
+
+		q = (struct u64_query){ l->v, seq << 32 };
+		p = l->hint = gallop_search(l->n, l->hint, u64_reached, &q);
+		if (p < l->n && l->v[p] >> 32 == seq && (best < 0 || (uint32_t)l->v[p] < best))
+			best = (uint32_t)l->v[p];
+	}
+	return best;
 }
 
 /* Does call @c create GPU work that CUPTI reports (a join target)? */
@@ -792,23 +862,15 @@ static int api_reached(size_t i, const void *ctx)
  */
 static void join_gpu(struct model *m)
 {
-	struct key_val *by_ext;
+	struct ext_calls by_ext;
 	struct thread_calls_by_tid *by_thread;
-	size_t i, n_ext = 0, nr_by_thread, ci = 0, ai = 0;
+	size_t i, nr_by_thread, ci = 0, ai = 0;
 
 	/* The tables first: their sorts' scratch memory is gone before by_ext is made. */
 	xsort_by(m->corrs, m->nr_corrs, sizeof(*m->corrs), key_corr, cmp_corr);
 	xsort_by(m->api_joins, m->nr_api_joins, sizeof(*m->api_joins), key_api_join,
 		 cmp_api_join);
-	by_ext = xcalloc(m->nr_calls + 1, sizeof(*by_ext));
-	for (i = 0; i < m->nr_calls; i++) {
-		if (m->calls[i].seq) {
-			by_ext[n_ext].key = model_call_corr(m, &m->calls[i]);
-			by_ext[n_ext].val = i;
-			n_ext++;
-		}
-	}
-	xsort_key_val(by_ext, n_ext);
+	ext_calls_make(&by_ext, m);
 	by_thread = calls_by_thread(m, &nr_by_thread);
 
 	/*
@@ -824,12 +886,8 @@ static void join_gpu(struct model *m)
 		ci = gallop_search(m->nr_corrs, ci, corr_reached, &q);
 		ai = gallop_search(m->nr_api_joins, ai, api_reached, &q);
 		if (ci < m->nr_corrs && m->corrs[ci].cupti_corr == g->cupti_corr) {
-			const struct key_val *c = find_pair(by_ext, n_ext, m->corrs[ci].ext_id);
-
-			if (c) {
-				call = (int64_t)c->val;
-				m->gpu_joined_by_corr++;
-			}
+			call = ext_call(&by_ext, m->corrs[ci].ext_id);
+			m->gpu_joined_by_corr += call >= 0;
 		}
 		if (call < 0 && ai < m->nr_api_joins &&
 		    m->api_joins[ai].cupti_corr == g->cupti_corr) {
@@ -855,7 +913,7 @@ static void join_gpu(struct model *m)
 	for (i = 0; i < nr_by_thread; i++)
 		free(by_thread[i].idx);
 	free(by_thread);
-	free(by_ext);
+	ext_calls_free(&by_ext);
 	/* The analysis needs them no more: memory for what comes next. */
 	free(m->corrs);
 	free(m->api_joins);

@@ -159,7 +159,6 @@ struct sort_item {
 	uint64_t key;
 	uint64_t idx;			/* the element's index before sorting */
 };
-_Static_assert(sizeof(struct sort_item) == sizeof(struct key_val), "sorted alike");
 
 /*
  * Stable LSD radix sort of @n records of @stride bytes (8: bare keys, 16: sort_item) by the
@@ -310,9 +309,8 @@ static void run_sift(struct run *h, size_t n, size_t i)
 	}
 }
 
-/* Where a merge reads the keys: sort items, or the elements themselves through key(). */
+/* Where a merge reads the keys: the elements themselves, through key(). */
 struct key_src {
-	const struct sort_item *items;	/* NULL: the elements */
 	const char *base;
 	size_t size;
 	uint64_t (*key)(const void *);
@@ -320,7 +318,7 @@ struct key_src {
 
 static inline uint64_t src_key(const struct key_src *s, size_t i)
 {
-	return s->items ? s->items[i].key : s->key(s->base + i * s->size);
+	return s->key(s->base + i * s->size);
 }
 
 /*
@@ -330,8 +328,7 @@ static inline uint64_t src_key(const struct key_src *s, size_t i)
  * made of long interleaved stretches (a trace's threads, CUPTI's buffers) sort in about one
  * pass.
  */
-static inline __attribute__((always_inline)) void
-merge_runs(const struct key_src *s, size_t n, size_t nr_runs, struct sort_item *out)
+static void merge_runs(const struct key_src *s, size_t n, size_t nr_runs, struct sort_item *out)
 {
 	struct run *h = xmalloc(nr_runs * sizeof(*h));
 	size_t i, nr = 0, start = 0;
@@ -384,32 +381,6 @@ static inline void copy_elem(void *dst, const void *src, size_t size)
 static int is_for_merge(size_t n, size_t runs)
 {
 	return runs <= n / 16;
-}
-
-void xsort_key_val(struct key_val *v, size_t n)
-{
-	struct sort_item *items = (struct sort_item *)v, *tmp, *r;
-	size_t i, runs = 1;
-
-	for (i = 1; i < n; i++)
-		runs += v[i].key < v[i - 1].key;
-	if (runs == 1 || n < 2)
-		return;
-	/* As xsort_by, on the entries themselves: their position is the tie-break. */
-	tmp = xmalloc(n * sizeof(*tmp));
-	if (is_for_merge(n, runs)) {
-		const struct key_src src = { .items = items };
-
-		merge_runs(&src, n, runs, tmp);
-		for (i = 0; i < n; i++)
-			tmp[i].idx = items[tmp[i].idx].idx;
-		r = tmp;
-	} else {
-		r = radix_sort(items, tmp, n, sizeof(*items));
-	}
-	if (r != items)
-		memcpy(items, r, n * sizeof(*items));
-	free(tmp);
 }
 
 struct run_ctx {

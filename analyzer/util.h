@@ -52,15 +52,6 @@ void xsort_u64(uint64_t *v, size_t n);
  */
 uint64_t xselect_u64(uint64_t *v, size_t n, size_t k);
 
-/* A key and what it stands for (a join table's entry). */
-struct key_val {
-	uint64_t key;
-	uint64_t val;
-};
-
-/* xsort_key_val - xsort_by for key_val by key alone, in half the memory (16 bytes an entry). */
-void xsort_key_val(struct key_val *v, size_t n);
-
 /*
  * gallop_search - the first index in [0, n) where @after(i, ctx) holds, or n; @after must be
  * false up to some index and true from there on (a sorted array). Starts at @hint, gallops

@@ -101,16 +101,22 @@ static void memset_op(struct tb *t, uint64_t start, uint32_t corr, uint64_t byte
 	tb_rec(t, &s, sizeof(s));
 }
 
-static void ext_corr(struct tb *t, uint32_t seq, uint32_t corr)
+/* GPU_CORR: CUPTI's @corr belongs to the call of thread index @index numbered @seq. */
+static void ext_corr_of(struct tb *t, uint32_t index, uint32_t seq, uint32_t corr)
 {
 	struct trace_rec_gpu_corr c;
 
 	memset(&c, 0, sizeof(c));
 	c.hdr.type = TRACE_REC_GPU_CORR;
 	c.hdr.size = sizeof(c);
-	c.ext_id = TRACE_CORR_ID(0, seq);
+	c.ext_id = TRACE_CORR_ID(index, seq);
 	c.cupti_corr = corr;
 	tb_rec(t, &c, sizeof(c));
+}
+
+static void ext_corr(struct tb *t, uint32_t seq, uint32_t corr)
+{
+	ext_corr_of(t, 0, seq, corr);
 }
 
 /* CUPTI's record of the API call owning @corr, inside [start, end] on thread @tid. */
@@ -261,6 +267,65 @@ static void test_join_many(void)
 }
 
 /*
+ * Joins by pushed id (GPU_CORR) over three threads: thread A (index 0) numbers its launches
+ * 1..N in time order; thread B (index 1) numbers them out of time order; thread C reuses
+ * index 0 under another tid (the shim's index of a thread that ended) with numbers N+1..2N,
+ * then once more 1. The records come scrambled. Every kernel joins the launch it names; the
+ * id both A and C carry joins the first call that carries it (A's).
+ */
+#define EXT_N 200
+
+static void test_join_by_ext(void)
+{
+	const uint64_t t_b = BASE + 3000, t_c = BASE + 10000000;
+	struct trace_reader rd;
+	struct model m;
+	struct tb t;
+	size_t i, wrong = 0;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(&t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(&t, S_KERN_A, "kern_a");
+	tb_api_def(&t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	def_func(&t, 1, S_KERN_A);
+	tb_block(&t, TID, 0, BASE);	/* A: launch i at BASE + 10 us i, seq i + 1 */
+	for (i = 0; i < EXT_N; i++)
+		launch(&t, i ? 10000 : 0, (uint32_t)i + 1, 1);
+	tb_block(&t, TID + 1, 1, t_b);	/* B: launch i at t_b + 10 us i, seq scrambled */
+	for (i = 0; i < EXT_N; i++)
+		launch(&t, i ? 10000 : 0, (uint32_t)(i * 7 % EXT_N) + 1, 1);
+	tb_block(&t, TID + 2, 0, t_c);	/* C: seq N+1.., then 1 again */
+	for (i = 0; i <= EXT_N; i++)
+		launch(&t, i ? 10000 : 0, i < EXT_N ? (uint32_t)(EXT_N + i + 1) : 1, 1);
+	for (i = 0; i < EXT_N; i++) {	/* kernel 6 us after its launch, records scrambled */
+		size_t j = i * 37 % EXT_N;	/* 37 is prime to EXT_N */
+		uint32_t corr = (uint32_t)(j * 3 % EXT_N) * 3 + 1000;
+
+		ext_corr_of(&t, 0, (uint32_t)j + 1, corr);
+		kernel(&t, BASE + 10000 * j + 6000, corr, S_KERN_A);
+		ext_corr_of(&t, 1, (uint32_t)(j * 7 % EXT_N) + 1, corr + 1);
+		kernel(&t, t_b + 10000 * j + 6000, corr + 1, S_KERN_A);
+		ext_corr_of(&t, 0, (uint32_t)(EXT_N + j + 1), corr + 2);
+		kernel(&t, t_c + 10000 * j + 6000, corr + 2, S_KERN_A);
+	}
+	ext_corr_of(&t, 0, 1, 5000);	/* the id A's first launch and C's last carry */
+	kernel(&t, t_c + 10000 * EXT_N + 6000, 5000, S_KERN_A);
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "join_by_ext.trace", 0)), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	CHECK_EQ(m.nr_gpu, 3 * EXT_N + 1);
+	CHECK_EQ(m.gpu_joined_by_corr, 3 * EXT_N + 1);
+	for (i = 0; i + 1 < m.nr_gpu; i++)	/* each kernel 6 us after its own launch began */
+		wrong += m.gpu[i].call == M_NO_CALL || m.calls[m.gpu[i].call].t0 + 6000 != m.gpu[i].start;
+	CHECK_EQ(wrong, 0);
+	CHECK(m.gpu[m.nr_gpu - 1].call != M_NO_CALL);
+	CHECK_EQ(m.calls[m.gpu[m.nr_gpu - 1].call].t0, BASE);
+	model_free(&m);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
+/*
  * Ids a trace defines index dense tables: a FUNC or STRING id far beyond what the trace has
  * defined so far (hostile; the writer numbers densely from 1) is ignored instead of growing a
  * table to it (2 GiB for one FUNC id near 2^26); a dense one, even after a gap, is taken.
@@ -295,6 +360,7 @@ int main(void)
 {
 	RUN(test_join);
 	RUN(test_join_many);
+	RUN(test_join_by_ext);
 	RUN(test_hostile_ids);
 	return TEST_RESULT();
 }

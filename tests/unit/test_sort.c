@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_sort.c - xsort_by, xsort_key_val and xsort_u64 (util.c) against a stable reference sort,
+ * test_sort.c - xsort_by and xsort_u64 (util.c) against a stable reference sort,
  * for every path they take: already sorted, long interleaved runs (merged), shuffled and
  * reversed (radix), equal keys ordered by the comparator's further criteria, elements small
  * (gathered) and large (moved along the permutation's cycles), keys using all eight bytes; and
@@ -65,15 +65,6 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static int cmp_kv(const void *x, const void *y)
-{
-	const struct key_val *a = x, *b = y;
-
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->val < b->val ? -1 : a->val > b->val;
-}
-
 static uint64_t key_big(const void *x) { return ((const struct big *)x)->key; }
 static uint64_t key_small(const void *x) { return ((const struct small *)x)->key; }
 
@@ -111,7 +102,6 @@ static void one(enum pattern p, size_t n)
 	struct big *b = calloc(n + 1, sizeof(*b)), *rb = calloc(n + 1, sizeof(*rb));
 	struct small *s = calloc(n + 1, sizeof(*s)), *rs = calloc(n + 1, sizeof(*rs));
 	uint64_t *u = calloc(n + 1, sizeof(*u)), *ru = calloc(n + 1, sizeof(*ru));
-	struct key_val *kv = calloc(n + 1, sizeof(*kv)), *rkv = calloc(n + 1, sizeof(*rkv));
 	size_t i, bad = 0;
 
 	for (i = 0; i < n; i++) {
@@ -121,24 +111,19 @@ static void one(enum pattern p, size_t n)
 		b[i] = (struct big){ k, sub, (uint32_t)i, { k, ~k, i } };
 		s[i] = (struct small){ k, sub, (uint32_t)i };
 		u[i] = k;
-		kv[i] = (struct key_val){ k, i };	/* stable = by (key, position) */
 	}
 	memcpy(rb, b, n * sizeof(*b));
 	memcpy(rs, s, n * sizeof(*s));
 	memcpy(ru, u, n * sizeof(*u));
-	memcpy(rkv, kv, n * sizeof(*kv));
-	qsort(rkv, n, sizeof(*rkv), cmp_kv);
 	qsort(rb, n, sizeof(*rb), ref_big);
 	qsort(rs, n, sizeof(*rs), ref_small);
 	qsort(ru, n, sizeof(*ru), cmp_u64);
 	xsort_by(b, n, sizeof(*b), key_big, cmp_big);
 	xsort_by(s, n, sizeof(*s), key_small, cmp_small);
 	xsort_u64(u, n);
-	xsort_key_val(kv, n);
 	for (i = 0; i < n; i++)
 		bad += memcmp(&b[i], &rb[i], sizeof(*b)) != 0 ||
-		       memcmp(&s[i], &rs[i], sizeof(*s)) != 0 || u[i] != ru[i] ||
-		       kv[i].key != rkv[i].key || kv[i].val != rkv[i].val;
+		       memcmp(&s[i], &rs[i], sizeof(*s)) != 0 || u[i] != ru[i];
 	if (bad)
 		fprintf(stderr, "pattern %d, %zu elements: %zu out of place\n", (int)p, n, bad);
 	CHECK_EQ(bad, 0);
@@ -148,8 +133,6 @@ static void one(enum pattern p, size_t n)
 	free(rs);
 	free(u);
 	free(ru);
-	free(kv);
-	free(rkv);
 }
 
 /*
