@@ -3,6 +3,7 @@
  * main.c - the `gpushim` command: global options, the command table, dispatch, exit codes.
  * Exit codes: 0 ok, 1 error (or a regression found by diff), 2 usage.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,13 @@ int main(int argc, char **argv)
 {
 	const struct command *c;
 
+	/*
+	 * The model's arrays and the analysis' scratch tables are large and short-lived: a fixed
+	 * threshold keeps each in its own mapping, handed back when freed, instead of glibc
+	 * raising the threshold after the first such free and keeping later ones in the heap
+	 * (resident until the process ends).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
