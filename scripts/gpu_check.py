@@ -27,7 +27,8 @@ Checks, by issue:
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
               `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
-              in the default set (minutes)
+              in the default set (minutes). GPUSHIM_COMPARE=<another gpushim binary>: that one
+              too, on the same traces, its runs alternating with this build's (before/after)
 """
 import argparse
 import json
@@ -653,13 +654,13 @@ class Checker:
 
     # ---- the analyzer on real traces of millions of records ----
 
-    def timed_report(self, trace):
+    def timed_report(self, trace, gpushim=None):
         """(seconds, peak RSS in KiB, exit status, parsed JSON or None) of `gpushim report`."""
         path = os.path.join(self.work, "scratch", "timed_report.json")
         with open(path, "w") as f:
             t0 = time.perf_counter()
-            p = subprocess.Popen([self.gpushim, "report", "--format", "json", trace], stdout=f,
-                                 stderr=subprocess.DEVNULL)
+            p = subprocess.Popen([gpushim or self.gpushim, "report", "--format", "json", trace],
+                                 stdout=f, stderr=subprocess.DEVNULL)
             _, status, usage = os.wait4(p.pid, 0)
             dt = time.perf_counter() - t0
         rc = os.waitstatus_to_exitcode(status)
@@ -680,7 +681,12 @@ class Checker:
                 continue
             info = self.info(trace)
             recs = info.get("records", 0)
-            runs = [self.timed_report(trace) for _ in range(3)]
+            other = os.environ.get("GPUSHIM_COMPARE")
+            runs, others = [], []
+            for _ in range(3):
+                runs.append(self.timed_report(trace))
+                if other:
+                    others.append(self.timed_report(trace, other))
             js = runs[0][3]
             if not self.check(f"{tag}: report", all(r[2] == 0 and r[3] for r in runs),
                               f"exits {[r[2] for r in runs]}"):
@@ -696,6 +702,14 @@ class Checker:
                      f"{best * 1000:.0f} ms ({', '.join(f'{r[0] * 1000:.0f}' for r in runs)}), "
                      f"{recs / best / 1e6:.2f} M records/s, peak RSS "
                      f"{max(r[1] for r in runs) / 1024:.0f} MiB")
+            if others:
+                same = all(r[3] == js for r in others)
+                self.say(f"BENCH analyzer on {tag[9:]}, GPUSHIM_COMPARE={other}: best of 3 "
+                         f"{min(r[0] for r in others) * 1000:.0f} ms "
+                         f"({', '.join(f'{r[0] * 1000:.0f}' for r in others)}), "
+                         f"{recs / min(r[0] for r in others) / 1e6:.2f} M records/s, peak RSS "
+                         f"{max(r[1] for r in others) / 1024:.0f} MiB; its report "
+                         f"{'the same' if same else 'DIFFERENT'}")
             # Its ceiling: the reader alone on the same trace.
             p = subprocess.run([os.path.join(self.build, "tests", "read_trace"), "-n", "3",
                                 trace], capture_output=True, text=True)
