@@ -21,7 +21,8 @@ Checks, by issue:
               sampling (apps' own timings, launch cost, a PyTorch loop) with and without it
   robustness  DataLoader workers, alternative allocator backends, graph results bit-identical,
               fatal signals and exec finishing the trace
-  bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side
+  bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side;
+              then the shim without CUPTI against plain in 20 adjacent pairs (A B B A)
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
               and the shim's trace size against torch.profiler's Chrome export
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
@@ -613,6 +614,40 @@ class Checker:
                      f"(runs {', '.join(f'{x:.1f}' for x in v)}), "
                      f"{med / plain:.3f}x plain" if plain else "")
         self.against_cupti("launch host cost", results, plain, "ns/launch")
+        self.bench_pairs()
+
+    def bench_pairs(self, quads=10, n=100000):
+        """The shim without CUPTI against plain, in pairs of adjacent runs ordered A B B A (a
+        drift that is linear over a quad hits both alike): the median of the pairs' ratios and
+        differences, with their spread - the VM's drift between rounds is larger than the
+        shim's cost, which three medians of whole rounds cannot resolve."""
+        cmd = [os.path.join(self.apps, "bench_launch"), str(n)]
+        ratios, diffs = [], []
+
+        def one(shim, name):
+            rc, out, _, _ = self.run(name, cmd, shim=shim, env={"GPUSHIM_CUPTI": "0"},
+                                     keep=False)
+            m = re.search(r"launch_ns=([\d.]+)", out)
+            return float(m.group(1)) if rc == 0 and m else None
+
+        for q in range(quads):
+            a1 = one(False, f"pairs_{q}_a1")
+            b1 = one(True, f"pairs_{q}_b1")
+            b2 = one(True, f"pairs_{q}_b2")
+            a2 = one(False, f"pairs_{q}_a2")
+            for a, b in ((a1, b1), (a2, b2)):
+                if a and b:
+                    ratios.append(b / a)
+                    diffs.append(b - a)
+        if not self.check("bench pairs: shim without CUPTI against plain", len(ratios) >= quads,
+                          f"{len(ratios)} pairs"):
+            return
+        q1, med, q3 = statistics.quantiles(ratios, n=4)
+        d1, dmed, d3 = statistics.quantiles(diffs, n=4)
+        self.say(f"BENCH launch host cost, shim without CUPTI / plain in {len(ratios)} adjacent "
+                 f"pairs ({n} launches each, A B B A): median {med:.4f}x (quartiles {q1:.4f} - "
+                 f"{q3:.4f}), {dmed:+.1f} ns/launch (quartiles {d1:+.1f} - {d3:+.1f}); "
+                 f"{sum(r <= 1.01 for r in ratios)} of {len(ratios)} pairs within 1 %")
 
     # ---- overhead of a PyTorch training loop, and trace size against torch.profiler ----
 
