@@ -618,10 +618,11 @@ class Checker:
 
     def bench_pairs(self, quads=10, n=100000, batch=1000):
         """The shim without CUPTI against plain, in pairs of adjacent runs ordered A B B A (a
-        drift that is linear over a quad hits both alike), every run on the same two CPUs (taskset; the
-        process's own affinity, nothing of the machine's): the median of the pairs' ratios with
-        their quartiles - for the whole loop, and for its median and fastest batch of `batch`
-        launches (what interrupts and neighbours add to some batches stays out)."""
+        drift that is linear over a quad hits both alike), every run on the same two CPUs
+        (taskset: the process's own affinity, nothing of the machine's): the median of the
+        pairs' ratios with their quartiles - for the whole loop, and for its median and fastest
+        batch of `batch` launches (what interrupts and neighbours add to some batches stays
+        out)."""
         cmd = [os.path.join(self.apps, "bench_launch"), str(n), str(batch)]
         if shutil.which("taskset"):
             cmd = ["taskset", "-c", "2,3"] + cmd	# two: the writer runs beside the loop
