@@ -41,12 +41,17 @@ static struct grun arun = { .type = TRACE_REC_GPU_API_RUN };
 /*
  * A chunk's shapes of one record type: its records written in full, found by a hash of the
  * bytes that make the shape (two ranges around the fields that change from record to record).
+ * The ranges are constants of the type (struct shape_layout), folded into each type's inlined
+ * copy of the lookup: no library calls for a few dozen bytes.
  */
 #define SHAPE_SLOTS 4096u		/* a power of two; at most half are used */
 
-struct shapes {
+struct shape_layout {
 	uint16_t size;			/* the record size shapes have */
 	uint16_t a, a_len, b, b_len;	/* the shape's bytes: [a, a + a_len) and [b, b + b_len) */
+};
+
+struct shapes {
 	uint32_t n;			/* records of the type written in full: the next one's index */
 	uint32_t used;
 	struct {
@@ -55,8 +60,10 @@ struct shapes {
 	} slot[SHAPE_SLOTS];
 };
 
+static struct shapes kshapes, lshapes;
+
 /* GPU_KERNEL: all but times, correlation id, graph node and graph id. */
-static struct shapes kshapes = {
+static const struct shape_layout klayout = {
 	.size = sizeof(struct trace_rec_gpu_kernel),
 	.a = offsetof(struct trace_rec_gpu_kernel, device),
 	.a_len = offsetof(struct trace_rec_gpu_kernel, graph_id) -
@@ -74,7 +81,7 @@ _Static_assert(offsetof(struct trace_rec_gpu_kernel, cupti_corr) <
 	       "a kernel's shape is all after its times, correlation id and graph node but graph id");
 
 /* LAUNCH: all but the time delta, duration and correlation number. */
-static struct shapes lshapes = {
+static const struct shape_layout llayout = {
 	.size = sizeof(struct trace_rec_launch),
 	.a = offsetof(struct trace_rec_launch, call.result),
 	.a_len = offsetof(struct trace_rec_launch, call.seq) -
@@ -89,21 +96,23 @@ _Static_assert(offsetof(struct trace_rec_launch, call.dur) <
 			       offsetof(struct trace_rec_launch, stream),
 	       "a launch's shape is all but its delta, duration and number");
 
-static int shape_equal(const struct shapes *t, const void *x, const void *y)
+#define SHAPE_INLINE static inline __attribute__((always_inline))
+
+SHAPE_INLINE int shape_equal(const struct shape_layout *l, const void *x, const void *y)
 {
-	return !memcmp((const char *)x + t->a, (const char *)y + t->a, t->a_len) &&
-	       !memcmp((const char *)x + t->b, (const char *)y + t->b, t->b_len);
+	return !memcmp((const char *)x + l->a, (const char *)y + l->a, l->a_len) &&
+	       !memcmp((const char *)x + l->b, (const char *)y + l->b, l->b_len);
 }
 
-static uint32_t shape_hash(const struct shapes *t, const void *rec)
+SHAPE_INLINE uint32_t shape_hash(const struct shape_layout *l, const void *rec)
 {
 	uint64_t words[8] = { 0 };
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 	size_t i;
 
-	memcpy(words, (const char *)rec + t->a, t->a_len);
-	memcpy((char *)words + t->a_len, (const char *)rec + t->b, t->b_len);
-	for (i = 0; i < ((size_t)t->a_len + t->b_len + 7) / 8; i++) {
+	memcpy(words, (const char *)rec + l->a, l->a_len);
+	memcpy((char *)words + l->a_len, (const char *)rec + l->b, l->b_len);
+	for (i = 0; i < ((size_t)l->a_len + l->b_len + 7) / 8; i++) {
 		h = (h ^ words[i]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
@@ -123,31 +132,34 @@ _Static_assert(offsetof(struct trace_rec_gpu_kernel, graph_id) -
 	       "a shape's bytes fit shape_hash's words");
 
 /* The slot holding @rec's shape, or the empty slot where it would go. */
-static uint32_t shape_slot(const struct shapes *t, const void *rec, const uint8_t *raw)
+SHAPE_INLINE uint32_t shape_slot(const struct shapes *t, const struct shape_layout *l,
+				 const void *rec, const uint8_t *raw)
 {
-	uint32_t i = shape_hash(t, rec) & (SHAPE_SLOTS - 1);
+	uint32_t i = shape_hash(l, rec) & (SHAPE_SLOTS - 1);
 
-	while (t->slot[i].off && !shape_equal(t, rec, raw + t->slot[i].off - 1))
+	while (t->slot[i].off && !shape_equal(l, rec, raw + t->slot[i].off - 1))
 		i = (i + 1) & (SHAPE_SLOTS - 1);
 	return i;
 }
 
 /* The chunk's index of @rec's shape; -1 when it has none. */
-static int64_t shape_find(const struct shapes *t, const void *rec, const uint8_t *raw)
+SHAPE_INLINE int64_t shape_find(const struct shapes *t, const struct shape_layout *l,
+				const void *rec, const uint8_t *raw)
 {
-	uint32_t i = shape_slot(t, rec, raw);
+	uint32_t i = shape_slot(t, l, rec, raw);
 
 	return t->slot[i].off ? (int64_t)t->slot[i].index : -1;
 }
 
 /* A record of @t's type of @size bytes was written in full at raw + @off: its index or -1. */
-static int64_t shape_add(struct shapes *t, const uint8_t *raw, size_t off, uint16_t size)
+SHAPE_INLINE int64_t shape_add(struct shapes *t, const struct shape_layout *l,
+			       const uint8_t *raw, size_t off, uint16_t size)
 {
 	int64_t idx = -1;
 
 	/* Every record of the type has an index; those of the usual size can be shapes. */
-	if (size == t->size && t->used < SHAPE_SLOTS / 2 && off < UINT32_MAX) {
-		uint32_t i = shape_slot(t, raw + off, raw);
+	if (size == l->size && t->used < SHAPE_SLOTS / 2 && off < UINT32_MAX) {
+		uint32_t i = shape_slot(t, l, raw + off, raw);
 
 		if (!t->slot[i].off) {
 			t->slot[i].off = (uint32_t)off + 1;
@@ -259,7 +271,7 @@ static void grun_set(struct grun *r, uint32_t row, unsigned c, uint64_t v)
 
 int gpucols_kernel(const struct trace_rec_gpu_kernel *k, uint8_t *raw, size_t *len, uint64_t *nr)
 {
-	int64_t idx = shape_find(&kshapes, k, raw);
+	int64_t idx = shape_find(&kshapes, &klayout, k, raw);
 	uint32_t row;
 
 	if (idx < 0)
@@ -279,7 +291,7 @@ int gpucols_kernel(const struct trace_rec_gpu_kernel *k, uint8_t *raw, size_t *l
 
 void gpucols_kernel_full(const uint8_t *raw, size_t off, uint16_t size)
 {
-	shape_add(&kshapes, raw, off, size);
+	shape_add(&kshapes, &klayout, raw, off, size);
 }
 
 void gpucols_api(const struct trace_rec_gpu_api *a, uint8_t *raw, size_t *len, uint64_t *nr)
@@ -316,12 +328,12 @@ static struct {
 
 int64_t gpucols_launch_find(const struct trace_rec_launch *l, const uint8_t *raw)
 {
-	return shape_find(&lshapes, l, raw);
+	return shape_find(&lshapes, &llayout, l, raw);
 }
 
 int64_t gpucols_launch_full(const uint8_t *raw, size_t off, uint16_t size)
 {
-	return shape_add(&lshapes, raw, off, size);
+	return shape_add(&lshapes, &llayout, raw, off, size);
 }
 
 uint32_t gpucols_launches_held(void)
