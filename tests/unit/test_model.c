@@ -224,6 +224,27 @@ static void test_join(void)
 	tb_free(&t);
 }
 
+/* A trace of launches of one kernel (kern_a), its definitions written. */
+static void begin_launches(struct tb *t)
+{
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(t, S_KERN_A, "kern_a");
+	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	def_func(t, 1, S_KERN_A);
+}
+
+/* GPU operations among the first @n that did not join the launch that began 6 us before. */
+static size_t misjoined(const struct model *m, size_t n)
+{
+	size_t i, wrong = 0;
+
+	for (i = 0; i < n && i < m->nr_gpu; i++)
+		wrong += m->gpu[i].call == M_NO_CALL ||
+			 m->calls[m->gpu[i].call].t0 + 6000 != m->gpu[i].start;
+	return wrong;
+}
+
 /*
  * Many launches of one thread joined through API records that come in no particular order,
  * with correlation numbers unrelated to time: the join walks the records in correlation order
@@ -236,13 +257,9 @@ static void test_join_many(void)
 	struct trace_reader rd;
 	struct model m;
 	struct tb t;
-	size_t i, wrong = 0;
+	size_t i;
 
-	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
-	tb_string(&t, S_LAUNCH, "cuLaunchKernel");
-	tb_string(&t, S_KERN_A, "kern_a");
-	tb_api_def(&t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
-	def_func(&t, 1, S_KERN_A);
+	begin_launches(&t);
 	tb_block(&t, TID, 0, BASE);
 	for (i = 0; i < MANY; i++)	/* launch i: [BASE + 10 us i, + 5 us), no number pushed */
 		launch(&t, i ? 10000 : 0, 0, 1);
@@ -258,9 +275,7 @@ static void test_join_many(void)
 	CHECK_EQ(model_load(&m, &rd), 0);
 	CHECK_EQ(m.nr_gpu, MANY);
 	CHECK_EQ(m.gpu_joined_by_api, MANY);
-	for (i = 0; i < m.nr_gpu; i++)	/* each kernel 6 us after its own launch began */
-		wrong += m.gpu[i].call == M_NO_CALL || m.calls[m.gpu[i].call].t0 + 6000 != m.gpu[i].start;
-	CHECK_EQ(wrong, 0);
+	CHECK_EQ(misjoined(&m, m.nr_gpu), 0);	/* each kernel 6 us after its own launch began */
 	model_free(&m);
 	trace_reader_close(&rd);
 	tb_free(&t);
@@ -281,13 +296,9 @@ static void test_join_by_ext(void)
 	struct trace_reader rd;
 	struct model m;
 	struct tb t;
-	size_t i, wrong = 0;
+	size_t i;
 
-	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
-	tb_string(&t, S_LAUNCH, "cuLaunchKernel");
-	tb_string(&t, S_KERN_A, "kern_a");
-	tb_api_def(&t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
-	def_func(&t, 1, S_KERN_A);
+	begin_launches(&t);
 	tb_block(&t, TID, 0, BASE);	/* A: launch i at BASE + 10 us i, seq i + 1 */
 	for (i = 0; i < EXT_N; i++)
 		launch(&t, i ? 10000 : 0, (uint32_t)i + 1, 1);
@@ -315,9 +326,7 @@ static void test_join_by_ext(void)
 	CHECK_EQ(model_load(&m, &rd), 0);
 	CHECK_EQ(m.nr_gpu, 3 * EXT_N + 1);
 	CHECK_EQ(m.gpu_joined_by_corr, 3 * EXT_N + 1);
-	for (i = 0; i + 1 < m.nr_gpu; i++)	/* each kernel 6 us after its own launch began */
-		wrong += m.gpu[i].call == M_NO_CALL || m.calls[m.gpu[i].call].t0 + 6000 != m.gpu[i].start;
-	CHECK_EQ(wrong, 0);
+	CHECK_EQ(misjoined(&m, m.nr_gpu - 1), 0);	/* but the last, 6 us after its launch */
 	CHECK(m.gpu[m.nr_gpu - 1].call != M_NO_CALL);
 	CHECK_EQ(m.calls[m.gpu[m.nr_gpu - 1].call].t0, BASE);
 	model_free(&m);
