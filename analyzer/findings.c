@@ -165,7 +165,7 @@ static void sites_finish(struct f_cause *c, struct site_acc *a)
 /* ---- Helpers over the model ---- */
 
 struct thread_calls {
-	size_t *idx;			/* indices into model.calls, by t0 */
+	uint32_t *idx;			/* indices into model.calls, by t0 (model.h: < M_NO_CALL) */
 	size_t n, cap;
 	size_t hint;			/* where the last search ended (gaps come in time order) */
 };
@@ -784,8 +784,10 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 	for (i = 0; i < m->nr_calls; i++) {
 		struct thread_calls *tc = &ds.threads[m->calls[i].thread];
 
-		XGROW(tc->idx, tc->cap, tc->n + 1);
-		tc->idx[tc->n++] = i;
+		if (i < M_NO_CALL) {
+			XGROW(tc->idx, tc->cap, tc->n + 1);
+			tc->idx[tc->n++] = (uint32_t)i;
+		}
 		if (m->calls[i].t0 < first_call)
 			first_call = m->calls[i].t0;
 	}

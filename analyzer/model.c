@@ -736,7 +736,7 @@ static int is_gpu_call(const struct m_call *c)
  */
 struct thread_calls_by_tid {
 	uint32_t tid;
-	size_t *idx;			/* into m->calls, by t0 */
+	uint32_t *idx;			/* into m->calls, by t0 */
 	size_t n, cap;
 	size_t hint;			/* where the last search ended (records come in order) */
 };
@@ -765,7 +765,7 @@ static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t
 				v[j++] = v[i];
 		n = j;
 	}
-	for (i = 0; i < m->nr_calls; i++) {
+	for (i = 0; i < m->nr_calls && i < M_NO_CALL; i++) {
 		const struct m_call *c = &m->calls[i];
 		struct thread_calls_by_tid key, *t;
 
@@ -776,7 +776,7 @@ static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t
 		if (!t)
 			continue;
 		XGROW(t->idx, t->cap, t->n + 1);
-		t->idx[t->n++] = i;
+		t->idx[t->n++] = (uint32_t)i;
 	}
 	*n_out = n;
 	return v;
@@ -784,7 +784,7 @@ static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t
 
 struct first_after_query {
 	const struct model *m;
-	const size_t *idx;
+	const uint32_t *idx;
 	uint64_t t;
 	int by_end;
 };
@@ -797,7 +797,7 @@ static int is_after(size_t i, const void *ctx)
 	return (q->by_end ? c->t1 : c->t0) > q->t;
 }
 
-size_t model_first_after(const struct model *m, const size_t *idx, size_t n, size_t hint,
+size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, size_t hint,
 			 uint64_t t, int by_end)
 {
 	struct first_after_query q = { m, idx, t, by_end };

@@ -275,7 +275,7 @@ uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_th
  * that starts (@by_end: ends) after @t, or n. Gallops from @hint (where the caller's last
  * search ended): O(1) for searches that move forward with time, O(log n) always.
  */
-size_t model_first_after(const struct model *m, const size_t *idx, size_t n, size_t hint,
+size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, size_t hint,
 			 uint64_t t, int by_end);
 
 /* A call's TRACE_CORR_ID (trace_format.h), 0 when it has none. */

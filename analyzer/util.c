@@ -322,13 +322,13 @@ static inline uint64_t src_key(const struct key_src *s, size_t i)
 }
 
 /*
- * Items whose keys ascend in @nr_runs runs: merge the runs through a heap of runs into @out as
- * (key, position), equal keys in the order of their positions (stable). The first run hands out
- * items while they come before the best other run's next one, one comparison each, so arrays
- * made of long interleaved stretches (a trace's threads, CUPTI's buffers) sort in about one
- * pass.
+ * Elements whose keys ascend in @nr_runs runs: merge the runs through a heap of runs into @out
+ * as positions, equal keys in the order of their positions (stable). The first run hands out
+ * elements while they come before the best other run's next one, one comparison each, so
+ * arrays made of long interleaved stretches (a trace's threads, CUPTI's buffers) sort in about
+ * one pass.
  */
-static void merge_runs(const struct key_src *s, size_t n, size_t nr_runs, struct sort_item *out)
+static void merge_runs(const struct key_src *s, size_t n, size_t nr_runs, uint32_t *out)
 {
 	struct run *h = xmalloc(nr_runs * sizeof(*h));
 	size_t i, nr = 0, start = 0;
@@ -351,7 +351,7 @@ static void merge_runs(const struct key_src *s, size_t n, size_t nr_runs, struct
 		/* The first run gives items until the best of the others (a child) comes first. */
 		next = nr > 2 && run_before(&h[2], &h[1]) ? &h[2] : nr > 1 ? &h[1] : NULL;
 		do {
-			out[i++] = (struct sort_item){ top->key, top->pos };
+			out[i++] = (uint32_t)top->pos;
 			if (++top->pos < top->end)
 				top->key = src_key(s, top->pos);
 		} while (top->pos < top->end && (!next || run_before(top, next)));
@@ -391,83 +391,90 @@ struct run_ctx {
 
 static int cmp_in_run(const void *x, const void *y, void *ctx)
 {
-	const struct sort_item *a = x, *b = y;
+	const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
 	const struct run_ctx *c = ctx;
-	int r = c->cmp(c->base + a->idx * c->size, c->base + b->idx * c->size);
+	int r = c->cmp(c->base + (size_t)a * c->size, c->base + (size_t)b * c->size);
 
 	if (r)
 		return r;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
+	return a < b ? -1 : a > b;
 }
 
 void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 	      int (*cmp)(const void *, const void *))
 {
 	char *p = base, *hold, *spare;
-	struct sort_item *r, *items = NULL, *tmp = NULL;
 	struct run_ctx ctx = { p, size, cmp };
+	uint32_t *perm;			/* position i takes element perm[i] */
 	size_t i, j, runs = 1;
-	uint64_t k, last = 0;
+	uint64_t k, last = 0, ki;
 
 	for (i = 1; i < n; i++)
 		if (cmp(p + (i - 1) * size, p + i * size) > 0)
 			break;
 	if (i >= n)
 		return;
+	if (n > UINT32_MAX) {		/* 2^32 elements: more than an analysis holds */
+		qsort(base, n, size, cmp);
+		return;
+	}
 	for (i = 0; i < n; i++, last = k) {
 		k = key(p + i * size);
 		runs += i > 0 && k < last;
 	}
+	perm = xmalloc(n * sizeof(*perm));
 	if (is_for_merge(n, runs)) {
-		/* Keys read from the elements as the runs merge: 16 bytes an element beside them. */
+		/* Keys read from the elements as the runs merge: 4 bytes an element beside them. */
 		const struct key_src src = { .base = p, .size = size, .key = key };
 
-		r = items = xmalloc(n * sizeof(*items));
-		merge_runs(&src, n, runs, items);
+		merge_runs(&src, n, runs, perm);
 	} else {
-		items = xmalloc(n * sizeof(*items));
-		tmp = xmalloc(n * sizeof(*tmp));
+		struct sort_item *items = xmalloc(n * sizeof(*items));
+		struct sort_item *tmp = xmalloc(n * sizeof(*tmp)), *r;
+
 		for (i = 0; i < n; i++)
 			items[i] = (struct sort_item){ key(p + i * size), i };
 		r = radix_sort(items, tmp, n, sizeof(*items));
+		for (i = 0; i < n; i++)
+			perm[i] = (uint32_t)r[i].idx;
+		free(items);
+		free(tmp);
 	}
 	/* Equal keys: the comparator's further criteria, then the order they came in. */
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && r[j].key == r[i].key; j++)
+		ki = key(p + (size_t)perm[i] * size);
+		for (j = i + 1; j < n && key(p + (size_t)perm[j] * size) == ki; j++)
 			;
 		if (j - i > 1)
-			qsort_r(r + i, j - i, sizeof(*r), cmp_in_run, &ctx);
+			qsort_r(perm + i, j - i, sizeof(*perm), cmp_in_run, &ctx);
 	}
 	/* Small elements: gathered into a spare buffer (independent loads), copied back. */
-	if (size <= sizeof(*r)) {
-		spare = (char *)(!tmp ? xmalloc(n * size) : r == items ? tmp : items);
+	if (size <= 16) {
+		spare = xmalloc(n * size);
 		for (i = 0; i < n; i++)
-			memcpy(spare + i * size, p + r[i].idx * size, size);
+			memcpy(spare + i * size, p + (size_t)perm[i] * size, size);
 		memcpy(p, spare, n * size);
-		if (!tmp)
-			free(spare);
-		free(items);
-		free(tmp);
+		free(spare);
+		free(perm);
 		return;
 	}
-	/* Large ones: position i takes element r[i].idx, following the permutation's cycles. */
+	/* Large ones: position i takes element perm[i], following the permutation's cycles. */
 	hold = xmalloc(size);
 	for (i = 0; i < n; i++) {
 		size_t from;
 
-		if (r[i].idx == i)
+		if (perm[i] == i)
 			continue;
 		copy_elem(hold, p + i * size, size);
 		j = i;
-		while ((from = r[j].idx) != i) {
+		while ((from = perm[j]) != i) {
 			copy_elem(p + j * size, p + from * size, size);
-			r[j].idx = j;
+			perm[j] = (uint32_t)j;
 			j = from;
 		}
 		copy_elem(p + j * size, hold, size);
-		r[j].idx = j;
+		perm[j] = (uint32_t)j;
 	}
 	free(hold);
-	free(items);
-	free(tmp);
+	free(perm);
 }

@@ -35,8 +35,8 @@ void xgrow(void **p, size_t *cap, size_t need, size_t size);
  * order of @cmp in O(n): by @key, which must be @cmp's first criterion (ascending), merging
  * the ascending runs of a nearly sorted array or else by radix; by @cmp within runs of equal
  * keys; then each element moved once, in place. Stable: elements @cmp finds equal keep
- * their order. Uses 16 bytes an element beside the array when merging (32 for elements of
- * 16 bytes or less), 32 for radix.
+ * their order. Uses 4 bytes an element beside the array when merging (plus the elements'
+ * size for elements of 16 bytes or less), 36 for radix.
  */
 void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 	      int (*cmp)(const void *, const void *));
