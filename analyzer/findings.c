@@ -241,9 +241,9 @@ static uint64_t module_time(const struct model *m, const struct thread_calls *tc
 
 /* ---- Per device ---- */
 
-struct stretch {
-	uint64_t begin, end;
-	uint64_t busy_before;		/* busy time of the stretches before this one */
+struct stretch {				/* 16 bytes: one a gap */
+	uint64_t end;
+	uint64_t busy;			/* busy time of the stretches up to this one's end */
 };
 
 struct dev_state {
@@ -370,26 +370,20 @@ static uint64_t first_load_ns(const struct dev_state *ds, size_t idx)
 
 static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)
 {
-	uint64_t before = 0;
+	uint64_t busy = ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0;
 
-	if (ds->nr_st) {
-		const struct stretch *last = &ds->st[ds->nr_st - 1];
-
-		before = last->busy_before + (last->end - last->begin);
-	}
 	XGROW(ds->st, ds->cap_st, ds->nr_st + 1);
-	ds->st[ds->nr_st++] = (struct stretch){ .begin = b, .end = e, .busy_before = before };
+	ds->st[ds->nr_st++] = (struct stretch){ .end = e, .busy = busy + (e - b) };
 }
 
 /* GPU busy time between @t and the end of the last closed stretch. */
 static uint64_t busy_since(const struct dev_state *ds, uint64_t t)
 {
 	size_t lo = 0, hi = ds->nr_st, n = ds->nr_st;
-	uint64_t total, before;
+	uint64_t before, begin, len;
 
 	if (!n)
 		return 0;
-	total = ds->st[n - 1].busy_before + (ds->st[n - 1].end - ds->st[n - 1].begin);
 	/* First stretch ending after t. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -401,8 +395,10 @@ static uint64_t busy_since(const struct dev_state *ds, uint64_t t)
 	}
 	if (lo == n)
 		return 0;
-	before = ds->st[lo].busy_before + (t > ds->st[lo].begin ? t - ds->st[lo].begin : 0);
-	return total - before;
+	before = lo ? ds->st[lo - 1].busy : 0;
+	len = ds->st[lo].busy - before;
+	begin = ds->st[lo].end - len;
+	return ds->st[n - 1].busy - before - (t > begin ? t - begin : 0);
 }
 
 /* Keep the gap's split for the timeline export, when asked. */
