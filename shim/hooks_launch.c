@@ -30,8 +30,10 @@ record_launch(struct shim_tls *t, struct hook_ctx *h, int api, CUresult res, CUf
 	struct trace_rec_launch *r;
 	uint32_t dur, func;
 
-	if (unlikely(!b))
+	if (unlikely(!b)) {
+		tbuf_count_unringed();
 		return;
+	}
 	if (cluster) {
 		a.cluster[0] = cluster[0];
 		a.cluster[1] = cluster[1];

@@ -83,6 +83,7 @@ static void shim_atfork_child(void)
 	atomic_store(&shim.nr_captures, 0);
 	atomic_store(&shim.writer_kick, 0);
 	atomic_store(&shim.nr_threads, 0);
+	atomic_store(&shim.nr_lost_unringed, 0);
 	shim_tls.buf = NULL;
 	shim_tls.depth = 0;
 	shim.is_forked = 1;

@@ -51,8 +51,10 @@ void *rec_begin_slow(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t 
 	struct trace_rec_hdr *h;
 	uint64_t dt;
 
-	if (unlikely(!b))
+	if (unlikely(!b)) {
+		tbuf_count_unringed();
 		return NULL;
+	}
 	if (unlikely(b->lost_pending))
 		write_lost(b);
 	dt = start_ns > b->last_ns ? start_ns - b->last_ns : 0;
@@ -82,8 +84,10 @@ void *rec_begin_slow(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t 
 
 uint32_t rec_next_seq_slow(struct shim_tls *t)
 {
+	int saved = errno;		/* the thread's first ring is mapped here (hook_begin) */
 	struct tbuf *b = tbuf_get(t);
 
+	errno = saved;
 	if (unlikely(!b))
 		return 0;
 	if (unlikely(++b->seq == 0))

@@ -68,6 +68,7 @@ struct shim_state {
 	_Atomic int nr_captures;	/* stream captures in progress (hooks_sync.c) */
 	_Atomic int writer_kick;	/* futex word: 1 = a producer asked the writer to drain */
 	_Atomic uint32_t nr_threads;	/* thread buffers ever created in this epoch */
+	_Atomic uint64_t nr_lost_unringed;	/* records of threads whose ring could not be mapped */
 	int is_forked;			/* set in the fork child */
 	const char *disable_reason;	/* first shim_disable() reason; static string */
 	char disable_text[160];
@@ -204,6 +205,7 @@ struct shim_tls {
 	int depth;			/* >0 while inside a hook: nested driver calls pass through */
 	uint32_t epoch;			/* shim.epoch when buf was made */
 	struct tbuf *buf;		/* this thread's ring; NULL until the first record */
+	int no_ring;			/* the ring of this epoch could not be mapped: not tried again */
 	struct func_cache_entry fcache[FUNC_CACHE_SIZE];
 };
 
@@ -279,7 +281,9 @@ struct tbuf {
 extern _Atomic(struct tbuf *) tbuf_list SHIM_HIDDEN;
 
 /*
- * tbuf_get - this thread's ring, created on first use. NULL when it cannot be created (counted).
+ * tbuf_get - this thread's ring, created on first use. NULL when it cannot be created: the
+ * first failure warns once per process, the thread does not try again in this epoch, and the
+ * caller counts each record it drops (tbuf_count_unringed) for the END record's loss total.
  * Context: app thread; the first call per thread mmaps the ring and takes no lock.
  */
 struct tbuf *tbuf_create(struct shim_tls *t, uint32_t epoch) SHIM_HIDDEN;
@@ -290,7 +294,14 @@ static inline struct tbuf *tbuf_get(struct shim_tls *t)
 
 	if (likely(t->buf && t->epoch == epoch))
 		return t->buf;
+	if (t->no_ring && t->epoch == epoch)
+		return NULL;
 	return tbuf_create(t, epoch);
+}
+
+static inline void tbuf_count_unringed(void)
+{
+	atomic_fetch_add_explicit(&shim.nr_lost_unringed, 1, memory_order_relaxed);
 }
 
 /*
@@ -374,7 +385,7 @@ static inline void rec_commit(struct shim_tls *t, const void *rec)
 	tbuf_commit(t->buf, ((const struct trace_rec_hdr *)rec)->size);
 }
 
-/* rec_next_seq - a fresh per-thread correlation number (0 if the thread has no ring). */
+/* rec_next_seq - a fresh per-thread correlation number (0 if the thread has no ring); errno kept. */
 uint32_t rec_next_seq_slow(struct shim_tls *t) SHIM_HIDDEN;
 
 static inline uint32_t rec_next_seq(struct shim_tls *t)
@@ -626,15 +637,15 @@ struct hook_ctx {
 
 static inline void hook_begin(struct shim_tls *t, struct hook_ctx *h, int want_corr)
 {
-	int saved = errno;
-
-	h->seq = want_corr ? rec_next_seq(t) : 0;
+	h->seq = want_corr ? rec_next_seq(t) : 0;	/* touches no errno */
 	h->is_pushed = 0;
 	if (h->seq && atomic_load_explicit(&cupti_active, memory_order_relaxed)) {
+		int saved = errno;
+
 		cupti_push(TRACE_CORR_ID(t->buf->index, h->seq));
 		h->is_pushed = 1;
+		errno = saved;
 	}
-	errno = saved;
 	h->t0 = clock_now_ns();
 }
 

@@ -59,8 +59,19 @@ struct tbuf *tbuf_create(struct shim_tls *t, uint32_t epoch)
 	_Static_assert(sizeof(struct tbuf) <= TBUF_HEAD_BYTES, "tbuf header page");
 	mem = mmap(NULL, TBUF_HEAD_BYTES + cap, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
+	if (mem == MAP_FAILED) {
+		static _Atomic int warned;
+
+		if (!atomic_exchange(&warned, 1))
+			shim_log(LOG_WARN, "cannot map a %zu KiB ring for thread %ld (%s): its calls "
+				 "are not recorded, counted as lost (GPUSHIM_BUFFER_KB sets the size)",
+				 cap / 1024, (long)syscall(SYS_gettid), strerror(errno));
+		t->no_ring = 1;
+		t->buf = NULL;
+		t->epoch = epoch;
 		return NULL;
+	}
+	t->no_ring = 0;
 	b = mem;
 	b->data = (uint8_t *)mem + TBUF_HEAD_BYTES;
 	b->mask = (uint32_t)(cap - 1);

@@ -661,7 +661,7 @@ static void drain_all(int at_exit)
 
 static uint64_t total_lost(void)
 {
-	uint64_t n = meta_nr_lost();
+	uint64_t n = meta_nr_lost() + atomic_load(&shim.nr_lost_unringed);
 	struct tbuf *b;
 
 	for (b = atomic_load(&tbuf_list); b; b = b->next)

@@ -25,6 +25,8 @@
  *   fake_client die N HOW N launches, then death by HOW: segv, abort, term or int
  *   fake_client ownsig    its own SIGTERM handler and SIGINT ignored, both raised, survives
  *   fake_client names     3 launches of a kernel whose name needs escaping everywhere
+ *   fake_client errno     launches with errno set beforehand, on the main thread and on a
+ *                         fresh one (whose first call maps the shim's ring): errno printed
  *   fake_client steps N S N launches, a stream synchronization after every S-th (0: none)
  *                         and one at the end; with FAKE_CUDA_LAUNCH_NS each launch takes time
  *
@@ -688,6 +690,35 @@ static int run_ownsig(void)
 	return 0;
 }
 
+/* The first launches of a thread, errno set by the program before each: the driver leaves it. */
+static void *errno_main(void *arg)
+{
+	int *seen = arg;
+
+	errno = 4242;
+	cuLaunchKernel(spin_fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	seen[0] = errno;
+	errno = 4343;
+	cuLaunchKernel(spin_fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	seen[1] = errno;
+	return NULL;
+}
+
+static int run_errno(void)
+{
+	int main_seen[2], seen[2];
+	pthread_t t;
+
+	spin_fn = spin_kernel();
+	errno_main(main_seen);
+	pthread_create(&t, NULL, errno_main, seen);
+	pthread_join(t, NULL);
+	cuCtxSynchronize();
+	printf("errno: main %d %d, fresh thread %d %d\n", main_seen[0], main_seen[1], seen[0],
+	       seen[1]);
+	return 0;
+}
+
 static int run_names(void)
 {
 	CUmodule mod;
@@ -739,6 +770,8 @@ int main(int argc, char **argv)
 		return run_quickexit();
 	if (!strcmp(mode, "exec"))
 		return run_exec();
+	if (!strcmp(mode, "errno"))
+		return run_errno();
 	if (!strcmp(mode, "names"))
 		return run_names();
 	if (!strcmp(mode, "execfail"))

@@ -3,17 +3,27 @@
  * test_tbuf.c - the shim's per-thread ring, compiled here with a stand-in for the global state:
  * records come out in order and whole across the wrap (PAD skipped), a full ring refuses
  * instead of overwriting, space comes back after a drain, and a producer and a consumer
- * running at once lose nothing and reorder nothing (run under ThreadSanitizer in CI).
+ * running at once lose nothing and reorder nothing (run under ThreadSanitizer in CI); a ring the
+ * address space cannot hold warns once and is not tried again in the epoch.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "check.h"
 #include "shim.h"
 
 struct shim_state shim;
 __thread struct shim_tls shim_tls __attribute__((tls_model("initial-exec")));
+
+static int nr_warnings;
+
+void shim_log(int level, const char *fmt, ...)
+{
+	(void)fmt;
+	nr_warnings += level == LOG_WARN;
+}
 
 struct seen {
 	uint64_t next;			/* sequence number expected next */
@@ -120,11 +130,47 @@ static void test_concurrent(void)
 	CHECK_EQ(s.errors, 0);
 }
 
+/*
+ * A 1 GiB ring under a 512 MiB address-space cap: NULL, one warning, and no second mmap in the
+ * epoch (the cap lifted, the thread still has none); a new epoch tries again and gets one.
+ * Not in sanitizer builds: their runtimes reserve more address space than the cap.
+ */
+static void test_unmappable(void)
+{
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+	struct rlimit old, cap;
+	struct shim_tls t;
+	struct tbuf *b;
+
+	memset(&t, 0, sizeof(t));
+	CHECK_EQ(getrlimit(RLIMIT_AS, &old), 0);
+	cap = old;
+	cap.rlim_cur = 512ull << 20;
+	CHECK_EQ(setrlimit(RLIMIT_AS, &cap), 0);
+	shim.cfg.buffer_kb = 1u << 20;
+	atomic_store(&shim.epoch, 7);
+	nr_warnings = 0;
+	CHECK(tbuf_get(&t) == NULL);
+	CHECK(tbuf_get(&t) == NULL);
+	CHECK_EQ(setrlimit(RLIMIT_AS, &old), 0);
+	CHECK(tbuf_get(&t) == NULL);	/* not tried again in this epoch */
+	CHECK_EQ(nr_warnings, 1);
+	CHECK_EQ(t.no_ring, 1);
+	shim.cfg.buffer_kb = 64;
+	atomic_store(&shim.epoch, 8);
+	b = tbuf_get(&t);
+	CHECK(b != NULL);
+	CHECK_EQ(t.no_ring, 0);
+	CHECK_EQ(nr_warnings, 1);	/* once per process */
+#endif
+}
+
 int main(void)
 {
 	shim.cfg.log_level = 0;
 	tbuf_init();
 	RUN(test_wrap_and_full);
 	RUN(test_concurrent);
+	RUN(test_unmappable);
 	return TEST_RESULT();
 }
