@@ -593,27 +593,58 @@ static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_
 	return 0;
 }
 
-/*
- * An unsigned LEB128 varint of at most 5 bytes and 32 bits from [*p, end). Returns 0, or -1
- * when it runs past @end or does not fit.
- */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
+/* An unsigned LEB128 varint of at most 10 bytes and 64 bits from [*p, end); 0 or -1. */
+static inline int get_varint64(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	uint32_t x = 0;
+	uint64_t x = 0;
 	int i;
 
-	for (i = 0; i < 5 && *p < end; i++) {
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return 0;
+	}
+	if (end - *p >= 3) {
+		/* Times and durations: mostly two or three bytes, unrolled. */
+		const uint8_t *q = *p;
+
+		if (!(q[1] & 0x80)) {
+			*v = (q[0] & 0x7fu) | (uint64_t)q[1] << 7;
+			*p = q + 2;
+			return 0;
+		}
+		if (!(q[2] & 0x80)) {
+			*v = (q[0] & 0x7fu) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+			*p = q + 3;
+			return 0;
+		}
+	}
+	for (i = 0; i < 10 && *p < end; i++) {
 		uint8_t c = *(*p)++;
 
-		if (i == 4 && c > 0x0f)
+		if (i == 9 && c > 1)
 			return -1;
-		x |= (uint32_t)(c & 0x7f) << (7 * i);
+		x |= (uint64_t)(c & 0x7f) << (7 * i);
 		if (!(c & 0x80)) {
 			*v = x;
 			return 0;
 		}
 	}
 	return -1;
+}
+
+/*
+ * An unsigned LEB128 varint of at most 5 bytes and 32 bits from [*p, end) (LAUNCH_RUN's
+ * columns). Returns 0, or -1 when it runs past @end or does not fit.
+ */
+static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
+{
+	const uint8_t *start = *p;
+	uint64_t x;
+
+	if (get_varint64(p, end, &x) < 0 || x > UINT32_MAX || *p - start > 5)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
 }
 
 /*
@@ -673,44 +704,6 @@ static void run_next(struct trace_reader *rd, struct trace_record *out)
 
 /* ---- Records as columns: LAUNCH_REFS, GPU_KERNEL_RUN, GPU_API_RUN ---- */
 
-/* An unsigned LEB128 varint of at most 10 bytes and 64 bits from [*p, end); 0 or -1. */
-static inline int get_varint64(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	int i;
-
-	if (*p < end && **p < 0x80) {
-		*v = *(*p)++;
-		return 0;
-	}
-	if (end - *p >= 3) {
-		/* Times and durations: mostly two or three bytes, unrolled. */
-		const uint8_t *q = *p;
-
-		if (!(q[1] & 0x80)) {
-			*v = (q[0] & 0x7fu) | (uint64_t)q[1] << 7;
-			*p = q + 2;
-			return 0;
-		}
-		if (!(q[2] & 0x80)) {
-			*v = (q[0] & 0x7fu) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
-			*p = q + 3;
-			return 0;
-		}
-	}
-	for (i = 0; i < 10 && *p < end; i++) {
-		uint8_t c = *(*p)++;
-
-		if (i == 9 && c > 1)
-			return -1;
-		x |= (uint64_t)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 static uint64_t unzigzag64(uint64_t v)
 {

@@ -504,6 +504,8 @@ static void test_launch_run(void)
 		{ "run_past.trace", 4, { 1, 1, 1, 1, 1, 1, 1, 0x81 }, 8, "varint runs past the record" },
 		{ "run_wide.trace", 1, { 0xff, 0xff, 0xff, 0xff, 0x1f, 1 }, 6, "past 32 bits" },
 		{ "run_long.trace", 1, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 1 }, 7, "past 32 bits" },
+		{ "run_overlong.trace", 1, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 1 }, 7,
+		  "past 32 bits" },	/* 0 in six bytes: more than a 32-bit varint has */
 		{ "run_tail.trace", 1, { 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 10,
 		  "bytes after its columns" },
 		{ "run_pad.trace", 1, { 1, 1, 0, 9 }, 4, "padding is not zero" },
