@@ -541,7 +541,7 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	struct findings *f = ds->f;
 	struct stats_union work = { 0 };	/* kernels and sets: the GPU working */
 	size_t i;
-	uint64_t first = UINT64_MAX, cur_end = 0, cur_begin = 0, busy = 0;
+	uint64_t first = UINT64_MAX, cur_end = 0, cur_begin = 0, busy;
 	const struct m_gpu_op *prev = NULL;
 	uint64_t begin = UINT64_MAX;
 	int has_kernel = 0;
@@ -581,7 +581,6 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			prev = g;
 		} else if (g->start > cur_end) {
 			stretch_push(ds, cur_begin, cur_end);
-			busy += cur_end - cur_begin;
 			attribute_gap(ds, cur_end, g->start, prev, g);
 			cur_begin = g->start;
 			cur_end = g->end;
@@ -611,7 +610,8 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	}
 	if (first == UINT64_MAX)
 		return;
-	busy += cur_end - cur_begin;
+	/* The closed stretches' busy time, and the last one's. */
+	busy = (ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0) + (cur_end - cur_begin);
 
 	f->work_ns += work.total;
 	f->exposed_copy_ns += busy - work.total;
