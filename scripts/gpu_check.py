@@ -22,7 +22,8 @@ Checks, by issue:
   robustness  DataLoader workers, alternative allocator backends, graph results bit-identical,
               fatal signals and exec finishing the trace
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side;
-              then the shim without CUPTI against plain in 20 adjacent pairs (A B B A)
+              then in 20 adjacent pairs (A B B A) each: the shim without CUPTI against
+              plain, the shim with CUPTI against CUPTI alone
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
               and the shim's trace size against torch.profiler's Chrome export
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
@@ -614,47 +615,51 @@ class Checker:
                      f"(runs {', '.join(f'{x:.1f}' for x in v)}), "
                      f"{med / plain:.3f}x plain" if plain else "")
         self.against_cupti("launch host cost", results, plain, "ns/launch")
-        self.bench_pairs()
+        self.bench_pairs(configs[0], configs[1])
+        self.bench_pairs(configs[3], configs[2])
 
-    def bench_pairs(self, quads=10, n=100000, batch=1000):
-        """The shim without CUPTI against plain, in pairs of adjacent runs ordered A B B A (a
-        drift that is linear over a quad hits both alike), every run on the same two CPUs
-        (taskset: the process's own affinity, nothing of the machine's): the median of the
-        pairs' ratios with their quartiles - for the whole loop, and for its median and fastest
-        batch of `batch` launches (what interrupts and neighbours add to some batches stays
-        out)."""
+    def bench_pairs(self, a, b, quads=10, n=100000, batch=1000):
+        """Configuration b against a (each (label, shim, env) as in alternate), in pairs of
+        adjacent runs ordered A B B A (a drift that is linear over a quad hits both alike),
+        every run on the same two CPUs (taskset: the process's own affinity, nothing of the
+        machine's): the median of the pairs' ratios with their quartiles - for the whole loop,
+        and for its median and fastest batch of `batch` launches (what interrupts and
+        neighbours add to some batches stays out). A "CUPTI alone" run counts only when CUPTI
+        delivered every launch's records."""
         cmd = [os.path.join(self.apps, "bench_launch"), str(n), str(batch)]
         if shutil.which("taskset"):
             cmd = ["taskset", "-c", "2,3"] + cmd	# two: the writer runs beside the loop
         keys = ("launch_ns", "batch_med_ns", "batch_min_ns")
         ratios = {k: [] for k in keys}
         diffs = {k: [] for k in keys}
+        what = f"{b[0]} / {a[0]}"
+        tag = re.sub(r"[^A-Za-z0-9]", "", what)
 
-        def one(shim, name):
-            rc, out, _, _ = self.run(name, cmd, shim=shim, env={"GPUSHIM_CUPTI": "0"},
-                                     keep=False)
+        def one(config, name):
+            label, shim, env = config
+            rc, out, _, _ = self.run(name, cmd, shim=shim, env=env, keep=False)
             v = {k: re.search(k + r"=([\d.]+)", out) for k in keys}
-            return {k: float(m.group(1)) for k, m in v.items()} if rc == 0 and all(
-                v.values()) else None
+            if rc != 0 or not all(v.values()) or not self.cupti_alone_ok(name, label, n):
+                return None
+            return {k: float(m.group(1)) for k, m in v.items()}
 
         for q in range(quads):
-            a1 = one(False, f"pairs_{q}_a1")
-            b1 = one(True, f"pairs_{q}_b1")
-            b2 = one(True, f"pairs_{q}_b2")
-            a2 = one(False, f"pairs_{q}_a2")
-            for a, b in ((a1, b1), (a2, b2)):
-                if a and b:
+            a1 = one(a, f"pairs_{tag}_{q}_a1")
+            b1 = one(b, f"pairs_{tag}_{q}_b1")
+            b2 = one(b, f"pairs_{tag}_{q}_b2")
+            a2 = one(a, f"pairs_{tag}_{q}_a2")
+            for x, y in ((a1, b1), (a2, b2)):
+                if x and y:
                     for k in keys:
-                        ratios[k].append(b[k] / a[k])
-                        diffs[k].append(b[k] - a[k])
+                        ratios[k].append(y[k] / x[k])
+                        diffs[k].append(y[k] - x[k])
         nr = len(ratios[keys[0]])
-        if not self.check("bench pairs: shim without CUPTI against plain", nr >= quads,
-                          f"{nr} pairs"):
+        if not self.check(f"bench pairs: {what}", nr >= quads, f"{nr} pairs"):
             return
         for k in keys:
             q1, med, q3 = statistics.quantiles(ratios[k], n=4)
             d1, dmed, d3 = statistics.quantiles(diffs[k], n=4)
-            self.say(f"BENCH launch host cost ({k}), shim without CUPTI / plain in {nr} "
+            self.say(f"BENCH launch host cost ({k}), {what} in {nr} "
                      f"adjacent pairs ({n} launches each, A B B A, {' '.join(cmd[:3])}): "
                      f"median {med:.4f}x (quartiles {q1:.4f} - {q3:.4f}), {dmed:+.1f} ns/launch "
                      f"(quartiles {d1:+.1f} - {d3:+.1f})")
