@@ -332,6 +332,13 @@ static struct {
 	const struct tbuf *owner;	/* the ring; its BLOCK is the chunk's current one */
 	uint32_t n;			/* launches held; 0 none */
 	uint32_t seq;			/* the first one's correlation number */
+	/*
+	 * The ring whose next repeat may extend the run past emit's full room check (NULL none),
+	 * and the room the column encoder's held records needed when it was set: valid while
+	 * nothing but the run changes (every other record, flush or reset clears it).
+	 */
+	const struct tbuf *fast;
+	size_t held_room;
 	uint32_t dt[RUN_MAX], dur[RUN_MAX];
 } run;
 
@@ -342,6 +349,7 @@ static void run_flush(void)
 	uint8_t *start, *p;
 	uint32_t i;
 
+	run.fast = NULL;
 	if (!run.n)
 		return;
 	if (run.n == 1) {
@@ -375,13 +383,22 @@ static void run_flush(void)
 }
 
 /* Hold @rep back in the current run if it continues it. */
-static int run_extend(const struct tbuf *b, const struct trace_rec_launch_repeat *rep)
+static inline int run_extend(const struct tbuf *b, const struct trace_rec_launch_repeat *rep)
 {
 	if (!run.n || run.owner != b || run.n == RUN_MAX || rep->seq != run.seq + run.n)
 		return 0;
 	run.dt[run.n] = rep->hdr.dt_ns;
 	run.dur[run.n++] = rep->dur;
 	return 1;
+}
+
+/* After @b's launch went into the run: its next may take emit's short way. */
+static void run_may_grow(const struct tbuf *b)
+{
+	if (run.n && run.owner == b) {
+		run.fast = b;
+		run.held_room = gpucols_launch_room() + gpucols_room();
+	}
 }
 
 /* Write the thread records held back: a launch run, or launches by reference. */
@@ -462,14 +479,13 @@ static int launch_hold(struct tbuf *b, const struct trace_rec_launch *l,
 	return 0;
 }
 
-static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t size)
+/* Record @rec of ring @b (NULL: CUPTI's or the writer's own) into the chunk, or held back. */
+static void emit_record(struct tbuf *b, const void *rec, uint32_t size)
 {
-	/* The writer owns the w_* fields of every ring. */
-	struct tbuf *b = (struct tbuf *)cb;
 	uint16_t type = ((const struct trace_rec_hdr *)rec)->type;
 	struct trace_rec_launch full;
 
-	(void)ctx;
+	run.fast = NULL;
 	/*
 	 * Room for this record (a repeat may be written in full), a BLOCK, the launch run grown
 	 * by one, the launches held by reference and the GPU runs held, each grown by a record.
@@ -500,8 +516,10 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 			return;
 		}
 		full.call.hdr.type = 0;
-		if (launch_hold(b, NULL, rec, &full))
+		if (launch_hold(b, NULL, rec, &full)) {
+			run_may_grow(b);
 			return;
+		}
 		if (full.call.hdr.type) {
 			rec = &full;
 			size = sizeof(full);
@@ -518,6 +536,7 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 		run.dt[0] = rep->hdr.dt_ns;
 		run.dur[0] = rep->dur;
 		run.n = 1;
+		run_may_grow(b);
 		return;
 	}
 	chunk_put(rec, size);
@@ -530,6 +549,28 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 			b->w_full = 1;
 		}
 	}
+}
+
+/* tbuf_drain's and cupti_writer_poll's callback: one record of ring @cb (NULL: no ring). */
+static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t size)
+{
+	/* The writer owns the w_* fields of every ring. */
+	struct tbuf *b = (struct tbuf *)cb;
+	const struct trace_rec_hdr *h = rec;
+
+	(void)ctx;
+	/*
+	 * The run's next launch, while only the run grows: emit_record's room check with the
+	 * held room it found last (run.held_room) and the run 10 bytes larger.
+	 */
+	if (b && b == run.fast && h->type == TRACE_REC_LAUNCH_REPEAT &&
+	    b->w_launch_gen == w.chunk_gen + 1 &&
+	    w.raw_len + sizeof(struct trace_rec_launch) + sizeof(struct trace_rec_block) +
+			    TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) + run.held_room <=
+		    CHUNK_RAW_BYTES &&
+	    run_extend(b, rec))
+		return;
+	emit_record(b, rec, size);
 }
 
 static void emit_meta_buffer(const uint8_t *buf, size_t len)
@@ -623,6 +664,7 @@ static void drain_all(int at_exit)
 	cupti_writer_poll(at_exit, emit, NULL);
 	/* A pass's GPU records go out with it (the room for them was kept by emit). */
 	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
+	run.fast = NULL;	/* the held room changed */
 
 	/*
 	 * Free the rings of threads that exited and are empty. A new ring may get the same
@@ -934,6 +976,7 @@ void writer_reset_after_fork(void)
 	w.raw_len = 0;
 	w.block_owner = NULL;
 	run.n = 0;
+	run.fast = NULL;
 	gpucols_forget();
 	w.seq = 0;
 	w.nr_records = 0;
