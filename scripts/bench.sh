@@ -3,7 +3,9 @@
 # CPU benchmarks with the fake driver (no GPU needed; BENCHMARKS.md holds the figures):
 #   1. instructions per intercepted launch, recording and compression included: callgrind's
 #      total over all threads, the marginal cost between two storm sizes, shim minus plain;
-#      for a loop relaunching one kernel and for one whose grid takes 8 sizes in turn;
+#      for a loop relaunching one kernel and for one whose grid takes 8 sizes in turn; the
+#      writer's again with the main thread's clock made up (tests/bench/det_clock.c), where
+#      the count repeats exactly and two builds compare;
 #   2. a launch-bound loop whose fake launches cost 2 us: wall time shim/plain, best of
 #      several alternating runs;
 #   3. trace bytes per launch for a 1,000,000-launch storm;
@@ -34,12 +36,13 @@ echo "# build: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
 # The writer's share depends on what zstd is given (time deltas measured under valgrind's
 # slowdown), so each size runs three times and the median counts.
 ir() {	# ir N SHIM(0/1) [SHAPES]: "app writer" instructions of `fake_client steps N 0 SHAPES`
-	local out=$work/cg.$1.$2 pre= app writer
-	[ "$2" = 1 ] && pre=$shim
+	local out=$work/cg.$1.$2 pre=${det:-} flush=250 app writer
+	[ "$2" = 1 ] && pre="$pre $shim"
+	[ -n "${det:-}" ] && flush=60000
 	rm -f "$work"/t.trace "$out"-*
 	FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
-		valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
-		"$client" steps "$1" 0 "${3:-1}" >/dev/null 2>&1
+		GPUSHIM_FLUSH_MS=$flush valgrind --tool=callgrind --separate-threads=yes \
+		--callgrind-out-file="$out" "$client" steps "$1" 0 "${3:-1}" >/dev/null 2>&1
 	app=$(awk '/^totals:/ { print $2 }' "$out"-01)
 	writer=0
 	[ -f "$out"-02 ] && writer=$(awk '/^totals:/ { print $2 }' "$out"-02)
@@ -69,7 +72,22 @@ echo "  (three runs each: application thread ${apps[*]}, writer ${writers[*]}; m
 per_launch 8
 echo "  with 8 launch shapes in turn: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; runs ${apps[*]} / ${writers[*]})"
 
-# ---- 1b. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
+# ---- 1b. the same with the main thread's clock made up (tests/bench/det_clock.c) ----
+# zstd's share of the writer follows the time deltas valgrind's timing gives (391-521 for one
+# build in three runs) and where the 250-ms flush cuts chunks. With the same made-up timestamps
+# in every run and chunks cut by size only, the counts repeat, so two builds compare on equal
+# input; the application thread's figure then counts the made-up clock instead of the vDSO's,
+# so only the writer's is given.
+if [ -f "$B/tests/libdet_clock.so" ]; then
+	det=$B/tests/libdet_clock.so
+	per_launch 1
+	det_one=$writer_per det_runs="${writers[*]}"
+	per_launch 8
+	echo "  writer with made-up timestamps: $det_one a launch (runs $det_runs), $writer_per with 8 shapes (runs ${writers[*]})"
+	det=
+fi
+
+# ---- 1c. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
 # Where valgrind's slowdown distorts the writer's work, this is the machine's own time.
 cpu_ms() {	# cpu_ms SHIM(0/1): "main writer" ms of CPU for `steps $storm 0` at 0 ns
 	local pre=
