@@ -73,8 +73,8 @@ per_launch 8
 echo "  with 8 launch shapes in turn: $((app_per + writer_per)) (application thread $app_per, writer $writer_per; runs ${apps[*]} / ${writers[*]})"
 
 # ---- 1b. the same with the main thread's clock made up (tests/bench/det_clock.c) ----
-# zstd's share of the writer follows the time deltas valgrind's timing gives (391-521 for one
-# build in three runs) and where the 250-ms flush cuts chunks. With the same made-up timestamps
+# zstd's share of the writer follows the time deltas valgrind's timing gives (42-521 for one
+# build in six runs) and where the 250-ms flush cuts chunks. With the same made-up timestamps
 # in every run and chunks cut by size only, the counts repeat, so two builds compare on equal
 # input; the application thread's figure then counts the made-up clock instead of the vDSO's,
 # so only the writer's is given.
