@@ -67,6 +67,7 @@ static const struct {
 	{ TRACE_REC_LAUNCH_REPEAT, sizeof(struct trace_rec_launch_repeat), 1, "launch_repeat" },
 	{ TRACE_REC_LAUNCH_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_run" },
 	{ TRACE_REC_LAUNCH_REFS, sizeof(struct trace_rec_launch_refs), 1, "launch_refs" },
+	{ TRACE_REC_LAUNCH_GAP_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_gap_run" },
 	{ TRACE_REC_GPU_KERNEL, sizeof(struct trace_rec_gpu_kernel), 0, "gpu_kernel" },
 	{ TRACE_REC_GPU_MEMCPY, sizeof(struct trace_rec_gpu_memcpy), 0, "gpu_memcpy" },
 	{ TRACE_REC_GPU_MEMSET, sizeof(struct trace_rec_gpu_memset), 0, "gpu_memset" },
@@ -648,31 +649,53 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
 }
 
 /*
- * Check a LAUNCH_RUN's columns end to end before handing out any of its launches, so a corrupt
- * one fails at its own offset and never half-way. Returns NULL or what is wrong.
+ * Check a LAUNCH_RUN's or LAUNCH_GAP_RUN's (@is_gap) columns end to end before handing out any
+ * of its launches, so a corrupt one fails at its own offset and never half-way: its varints,
+ * and a gap run's deltas (a gap plus the previous duration) below 2^32. Returns NULL or what
+ * is wrong.
  */
-static const char *check_run(struct trace_reader *rd, const struct trace_rec_launch_run *r)
+static const char *check_run(struct trace_reader *rd, const struct trace_rec_launch_run *r,
+			     int is_gap)
 {
+	static const char *const msg[][6] = {
+		{ "launch_run of 0 launches", "launch_run counts more launches than its bytes hold",
+		  "launch_run varint runs past the record or past 32 bits",
+		  "launch_run has bytes after its columns", "launch_run padding is not zero", "" },
+		{ "launch_gap_run of 0 launches",
+		  "launch_gap_run counts more launches than its bytes hold",
+		  "launch_gap_run varint runs past the record or past 32 bits",
+		  "launch_gap_run has bytes after its columns", "launch_gap_run padding is not zero",
+		  "launch_gap_run gap and duration add up past 32 bits" },
+	};
+	const char *const *m = msg[!!is_gap];
 	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
-	const uint8_t *p = (const uint8_t *)(r + 1);
-	uint32_t i, v;
+	const uint8_t *p = (const uint8_t *)(r + 1), *dt, *dur;
+	uint32_t i, v, gap, prev = 0;
 
 	if (!r->count)
-		return "launch_run of 0 launches";
+		return m[0];
 	if (r->count > (r->hdr.size - sizeof(*r)) / 2)
-		return "launch_run counts more launches than its bytes hold";
+		return m[1];
 	rd->run_dt = p;
 	for (i = 0; i < 2 * r->count; i++) {
 		if (i == r->count)
 			rd->run_dur = p;
 		if (get_varint(&p, end, &v) < 0)
-			return "launch_run varint runs past the record or past 32 bits";
+			return m[2];
 	}
 	if (end - p >= 8)
-		return "launch_run has bytes after its columns";
+		return m[3];
 	while (p < end)
 		if (*p++)
-			return "launch_run padding is not zero";
+			return m[4];
+	/* The columns are whole now: read them in step, each gap against the duration before. */
+	for (dt = rd->run_dt, dur = rd->run_dur, i = 0; is_gap && i < r->count; i++) {
+		get_varint(&dt, end, &gap);
+		if (i && (uint64_t)gap + prev > UINT32_MAX)
+			return m[5];
+		get_varint(&dur, end, &prev);
+	}
+	rd->run_gaps = is_gap;
 	return NULL;
 }
 
@@ -691,6 +714,8 @@ static void run_next(struct trace_reader *rd, struct trace_record *out)
 	uint32_t dt = 0, dur = 0;
 
 	get_varint(&rd->run_dt, far, &dt);
+	if (rd->run_gaps)	/* the first adds 0: the run starts from a repeat with none */
+		dt += rd->expanded.call.dur;	/* check_run: below 2^32 */
 	get_varint(&rd->run_dur, far, &dur);
 	rd->now_ns += dt;
 	rd->expanded.call.hdr.dt_ns = dt;
@@ -1013,13 +1038,17 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 							   rd->chunk_seq, rd->pos - h->size,
 							   rd->thread_index);
 				out_expanded(rd, out);
-			} else if (h->type == TRACE_REC_LAUNCH_RUN) {
+			} else if (h->type == TRACE_REC_LAUNCH_RUN ||
+				   h->type == TRACE_REC_LAUNCH_GAP_RUN) {
 				const struct trace_rec_launch_run *lr = (const void *)h;
 				struct trace_rec_launch_repeat first = { .seq = lr->seq };
-				const char *bad = check_run(rd, lr);
+				const int is_gap = h->type == TRACE_REC_LAUNCH_GAP_RUN;
+				const char *bad = check_run(rd, lr, is_gap);
 
 				if (!bad && expand_repeat(rd, &first) < 0)
-					bad = "launch_run with no launch of its thread before it";
+					bad = is_gap ? "launch_gap_run with no launch of its thread "
+						       "before it" :
+						       "launch_run with no launch of its thread before it";
 				if (bad)
 					return reader_fail(rd, -EPROTO, rd->chunk_off,
 							   "chunk %u, record offset %zu: %s (thread %u)",

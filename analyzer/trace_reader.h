@@ -46,9 +46,10 @@ struct trace_reader {
 	uint64_t now_ns;
 	struct last_launch *launches;	/* per thread of the chunk: its last LAUNCH (uthash) */
 	struct trace_rec_launch expanded;	/* a LAUNCH_REPEAT, expanded */
-	uint32_t run_left;		/* launches of the current LAUNCH_RUN still to hand out */
+	uint32_t run_left;		/* launches of the current LAUNCH_(GAP_)RUN still to hand out */
 	const uint8_t *run_dt;		/* its next varints (validated) */
 	const uint8_t *run_dur;
+	int run_gaps;			/* it is a LAUNCH_GAP_RUN: time values after the first are gaps */
 	struct last_launch *cur_launch;	/* the current block's thread's, once looked up */
 	const struct trace_rec_launch **lshapes;	/* the chunk's LAUNCHes, in order */
 	size_t nr_lshapes, lshapes_cap;

@@ -18,7 +18,7 @@ NAMES = {1: "string", 2: "api_def", 3: "block", 4: "time", 5: "lost", 6: "end", 
          8: "func", 9: "occupancy", 10: "note", 16: "launch", 17: "graph_launch",
          18: "host_func", 19: "mem", 20: "copy", 21: "set", 22: "sync", 23: "capture",
          24: "graph", 25: "module", 26: "call", 27: "launch_repeat", 28: "launch_run",
-         29: "launch_refs",
+         29: "launch_refs", 30: "launch_gap_run",
          32: "gpu_kernel", 33: "gpu_memcpy", 34: "gpu_memset", 35: "gpu_info", 36: "gpu_corr",
          37: "gpu_api", 38: "gpu_kernel_run", 39: "gpu_api_run", 40: "pm_config",
          41: "pm_sample"}

@@ -323,8 +323,9 @@ static void chunk_put(const void *rec, uint32_t size)
 
 /*
  * A run of LAUNCH_REPEATs of the chunk's current thread block with consecutive correlation
- * numbers, held back and written as one LAUNCH_RUN: the time deltas and durations in columns
- * of varints, so zstd sees the fields that change apart from what repeats.
+ * numbers, none starting before its predecessor returned, held back and written as one
+ * LAUNCH_GAP_RUN: the time deltas (as gaps after the first) and durations in columns of
+ * varints, so zstd sees the fields that change apart from what repeats.
  */
 #define RUN_MAX 4096u
 
@@ -366,13 +367,14 @@ static void run_flush(void)
 	start = w.raw + w.raw_len;
 	r = (void *)start;
 	p = start + sizeof(*r);
-	for (i = 0; i < run.n; i++)
-		p = gpucols_put_varint(p, run.dt[i]);
+	p = gpucols_put_varint(p, run.dt[0]);
+	for (i = 1; i < run.n; i++)
+		p = gpucols_put_varint(p, run.dt[i] - run.dur[i - 1]);	/* run_extend: >= 0 */
 	for (i = 0; i < run.n; i++)
 		p = gpucols_put_varint(p, run.dur[i]);
 	while ((p - start) % 8)
 		*p++ = 0;
-	r->hdr.type = TRACE_REC_LAUNCH_RUN;
+	r->hdr.type = TRACE_REC_LAUNCH_GAP_RUN;
 	r->hdr.size = (uint16_t)(p - start);
 	r->hdr.dt_ns = 0;
 	r->count = run.n;
@@ -382,10 +384,11 @@ static void run_flush(void)
 	run.n = 0;
 }
 
-/* Hold @rep back in the current run if it continues it. */
+/* Hold @rep back in the current run if it continues it (and starts after the last returned). */
 static inline int run_extend(const struct tbuf *b, const struct trace_rec_launch_repeat *rep)
 {
-	if (!run.n || run.owner != b || run.n == RUN_MAX || rep->seq != run.seq + run.n)
+	if (!run.n || run.owner != b || run.n == RUN_MAX || rep->seq != run.seq + run.n ||
+	    rep->hdr.dt_ns < run.dur[run.n - 1])
 		return 0;
 	run.dt[run.n] = rep->hdr.dt_ns;
 	run.dur[run.n++] = rep->dur;
@@ -439,12 +442,12 @@ static void hold_ref(struct tbuf *b, int64_t shape, uint32_t dt, uint32_t dur, u
 /*
  * A ring's LAUNCH (@l) or LAUNCH_REPEAT (@rep, a launch the producer found equal to the ring's
  * previous LAUNCH). Held by reference when the chunk has its shape (LAUNCH_REFS), except that a
- * repeat of a launch written as a LAUNCH record continues or starts a launch run (LAUNCH_RUN):
- * a LAUNCH_REPEAT or LAUNCH_RUN always follows its thread's LAUNCH record of the same shape, so
- * a reader that skips LAUNCH_REFS reads every other launch right. Returns 1 when held, 0 when
- * the record goes in full: @l, @rep itself (a repeat of the thread's LAUNCH record in this
- * chunk), or @full (the repeat expanded: its LAUNCH is in an earlier chunk, and every chunk
- * decodes on its own).
+ * repeat of a launch written as a LAUNCH record continues or starts a launch run
+ * (LAUNCH_GAP_RUN): a LAUNCH_REPEAT or a run always follows its thread's LAUNCH record of the
+ * same shape, so a reader that skips LAUNCH_REFS reads every other launch right. Returns 1 when
+ * held, 0 when the record goes in full: @l, @rep itself (a repeat of the thread's LAUNCH record
+ * in this chunk), or @full (the repeat expanded: its LAUNCH is in an earlier chunk, and every
+ * chunk decodes on its own).
  */
 static int launch_hold(struct tbuf *b, const struct trace_rec_launch *l,
 		       const struct trace_rec_launch_repeat *rep, struct trace_rec_launch *full)

@@ -40,7 +40,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	3
+#define TRACE_VERSION_MINOR	4
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -108,6 +108,7 @@ enum trace_rec_type {
 	TRACE_REC_LAUNCH_REPEAT	= 27,	/* (1.1) thread: the thread's previous LAUNCH again */
 	TRACE_REC_LAUNCH_RUN	= 28,	/* (1.2) thread: that LAUNCH again, N times in a row */
 	TRACE_REC_LAUNCH_REFS	= 29,	/* (1.3) thread: launches like LAUNCHes of the chunk */
+	TRACE_REC_LAUNCH_GAP_RUN = 30,	/* (1.4) thread: a LAUNCH_RUN timed by the gaps between */
 	TRACE_REC_GPU_KERNEL	= 32,	/* meta: CUPTI kernel execution */
 	TRACE_REC_GPU_MEMCPY	= 33,	/* meta: CUPTI memcpy execution (incl. peer) */
 	TRACE_REC_GPU_MEMSET	= 34,	/* meta: CUPTI memset execution */
@@ -346,7 +347,17 @@ struct trace_rec_launch_run {
 };
 _Static_assert(sizeof(struct trace_rec_launch_run) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
 
-/* The most bytes a LAUNCH_RUN of @count launches takes. */
+/*
+ * LAUNCH_GAP_RUN (1.4): a LAUNCH_RUN (same struct, same columns) whose time column, after its
+ * first value (a delta, as in LAUNCH_RUN), holds for each launch the gap since the previous one
+ * returned: its delta minus the previous launch's duration. The duration column holds that
+ * duration already, so the time column shrinks to what the program spends between launches
+ * (a launch storm: 1.80 -> 1.47 bytes a launch after zstd). A writer writes it only where no
+ * launch starts before its predecessor returned, and every delta it stands for is below 2^32.
+ * A 1.3 reader skips it and misses those launches, as a 1.1 reader does LAUNCH_RUN.
+ */
+
+/* The most bytes a LAUNCH_RUN or LAUNCH_GAP_RUN of @count launches takes. */
 #define TRACE_LAUNCH_RUN_MAX_BYTES(count) \
 	((sizeof(struct trace_rec_launch_run) + (size_t)(count) * 10 + 7) & ~(size_t)7)
 
@@ -363,9 +374,10 @@ _Static_assert(sizeof(struct trace_rec_launch_run) == 16, "on-disk ABI: bump TRA
  *          modulo 2^32 (see GPU_KERNEL_RUN)
  * A program's launches are a few dozen kernels and shapes repeated: each costs a few bytes
  * instead of 64. hdr.dt_ns is 0. Readers hand each launch out as the LAUNCH it stands for.
- * LAUNCH_REPEAT and LAUNCH_RUN keep meaning the thread's previous LAUNCH record, never a launch
- * of a LAUNCH_REFS, and a writer writes one only where that record is the thread's previous
- * launch: a reader that skips LAUNCH_REFS (1.2) misses its launches and nothing else.
+ * LAUNCH_REPEAT, LAUNCH_RUN and LAUNCH_GAP_RUN keep meaning the thread's previous LAUNCH record,
+ * never a launch of a LAUNCH_REFS, and a writer writes one only where that record is the
+ * thread's previous launch: a reader that skips LAUNCH_REFS (1.2) misses its launches and
+ * nothing else.
  */
 struct trace_rec_launch_refs {
 	struct trace_rec_hdr hdr;

@@ -6,7 +6,7 @@
  * record is held; held launches go out before their thread's next record, GPU runs at the
  * chunk's end), and copies every other record as it is — but a LAUNCH_REPEAT or LAUNCH_RUN
  * whose thread's LAUNCH went by reference goes by reference too, as in the writer: they mean
- * the thread's previous LAUNCH record. The input is the shim's own: a LAUNCH_RUN's varints are
+ * the thread's previous LAUNCH record. The input is the shim's own: a launch run's varints are
  * taken as valid (the reader checks them in the comparison that follows). It turns the H200
  * traces recorded before format 1.3 into 1.3 ones holding the same records, so CI checks the
  * encoder against real GPU data (tests/e2e/gpucols_recode.sh) and one can measure what the
@@ -69,21 +69,25 @@ static uint32_t varint(const uint8_t **p)
 }
 
 /*
- * A LAUNCH_RUN whose launch went by reference: its launches go by reference too (a run repeats
- * the thread's LAUNCH record, which the output does not have). Returns the launches.
+ * A LAUNCH_RUN or LAUNCH_GAP_RUN whose launch went by reference: its launches go by reference
+ * too (a run repeats the thread's LAUNCH record, which the output does not have). Returns the
+ * launches.
  */
 static uint32_t run_by_reference(const struct trace_rec_launch_run *r, int64_t shape,
 				 uint8_t *raw, size_t *len, uint64_t *nr)
 {
 	const uint8_t *dt = (const uint8_t *)(r + 1), *dur = dt;
-	uint32_t i;
+	uint32_t i, prev = 0;
 
 	for (i = 0; i < r->count; i++)
 		varint(&dur);
 	for (i = 0; i < r->count; i++) {
-		uint32_t d = varint(&dt);
+		uint32_t d = varint(&dt), du = varint(&dur);
 
-		gpucols_launch_hold((uint32_t)shape, d, varint(&dur), r->seq + i, raw, len, nr);
+		if (i && r->hdr.type == TRACE_REC_LAUNCH_GAP_RUN)
+			d += prev;	/* a gap after the previous launch returned */
+		gpucols_launch_hold((uint32_t)shape, d, du, r->seq + i, raw, len, nr);
+		prev = du;
 	}
 	return r->count;
 }
@@ -182,8 +186,10 @@ int main(int argc, char **argv)
 				gpucols_launch_hold((uint32_t)threads[thread].shape, r->hdr.dt_ns,
 						    r->dur, r->seq, out_raw, &out_len, &nr);
 				held++;
-			} else if (h->type == TRACE_REC_LAUNCH_RUN && thread < nr_threads &&
-				   !threads[thread].is_full && threads[thread].shape >= 0) {
+			} else if ((h->type == TRACE_REC_LAUNCH_RUN ||
+				    h->type == TRACE_REC_LAUNCH_GAP_RUN) &&
+				   thread < nr_threads && !threads[thread].is_full &&
+				   threads[thread].shape >= 0) {
 				held += run_by_reference((const void *)h, threads[thread].shape, out_raw,
 							 &out_len, &nr);
 			} else if (h->type == TRACE_REC_GPU_API &&

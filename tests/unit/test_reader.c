@@ -525,6 +525,65 @@ static void test_launch_run(void)
 }
 
 /*
+ * LAUNCH_GAP_RUN: a LAUNCH_RUN whose time values after the first are gaps after the previous
+ * launch returned. The first value is a delta, after a LAUNCH with a duration (500 here) and
+ * after another gap run; a gap plus the duration before it may reach 2^32 - 1 and no more.
+ */
+static void test_launch_gap_run(void)
+{
+	/* values 1, 5, 0; dur 100, 200, 300 */
+	static const uint8_t cols[] = { 0x01, 0x05, 0x00, 0x64, 0xc8, 0x01, 0xac, 0x02 };
+	/* value 2, then 1 after a duration of 2^32 - 2: a delta of 2^32 - 1; dur 2^32 - 2, 7 */
+	static const uint8_t edge[] = { 0x02, 0x01, 0xfe, 0xff, 0xff, 0xff, 0x0f, 0x07 };
+	static const uint64_t want_ts[] = { 1011, 1116, 1316, 1318, 1318 + 0xffffffffull };
+	static const uint32_t want_dur[] = { 100, 200, 300, 0xfffffffe, 7 };
+	struct trace_reader rd;
+	struct trace_record r;
+	struct tb t;
+	int n = 0, ret;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_block(&t, 100, 0, 1000);
+	add_launch(&t, 10, 1);			/* at 1010, 500 ns */
+	add_launches(&t, TRACE_REC_LAUNCH_GAP_RUN, 3, 2, cols, sizeof(cols));
+	add_launches(&t, TRACE_REC_LAUNCH_GAP_RUN, 2, 5, edge, sizeof(edge));
+	add_end(&t, 7);
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "gap_run.trace", 0)), 0);
+	while ((ret = trace_reader_next(&rd, &r)) > 0) {
+		const struct trace_rec_launch *l = r.rec;
+
+		if (r.type != TRACE_REC_LAUNCH || l->call.seq < 2)
+			continue;
+		CHECK(n < 5);
+		if (n >= 5)
+			break;
+		CHECK_EQ(r.ts_ns, want_ts[n]);
+		CHECK_EQ(l->call.dur, want_dur[n]);
+		CHECK_EQ(l->call.seq, 2 + (uint32_t)n);
+		CHECK_EQ(l->func, 1);
+		n++;
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(n, 5);
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	static const struct bad_launches bad[] = {
+		{ "gap_zero.trace", 0, { 0 }, 1, "launch_gap_run of 0 launches" },
+		{ "gap_count.trace", 5, { 1, 1, 1, 1 }, 4, "counts more launches than its bytes" },
+		{ "gap_past.trace", 4, { 1, 1, 1, 1, 1, 1, 1, 0x81 }, 8,
+		  "launch_gap_run varint runs past the record" },
+		{ "gap_pad.trace", 1, { 1, 1, 0, 9 }, 4, "padding is not zero" },
+		/* a gap of 2 after a duration of 2^32 - 2 */
+		{ "gap_sum.trace", 2, { 0x02, 0x02, 0xfe, 0xff, 0xff, 0xff, 0x0f, 0x07 }, 8,
+		  "gap and duration add up past 32 bits" },
+	};
+
+	expect_bad_launches(TRACE_REC_LAUNCH_GAP_RUN, bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+/*
  * LAUNCH_REFS: read back as COUNT launches of its block's thread, each the chunk's LAUNCH named
  * by its shape column (of any thread: here thread 1 uses thread 0's) with its own delta,
  * duration and number (zigzag differences: down, up, wrapping 32 bits). A LAUNCH_REPEAT still
@@ -936,6 +995,7 @@ int main(void)
 	RUN(test_unknown_and_grown);
 	RUN(test_launch_repeat);
 	RUN(test_launch_run);
+	RUN(test_launch_gap_run);
 	RUN(test_launch_refs);
 	RUN(test_gpu_runs);
 	RUN(test_missing_file);
