@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""What a launch run's time column would cost written as gaps instead of deltas.
+"""What a launch run's time column costs written as deltas and as gaps.
 
-A LAUNCH_RUN (trace_format.h) stores each launch's time delta (its start minus the previous
-launch's start) and its duration as two columns of LEB128 varints. The delta is the previous
-launch's duration plus the gap between the two calls, and the duration is already written: a
-column of gaps carries the same information in fewer bits. This script rebuilds a thread's
-launches from a trace (`gpushim dump --format jsonl`) into runs of up to 4,096 launches, as the
-writer holds them, and compresses both columns both ways with the zstd command line at the
-shim's default level (3): bytes a launch, raw and compressed. A negative gap (a launch starting
+A LAUNCH_RUN (trace_format.h, up to format 1.3) stores each launch's time delta (its start
+minus the previous launch's start) and its duration as two columns of LEB128 varints. The
+delta is the previous launch's duration plus the gap between the two calls, and the duration
+is already written: a column of gaps carries the same information in fewer bits, which is
+what LAUNCH_GAP_RUN (format 1.4) writes. This script rebuilds a thread's launches from a trace
+(`gpushim dump --format jsonl`) into runs of up to 4,096 launches, as the writer holds them,
+and compresses both columns both ways with the zstd command line at the shim's default level
+(3): bytes a launch, raw and compressed. A negative gap (a launch starting
 before its predecessor returned: nested calls, clock trouble) is counted; the writer would end
 the run there. The first launch of each run keeps its delta.
 
@@ -85,7 +86,7 @@ def main():
     if not n:
         sys.exit("launch_columns: no launches")
     print(f"{n} launches in {len(by_thread)} threads")
-    for name, gaps in (("deltas (as written)", False), ("gaps", True)):
+    for name, gaps in (("deltas (LAUNCH_RUN)", False), ("gaps (LAUNCH_GAP_RUN)", True)):
         data, negative = columns(by_thread, gaps)
         z = zstd_size(data)
         print(f"{name}: raw {len(data)} bytes ({len(data) / n:.2f} a launch), zstd -3 {z} bytes "

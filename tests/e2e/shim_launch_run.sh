@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A launch loop is written as LAUNCH_RUNs (time deltas and durations in varint columns). What
+# A launch loop is written as LAUNCH_GAP_RUNs (gaps and durations in varint columns). What
 # the shim measured must come back launch by launch: each fake launch busy-waits 2 us, so every
 # duration read back is at least 2 us and no launch starts before the previous one of its
 # thread ended; correlation numbers are consecutive between syncs; and the trace is small
