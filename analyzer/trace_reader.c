@@ -652,47 +652,36 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
  * Check a LAUNCH_RUN's or LAUNCH_GAP_RUN's (@is_gap) columns end to end before handing out any
  * of its launches, so a corrupt one fails at its own offset and never half-way: its varints,
  * and a gap run's deltas (a gap plus the previous duration) below 2^32. Returns NULL or what
- * is wrong.
+ * is wrong, to follow the record's name.
  */
 static const char *check_run(struct trace_reader *rd, const struct trace_rec_launch_run *r,
 			     int is_gap)
 {
-	static const char *const msg[][6] = {
-		{ "launch_run of 0 launches", "launch_run counts more launches than its bytes hold",
-		  "launch_run varint runs past the record or past 32 bits",
-		  "launch_run has bytes after its columns", "launch_run padding is not zero", "" },
-		{ "launch_gap_run of 0 launches",
-		  "launch_gap_run counts more launches than its bytes hold",
-		  "launch_gap_run varint runs past the record or past 32 bits",
-		  "launch_gap_run has bytes after its columns", "launch_gap_run padding is not zero",
-		  "launch_gap_run gap and duration add up past 32 bits" },
-	};
-	const char *const *m = msg[!!is_gap];
 	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
 	const uint8_t *p = (const uint8_t *)(r + 1), *dt, *dur;
 	uint32_t i, v, gap, prev = 0;
 
 	if (!r->count)
-		return m[0];
+		return "of 0 launches";
 	if (r->count > (r->hdr.size - sizeof(*r)) / 2)
-		return m[1];
+		return "counts more launches than its bytes hold";
 	rd->run_dt = p;
 	for (i = 0; i < 2 * r->count; i++) {
 		if (i == r->count)
 			rd->run_dur = p;
 		if (get_varint(&p, end, &v) < 0)
-			return m[2];
+			return "varint runs past the record or past 32 bits";
 	}
 	if (end - p >= 8)
-		return m[3];
+		return "has bytes after its columns";
 	while (p < end)
 		if (*p++)
-			return m[4];
+			return "padding is not zero";
 	/* The columns are whole now: read them in step, each gap against the duration before. */
 	for (dt = rd->run_dt, dur = rd->run_dur, i = 0; is_gap && i < r->count; i++) {
 		get_varint(&dt, end, &gap);
 		if (i && (uint64_t)gap + prev > UINT32_MAX)
-			return m[5];
+			return "gap and duration add up past 32 bits";
 		get_varint(&dur, end, &prev);
 	}
 	rd->run_gaps = is_gap;
@@ -1046,14 +1035,14 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 				const char *bad = check_run(rd, lr, is_gap);
 
 				if (!bad && expand_repeat(rd, &first) < 0)
-					bad = is_gap ? "launch_gap_run with no launch of its thread "
-						       "before it" :
-						       "launch_run with no launch of its thread before it";
+					bad = "with no launch of its thread before it";
 				if (bad)
 					return reader_fail(rd, -EPROTO, rd->chunk_off,
-							   "chunk %u, record offset %zu: %s (thread %u)",
-							   rd->chunk_seq, rd->pos - h->size, bad,
-							   rd->thread_index);
+							   "chunk %u, record offset %zu: %s %s "
+							   "(thread %u)",
+							   rd->chunk_seq, rd->pos - h->size,
+							   is_gap ? "launch_gap_run" : "launch_run",
+							   bad, rd->thread_index);
 				/* Its launches come out one per call; this one is the first. */
 				rd->expanded.call.seq--;
 				rd->run_left = lr->count;
