@@ -1118,6 +1118,7 @@ int model_load(struct model *m, struct trace_reader *rd)
 
 	memset(m, 0, sizeof(*m));
 	m->occ_memo = xcalloc(M_OCC_MEMO, sizeof(*m->occ_memo));
+	m->fill_memo = xcalloc(M_FILL_MEMO, sizeof(*m->fill_memo));
 	m->path = xstrdup(rd->path);
 	m->host = xstrdup(rd->host);
 	m->cmdline = xstrdup(rd->cmdline);
@@ -1159,6 +1160,7 @@ void model_free(struct model *m)
 	free(m->devices);
 	free(m->occ);
 	free(m->occ_memo);
+	free(m->fill_memo);
 	free(m->threads);
 	free(m->calls);
 	free(m->gpu);

@@ -122,6 +122,18 @@ struct m_occ_memo {
 	uint32_t per_sm;		/* the answer; valid when name != 0 */
 };
 
+/* A direct-mapped cache of stats_fill (answers from a loaded model): a kernel execution's shape
+ * and device, asked up to three times per GPU operation (statistics, findings, export). */
+#define M_FILL_MEMO 1024
+
+struct m_fill_memo {
+	uint64_t blocks;
+	uint32_t name, block_threads, dyn_smem;
+	int32_t device;
+	double fill;			/* the answer; valid when name != 0 */
+	int is_estimate;
+};
+
 struct m_occupancy {
 	uint32_t name;			/* STRING id of the kernel (filled after loading) */
 	uint32_t func;
@@ -196,6 +208,7 @@ struct model {
 	struct m_occupancy *occ;
 	size_t nr_occ, occ_cap;
 	struct m_occ_memo *occ_memo;	/* model_occupancy's recent answers (NULL: none kept) */
+	struct m_fill_memo *fill_memo;	/* stats_fill's recent answers (NULL: none kept) */
 	struct m_thread *threads;
 	size_t nr_threads, threads_cap;
 

@@ -25,8 +25,8 @@ int stats_is_device_mem(uint8_t kind)
 	       kind == TRACE_MEM_ASYNC || kind == TRACE_MEM_POOL || kind == TRACE_MEM_VMM_PHYS;
 }
 
-double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_t block_threads,
-		  uint32_t dyn_smem, int device, int *is_estimate)
+static double fill_of(const struct model *m, uint32_t name, uint64_t blocks,
+		      uint32_t block_threads, uint32_t dyn_smem, int device, int *is_estimate)
 {
 	const struct trace_rec_device *d = model_device(m, device);
 	uint32_t per_sm = model_occupancy(m, name, block_threads, dyn_smem);
@@ -48,6 +48,30 @@ double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_
 	}
 	fill = (double)blocks / ((double)d->sm_count * per_sm);
 	return fill > 1 ? 1 : fill;
+}
+
+double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_t block_threads,
+		  uint32_t dyn_smem, int device, int *is_estimate)
+{
+	struct m_fill_memo *e;
+
+	if (!m->fill_memo || !name)
+		return fill_of(m, name, blocks, block_threads, dyn_smem, device, is_estimate);
+	e = &m->fill_memo[(name * 0x9e3779b1u ^ block_threads * 0x85ebca6bu ^ dyn_smem ^
+			   (uint32_t)blocks * 0xc2b2ae35u ^ (uint32_t)device) %
+			  M_FILL_MEMO];
+	if (e->name != name || e->blocks != blocks || e->block_threads != block_threads ||
+	    e->dyn_smem != dyn_smem || e->device != device) {
+		e->fill = fill_of(m, name, blocks, block_threads, dyn_smem, device,
+				  &e->is_estimate);
+		e->name = name;
+		e->blocks = blocks;
+		e->block_threads = block_threads;
+		e->dyn_smem = dyn_smem;
+		e->device = device;
+	}
+	*is_estimate = e->is_estimate;
+	return e->fill;
 }
 
 /* ---- Span and counts ---- */
