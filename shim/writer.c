@@ -395,12 +395,31 @@ static inline int run_extend(const struct tbuf *b, const struct trace_rec_launch
 	return 1;
 }
 
+/* The room the column encoder's held records need: launches by reference, GPU runs. */
+static size_t held_room(void)
+{
+	return gpucols_launch_room() + gpucols_room();
+}
+
+/*
+ * Does the chunk hold a record of @size (a repeat may be written in full), a BLOCK, the launch
+ * run grown by one, and @held (held_room(), each held run grown by a record)?
+ */
+static inline int chunk_has_room(uint32_t size, size_t held)
+{
+	size_t rec = size > sizeof(struct trace_rec_launch) ? size : sizeof(struct trace_rec_launch);
+	size_t grown_run = run.n ? TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) : 0;
+
+	return w.raw_len + rec + sizeof(struct trace_rec_block) + grown_run + held <=
+	       CHUNK_RAW_BYTES;
+}
+
 /* After @b's launch went into the run: its next may take emit's short way. */
 static void run_may_grow(const struct tbuf *b)
 {
 	if (run.n && run.owner == b) {
 		run.fast = b;
-		run.held_room = gpucols_launch_room() + gpucols_room();
+		run.held_room = held_room();
 	}
 }
 
@@ -489,14 +508,7 @@ static void emit_record(struct tbuf *b, const void *rec, uint32_t size)
 	struct trace_rec_launch full;
 
 	run.fast = NULL;
-	/*
-	 * Room for this record (a repeat may be written in full), a BLOCK, the launch run grown
-	 * by one, the launches held by reference and the GPU runs held, each grown by a record.
-	 */
-	if (w.raw_len + (size > sizeof(full) ? size : sizeof(full)) +
-	    sizeof(struct trace_rec_block) +
-	    (run.n ? TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) : 0) + gpucols_launch_room() +
-	    gpucols_room() > CHUNK_RAW_BYTES)
+	if (!chunk_has_room(size, held_room()))
 		chunk_flush();
 	if (!b && type == TRACE_REC_GPU_API && size == sizeof(struct trace_rec_gpu_api)) {
 		gpucols_api(rec, w.raw, &w.raw_len, &w.nr_records);
@@ -564,13 +576,10 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 	(void)ctx;
 	/*
 	 * The run's next launch, while only the run grows: emit_record's room check with the
-	 * held room it found last (run.held_room) and the run 10 bytes larger.
+	 * held room it found last (run.held_room, unchanged since).
 	 */
 	if (b && b == run.fast && h->type == TRACE_REC_LAUNCH_REPEAT &&
-	    b->w_launch_gen == w.chunk_gen + 1 &&
-	    w.raw_len + sizeof(struct trace_rec_launch) + sizeof(struct trace_rec_block) +
-			    TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) + run.held_room <=
-		    CHUNK_RAW_BYTES &&
+	    b->w_launch_gen == w.chunk_gen + 1 && chunk_has_room(size, run.held_room) &&
 	    run_extend(b, rec))
 		return;
 	emit_record(b, rec, size);
