@@ -146,8 +146,8 @@ static int cmp_occ(const void *a, const void *b)
 	       ((const struct m_occupancy *)a)->max_blocks_per_sm < y->max_blocks_per_sm;
 }
 
-static uint32_t occ_search(const struct model *m, uint32_t name, uint32_t block_threads,
-			   uint32_t dyn_smem)
+uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_threads,
+			 uint32_t dyn_smem)
 {
 	size_t lo = 0, hi = m->nr_occ;
 
@@ -162,24 +162,6 @@ static uint32_t occ_search(const struct model *m, uint32_t name, uint32_t block_
 	if (lo < m->nr_occ && !occ_cmp_key(&m->occ[lo], name, block_threads, dyn_smem))
 		return m->occ[lo].max_blocks_per_sm;
 	return 0;
-}
-
-uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_threads,
-			 uint32_t dyn_smem)
-{
-	struct m_occ_memo *e;
-
-	if (!m->occ_memo || !name)
-		return occ_search(m, name, block_threads, dyn_smem);
-	e = &m->occ_memo[(name * 0x9e3779b1u ^ block_threads * 0x85ebca6bu ^ dyn_smem) %
-			 M_OCC_MEMO];
-	if (e->name != name || e->block_threads != block_threads || e->dyn_smem != dyn_smem) {
-		e->name = name;
-		e->block_threads = block_threads;
-		e->dyn_smem = dyn_smem;
-		e->per_sm = occ_search(m, name, block_threads, dyn_smem);
-	}
-	return e->per_sm;
 }
 
 const struct trace_rec_device *model_device(const struct model *m, int dev)
@@ -1082,7 +1064,6 @@ static void model_finish(struct model *m)
 	for (i = 0; i < m->nr_occ; i++)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
-	memset(m->occ_memo, 0, M_OCC_MEMO * sizeof(*m->occ_memo));	/* answers from here on */
 	name_undefined_apis(m);
 	xsort_by(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call);
 	xsort_by(m->gpu, m->nr_gpu, sizeof(*m->gpu), key_gpu, cmp_gpu);
@@ -1117,7 +1098,6 @@ int model_load(struct model *m, struct trace_reader *rd)
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	m->occ_memo = xcalloc(M_OCC_MEMO, sizeof(*m->occ_memo));
 	m->fill_memo = xcalloc(M_FILL_MEMO, sizeof(*m->fill_memo));
 	m->path = xstrdup(rd->path);
 	m->host = xstrdup(rd->host);
@@ -1159,7 +1139,6 @@ void model_free(struct model *m)
 	free(m->funcs);
 	free(m->devices);
 	free(m->occ);
-	free(m->occ_memo);
 	free(m->fill_memo);
 	free(m->threads);
 	free(m->calls);

@@ -114,14 +114,6 @@ struct m_func {
 	uint32_t have;
 };
 
-/* A direct-mapped cache of model_occupancy: a kernel's launch shape asked per GPU operation. */
-#define M_OCC_MEMO 1024
-
-struct m_occ_memo {
-	uint32_t name, block_threads, dyn_smem;
-	uint32_t per_sm;		/* the answer; valid when name != 0 */
-};
-
 /* A direct-mapped cache of stats_fill (answers from a loaded model): a kernel execution's shape
  * and device, asked up to three times per GPU operation (statistics, findings, export). */
 #define M_FILL_MEMO 1024
@@ -207,7 +199,6 @@ struct model {
 	size_t nr_devices;
 	struct m_occupancy *occ;
 	size_t nr_occ, occ_cap;
-	struct m_occ_memo *occ_memo;	/* model_occupancy's recent answers (NULL: none kept) */
 	struct m_fill_memo *fill_memo;	/* stats_fill's recent answers (NULL: none kept) */
 	struct m_thread *threads;
 	size_t nr_threads, threads_cap;
