@@ -615,8 +615,11 @@ class Checker:
                      f"(runs {', '.join(f'{x:.1f}' for x in v)}), "
                      f"{med / plain:.3f}x plain" if plain else "")
         self.against_cupti("launch host cost", results, plain, "ns/launch")
+        pm_off = ("shim, CUPTI, PM off", True, {"GPUSHIM_PM": "0"})
         self.bench_pairs(configs[0], configs[1])
         self.bench_pairs(configs[3], configs[2])
+        self.bench_pairs(configs[3], pm_off)	# the shim's CUPTI records without counters
+        self.bench_pairs(pm_off, configs[2])	# what the counters add to a launch
 
     def bench_pairs(self, a, b, quads=10, n=100000, batch=1000):
         """Configuration b against a (each (label, shim, env) as in alternate), in pairs of
@@ -635,12 +638,19 @@ class Checker:
         what = f"{b[0]} / {a[0]}"
         tag = re.sub(r"[^A-Za-z0-9]", "", what)
 
+        cpu_keys = ("cpu_main_ns", "cpu_shim_ns", "cpu_other_ns")
+        cpu = {a[0]: {k: [] for k in cpu_keys}, b[0]: {k: [] for k in cpu_keys}}
+
         def one(config, name):
             label, shim, env = config
             rc, out, _, _ = self.run(name, cmd, shim=shim, env=env, keep=False)
             v = {k: re.search(k + r"=([\d.]+)", out) for k in keys}
             if rc != 0 or not all(v.values()) or not self.cupti_alone_ok(name, label, n):
                 return None
+            for k in cpu_keys:
+                m = re.search(k + r"=([\d.]+)", out)
+                if m:
+                    cpu[label][k].append(float(m.group(1)))
             return {k: float(m.group(1)) for k, m in v.items()}
 
         for q in range(quads):
@@ -663,6 +673,12 @@ class Checker:
                      f"adjacent pairs ({n} launches each, A B B A, {' '.join(cmd[:3])}): "
                      f"median {med:.4f}x (quartiles {q1:.4f} - {q3:.4f}), {dmed:+.1f} ns/launch "
                      f"(quartiles {d1:+.1f} - {d3:+.1f})")
+        for label in (a[0], b[0]):
+            if all(cpu[label].values()):
+                self.say(f"BENCH CPU time a launch during the loop, {label} (median of "
+                         f"{len(cpu[label][cpu_keys[0]])} runs, {' '.join(cmd[:3])}): " +
+                         ", ".join(f"{k[4:-3]} threads {statistics.median(v):.1f} ns"
+                                   for k, v in cpu[label].items()))
 
     # ---- overhead of a PyTorch training loop, and trace size against torch.profiler ----
 

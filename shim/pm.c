@@ -587,6 +587,7 @@ static void *pm_main(void *arg)
 	uint64_t start;
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "gpushim-pm");
 	while (!atomic_load(&pm.claimed) && !atomic_load(&pm.stop))
 		futex_wait_ms(&pm.claimed, 0, 1000);
 	/*

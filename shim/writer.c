@@ -880,6 +880,7 @@ static void *writer_main(void *arg)
 	uint64_t last_flush;
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
 	if (open_trace() < 0) {
 		atomic_store(&w.is_finished, 1);
 		return NULL;
