@@ -838,9 +838,9 @@ static int api_reached(size_t i, const void *ctx)
 }
 
 /*
- * Join each GPU operation to its call: first by the external id pushed around the call
- * (GPU_CORR), then by the API record's thread and interval (GPU_API: the call on that thread
- * whose interval overlaps it). See trace_format.h.
+ * Join each GPU operation to its call: first by the external id an earlier shim pushed around
+ * the call (GPU_CORR, older traces), then by the API record's thread and interval (GPU_API:
+ * the call on that thread whose interval overlaps it). See trace_format.h.
  */
 static void join_gpu(struct model *m)
 {

@@ -228,7 +228,7 @@ struct model {
 	uint32_t cupti_version;
 	uint64_t gpu_records, gpu_dropped, gpu_zero_ts;
 	uint64_t gpu_joined, gpu_unjoined;
-	uint64_t gpu_joined_by_corr;	/* through GPU_CORR (the shim's pushed id) */
+	uint64_t gpu_joined_by_corr;	/* through GPU_CORR (an older shim's pushed id) */
 	uint64_t gpu_joined_by_api;	/* through GPU_API (thread and interval) */
 	uint64_t gpu_joined_by_order;	/* kernels by name and launch order (no CUPTI ids) */
 	uint64_t gpu_graph_ops;		/* operations replayed from CUDA graphs */

@@ -2,15 +2,15 @@
 /*
  * cupti.c - GPU timestamps through CUPTI's Activity API: loading libcupti at run time, the
  * session (the shim's clock registered before any kind is enabled; CONCURRENT_KERNEL, MEMCPY,
- * MEMSET, MEMCPY2, external correlation, API records only for launch/copy/set calls), buffer
- * hand-off to the writer, and coexistence with the application's own CUPTI client.
+ * MEMSET, MEMCPY2, and API records only for launch/copy/set calls, which join GPU work to the
+ * calls), buffer hand-off to the writer, and coexistence with the application's own CUPTI client.
  * Never holds a callback subscription. Never fatal: any failure leaves a host-only trace.
- * Runs on: app threads (start, interposed cupti* calls, push/pop), CUPTI's threads (buffer
+ * Runs on: app threads (start, interposed cupti* calls), CUPTI's threads (buffer
  * callbacks: queue only, no decoding), the writer (flush, decoding), the exiting thread.
  *
  * Coexistence: when the application's profiler (torch.profiler/Kineto, Nsight) registers its
- * own buffer callbacks, the shim flushes its records, turns its kinds off, stops pushing
- * correlation ids and notes the span as host-only. When that client has disabled every kind it
+ * own buffer callbacks, the shim flushes its records, turns its kinds off and notes the span as
+ * host-only. When that client has disabled every kind it
  * enabled (or finalized CUPTI), the shim flushes the client's buffers to the client and starts
  * again. Completed buffers always pass through one proxy that returns each buffer to its owner.
  */
@@ -27,11 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-_Atomic int cupti_active;
-
-/* CUSTOM0 and CUSTOM1 are Kineto's; the shim's ids must not land in its op correlation. */
-#define SHIM_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
-
 /* ---- The library ---- */
 
 struct cupti_fns {
@@ -44,8 +39,6 @@ struct cupti_fns {
 	CUptiResult (*ActivityFlushAll)(uint32_t);
 	CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
-	CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t);
-	CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
 	CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId, uint8_t);
 	CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId, uint8_t);
 	CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char **);
@@ -74,8 +67,6 @@ static int load_symbols(void *h)
 	SYM(ActivityFlushAll, "cuptiActivityFlushAll");
 	SYM(ActivityGetNextRecord, "cuptiActivityGetNextRecord");
 	SYM(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
-	SYM(ActivityPushExternalCorrelationId, "cuptiActivityPushExternalCorrelationId");
-	SYM(ActivityPopExternalCorrelationId, "cuptiActivityPopExternalCorrelationId");
 	SYM(ActivityEnableDriverApi, "cuptiActivityEnableDriverApi");
 	SYM(ActivityEnableRuntimeApi, "cuptiActivityEnableRuntimeApi");
 	SYM(GetCallbackName, "cuptiGetCallbackName");
@@ -268,7 +259,6 @@ static int has_foreign;
 static const CUpti_ActivityKind shim_kinds[] = {
 	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
 	CUPTI_ACTIVITY_KIND_MEMSET,	       CUPTI_ACTIVITY_KIND_MEMCPY2,
-	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 
 static uint64_t CUPTIAPI shim_timestamp(void)
@@ -337,7 +327,6 @@ static int session_start(void)
 	}
 	enable_api_records(1);
 	atomic_store(&state, CS_ACTIVE);
-	atomic_store(&cupti_active, 1);
 	return 0;
 }
 
@@ -351,7 +340,6 @@ static void session_stop(int new_state)
 {
 	size_t i;
 
-	atomic_store(&cupti_active, 0);
 	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	enable_api_records(0);
 	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
@@ -375,10 +363,8 @@ static void cupti_atexit(void)
 	int i;
 
 	pthread_mutex_lock(&state_lock);
-	if (atomic_load(&state) == CS_ACTIVE) {
-		atomic_store(&cupti_active, 0);
+	if (atomic_load(&state) == CS_ACTIVE)
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	}
 	/* From here on nothing calls into libcupti: its destructors may run before ours. */
 	atomic_store(&state, CS_EXITING);
 	pthread_mutex_unlock(&state_lock);
@@ -466,18 +452,6 @@ void cupti_start(void)
 	write_info(TRACE_NOTE_CUPTI_ON);
 	/* After cupti_atexit: its exit handler runs first, while CUPTI is still whole. */
 	pm_start(cupti_lib, cupti_path);
-}
-
-void cupti_push(uint64_t corr_id)
-{
-	cu.ActivityPushExternalCorrelationId(SHIM_EXT_KIND, corr_id);
-}
-
-void cupti_pop(void)
-{
-	uint64_t last;
-
-	cu.ActivityPopExternalCorrelationId(SHIM_EXT_KIND, &last);
 }
 
 /* ---- Decoding (writer thread) ---- */
@@ -629,20 +603,6 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		emit(ctx, NULL, &r, sizeof(r));
 		break;
 	}
-	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-		const CUpti_ActivityExternalCorrelation *e = (const void *)a;
-		struct trace_rec_gpu_corr r;
-
-		if (e->externalKind != SHIM_EXT_KIND)
-			return;
-		memset(&r, 0, sizeof(r));
-		r.hdr.type = TRACE_REC_GPU_CORR;
-		r.hdr.size = sizeof(r);
-		r.ext_id = e->externalId;
-		r.cupti_corr = e->correlationId;
-		emit(ctx, NULL, &r, sizeof(r));
-		break;
-	}
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 	case CUPTI_ACTIVITY_KIND_RUNTIME: {
 		const CUpti_ActivityAPI *api = (const void *)a;
@@ -760,7 +720,6 @@ void cupti_reset_after_fork(void)
 	/* CUPTI does not follow a fork; the child's trace is host-only. */
 	pthread_mutexattr_t attr;
 
-	atomic_store(&cupti_active, 0);
 	atomic_store(&state, CS_NONE);
 	pthread_mutexattr_init(&attr);
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);

@@ -547,13 +547,6 @@ void exec_hooks_init(void) SHIM_HIDDEN;
  */
 void cupti_start(void) SHIM_HIDDEN;
 
-/* cupti_is_active - nonzero while external correlation ids should be pushed. */
-extern _Atomic int cupti_active SHIM_HIDDEN;
-
-/* cupti_push / cupti_pop - bracket a forwarded call with the shim's correlation id. */
-void cupti_push(uint64_t corr_id) SHIM_HIDDEN;
-void cupti_pop(void) SHIM_HIDDEN;
-
 /*
  * cupti_writer_poll - writer thread: flush CUPTI's completed buffers and convert them to GPU_*
  * records through @emit; at_exit forces the final flush. Context: writer thread.
@@ -624,28 +617,22 @@ static inline void pm_note_launch(void)
  * struct hook_ctx - one intercepted call in flight. hook_begin() runs just before the real call,
  * hook_end() just after it, hook_leave() returns. errno is what the application set before the
  * call when the real call starts, and what the real call left when the hook returns: the shim's
- * own work in between (mmap, futex, CUPTI) never shows. With want_corr the call gets a
- * correlation number, pushed to CUPTI around the real call so its GPU work joins it exactly.
+ * own work in between (mmap, futex) never shows. With want_corr the call gets a correlation
+ * number (its seq). Its GPU work is joined to it by CUPTI's API record of the call, which lies
+ * on the same thread within [t0, t1] in the same clock (trace_format.h): nothing is pushed to
+ * CUPTI around the real call - that cost two CUPTI calls a launch and, on cudart's launch path,
+ * produced no record at all (BENCHMARKS.md).
  * Context: app thread, between shim_enter() and shim_leave(); no locks, no allocation.
  */
 struct hook_ctx {
 	uint64_t t0, t1;
 	uint32_t seq;
 	int saved_errno;
-	int is_pushed;
 };
 
 static inline void hook_begin(struct shim_tls *t, struct hook_ctx *h, int want_corr)
 {
 	h->seq = want_corr ? rec_next_seq(t) : 0;	/* touches no errno */
-	h->is_pushed = 0;
-	if (h->seq && atomic_load_explicit(&cupti_active, memory_order_relaxed)) {
-		int saved = errno;
-
-		cupti_push(TRACE_CORR_ID(t->buf->index, h->seq));
-		h->is_pushed = 1;
-		errno = saved;
-	}
 	h->t0 = clock_now_ns();
 }
 
@@ -653,8 +640,6 @@ static inline void hook_end(struct hook_ctx *h)
 {
 	h->saved_errno = errno;
 	h->t1 = clock_now_ns();
-	if (h->is_pushed)
-		cupti_pop();
 }
 
 static inline CUresult hook_leave(struct shim_tls *t, struct hook_ctx *h, CUresult res)

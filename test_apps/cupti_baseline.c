@@ -2,7 +2,7 @@
 /*
  * cupti_baseline.c - CUPTI's own cost, for the benchmark the shim is measured against: a
  * preloaded library that turns on the activity records the shim collects and nothing else -
- * concurrent kernels, memcpy, memcpy2, memset, external correlation, and API records for the
+ * concurrent kernels, memcpy, memcpy2, memset, and API records for the
  * driver and runtime calls that create GPU work (cuLaunch*, cuMemcpy*, cuMemset*,
  * cuGraphLaunch*, their cuda* counterparts) - with buffers of the shim's default size
  * (4 MiB), and walks every completed buffer record by record. It records no host calls, writes
@@ -59,7 +59,6 @@ __attribute__((constructor)) static void start(void)
 	static const CUpti_ActivityKind kinds[] = {
 		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
 		CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMCPY2,
-		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 	};
 	static const char *const drv[] = { "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
 					   NULL };

@@ -113,7 +113,7 @@ enum trace_rec_type {
 	TRACE_REC_GPU_MEMCPY	= 33,	/* meta: CUPTI memcpy execution (incl. peer) */
 	TRACE_REC_GPU_MEMSET	= 34,	/* meta: CUPTI memset execution */
 	TRACE_REC_GPU_INFO	= 35,	/* meta: CUPTI session state and loss counters */
-	TRACE_REC_GPU_CORR	= 36,	/* meta: CUPTI correlation id -> the shim's call */
+	TRACE_REC_GPU_CORR	= 36,	/* meta: CUPTI correlation id -> the shim's call (older shims) */
 	TRACE_REC_GPU_API	= 37,	/* meta: CUPTI API record (thread, interval) */
 	TRACE_REC_GPU_KERNEL_RUN = 38,	/* (1.3) meta: GPU_KERNELs of known shapes, as columns */
 	TRACE_REC_GPU_API_RUN	= 39,	/* (1.3) meta: GPU_APIs as columns */
@@ -560,7 +560,9 @@ _Static_assert(sizeof(struct trace_rec_call) == 40, "on-disk ABI: bump TRACE_VER
 /*
  * How GPU work is joined to the intercepted call that caused it (the reader does the join):
  *   1. GPU_CORR maps a CUPTI correlation id to the external id the shim pushed around the call:
- *      TRACE_CORR_ID(thread_index, seq) of a LAUNCH/GRAPH_LAUNCH/COPY/SET record.
+ *      TRACE_CORR_ID(thread_index, seq) of a LAUNCH/GRAPH_LAUNCH/COPY/SET record. Written by
+ *      earlier shims only (this one pushes nothing: GPU_API joins the same operations, and
+ *      cudart's launch path never produced GPU_CORR); readers still honour it.
  *   2. Otherwise GPU_API gives the thread and interval of the CUDA API call (driver or runtime)
  *      that owns the correlation id; the intercepted call on that thread whose interval
  *      overlaps it is the one (cudart's launch path reports the runtime call only).
