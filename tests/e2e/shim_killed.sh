@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A process killed with SIGKILL leaves a trace readable up to its last chunk (chunks are
 # written at least every GPUSHIM_FLUSH_MS): report exits 0, says "complete": false, and has the
-# launches flushed before the kill.
+# launches flushed before the kill. While it runs, the shim's writer thread shows by its name
+# (top -H, /proc/PID/task/TID/comm).
 . "$(dirname "$0")/lib.sh"
 
 LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/k.trace" "$FAKE_CLIENT" loop >"$WORK/out.txt" &
@@ -14,6 +15,8 @@ while ! grep -q running "$WORK/out.txt" 2>/dev/null; do
 	sleep 0.05
 done
 sleep 1
+cat /proc/$pid/task/*/comm >"$WORK/comm.txt" 2>/dev/null || true
+grep -qx gpushim-writer "$WORK/comm.txt" || fail "no thread named gpushim-writer: $(cat "$WORK/comm.txt")"
 kill -9 $pid
 wait $pid 2>/dev/null || true
 [ -s "$WORK/k.trace" ] || fail "no trace after SIGKILL"
