@@ -16,9 +16,9 @@ while ! grep -q running "$WORK/out.txt" 2>/dev/null; do
 done
 sleep 1
 cat /proc/$pid/task/*/comm >"$WORK/comm.txt" 2>/dev/null || true
-grep -qx gpushim-writer "$WORK/comm.txt" || fail "no thread named gpushim-writer: $(cat "$WORK/comm.txt")"
 kill -9 $pid
 wait $pid 2>/dev/null || true
+grep -qx gpushim-writer "$WORK/comm.txt" || fail "no thread named gpushim-writer: $(cat "$WORK/comm.txt")"
 [ -s "$WORK/k.trace" ] || fail "no trace after SIGKILL"
 "$GPUSHIM_BIN" report --format json "$WORK/k.trace" >"$WORK/r.json" 2>"$WORK/r.err" ||
 	fail "report failed on a killed process's trace: $(cat "$WORK/r.err")"
