@@ -638,10 +638,16 @@ struct ext_calls {
 	size_t nr_slots;
 };
 
+/* Without GPU_CORR records (the shim writes none since it stopped pushing ids) no list is made:
+ * the lookup finds no thread slot. */
 static void ext_calls_make(struct ext_calls *x, const struct model *m)
 {
 	size_t i;
 
+	if (!m->nr_corrs) {
+		*x = (struct ext_calls){ NULL, NULL, 0 };
+		return;
+	}
 	x->nr_slots = m->nr_threads;
 	x->slot = xcalloc(m->nr_threads + 1, sizeof(*x->slot));
 	x->order = xcalloc(m->nr_threads + 1, sizeof(*x->order));
