@@ -23,7 +23,9 @@ Checks, by issue:
               fatal signals and exec finishing the trace
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side;
               then in 20 adjacent pairs (A B B A) each: the shim without CUPTI against
-              plain, the shim with CUPTI against CUPTI alone
+              plain, the shim with CUPTI against CUPTI alone, the shim with CUPTI and
+              counters off against CUPTI alone and against counters on; with each
+              configuration's CPU time a launch by kind of thread (loop, shim, others)
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
               and the shim's trace size against torch.profiler's Chrome export
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
