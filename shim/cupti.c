@@ -10,9 +10,9 @@
  *
  * Coexistence: when the application's profiler (torch.profiler/Kineto, Nsight) registers its
  * own buffer callbacks, the shim flushes its records, turns its kinds off and notes the span as
- * host-only. When that client has disabled every kind it
- * enabled (or finalized CUPTI), the shim flushes the client's buffers to the client and starts
- * again. Completed buffers always pass through one proxy that returns each buffer to its owner.
+ * host-only. When that client has disabled every kind it enabled (or finalized CUPTI), the shim
+ * flushes the client's buffers to the client and starts again. Completed buffers always pass
+ * through one proxy that returns each buffer to its owner.
  */
 #define _GNU_SOURCE
 #include "shim.h"

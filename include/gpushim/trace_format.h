@@ -303,7 +303,8 @@ struct trace_call {
 };
 _Static_assert(sizeof(struct trace_call) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
 
-/* The CUPTI external correlation id of a call: thread_index in the high half, seq in the low. */
+/* The external correlation id earlier shims pushed to CUPTI around a call (GPU_CORR.ext_id):
+ * thread_index in the high half, seq in the low. */
 #define TRACE_CORR_ID(thread_index, seq) (((uint64_t)(thread_index) << 32) | (uint32_t)(seq))
 
 struct trace_rec_launch {
