@@ -5,7 +5,9 @@
  * flags -> the newest exported variant, per-thread variants under the per-thread flag, status
  * codes for unknown names and too-old versions), and "runs" a few kernels on host memory so
  * client programs print results that prove the calls went through. It has no cuGetExportTable,
- * so the shim correctly finds no CUPTI support here.
+ * so the shim correctly finds no CUPTI support here - except in the variant built with
+ * FAKE_CUPTI (tests/fake_cupti/libcuda.so.1), which carries a fake CUPTI (fake_cupti.c) that
+ * records the kernels, copies and sets run here.
  * Environment: FAKE_CUDA_LAUNCH_NS makes each launch busy-wait that long (benchmarks).
  */
 #define _GNU_SOURCE
@@ -16,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "fake_cupti.h"
 
 /* These exported names are macros in cuda.h; the fake defines the exact exports. */
 #undef cuGetProcAddress
@@ -433,8 +437,16 @@ static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
 		return CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&lock);
-	k->run(params, threads);
-	spin(launch_ns);
+	{
+		const unsigned int grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+		struct fake_api api;
+
+		fake_cupti_enter(&api);
+		k->run(params, threads);
+		spin(launch_ns);
+		fake_cupti_leave(&api, FAKE_API_LAUNCH);
+		fake_cupti_kernel(&api, k->name, grid, block);
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -684,10 +696,15 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc
 
 static CUresult copy(void *dst, const void *src, size_t n)
 {
+	struct fake_api api;
+
 	CHECK_INIT();
 	if (!dst || !src)
 		return CUDA_ERROR_INVALID_VALUE;
+	fake_cupti_enter(&api);
 	memmove(dst, src, n);
+	fake_cupti_leave(&api, FAKE_API_COPY);
+	fake_cupti_copy(&api, n);
 	return CUDA_SUCCESS;
 }
 
@@ -769,15 +786,30 @@ EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size
 static CUresult set32(CUdeviceptr d, uint32_t v, size_t n)
 {
 	uint32_t *p = P(d);
+	struct fake_api api;
 	size_t i;
 
 	CHECK_INIT();
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
+	fake_cupti_enter(&api);
 	for (i = 0; i < n; i++)
 		p[i] = v;
+	fake_cupti_leave(&api, FAKE_API_SET);
+	fake_cupti_set(&api, (uint64_t)n * 4);
 	return CUDA_SUCCESS;
 }
+
+#ifdef FAKE_CUPTI
+/* Present, as in the real driver, so the shim starts CUPTI; nothing here asks for a table. */
+EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id)
+{
+	(void)id;
+	if (table)
+		*table = NULL;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+#endif
 
 EXPORT CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
 {

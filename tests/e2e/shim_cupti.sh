@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The shim's CUPTI path without a GPU: the fake driver variant that carries a fake CUPTI
+# (tests/fake_cuda/fake_cupti.c), loaded as CUPTI through GPUSHIM_CUPTI. Every kernel, copy and
+# set the fake ran comes back as a GPU record joined to the call that caused it, through the
+# API record of that call (same thread, inside its interval); with four threads launching at
+# once each kernel joins its own thread's launch; buffers that fill on the application's threads
+# and the exit flush lose nothing. The program's output is unchanged.
+. "$(dirname "$0")/lib.sh"
+
+export LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH"
+export GPUSHIM_CUPTI="$FAKE_CUPTI_LIB"
+
+run_plain "$WORK/plain.txt" direct
+run_shim "$WORK/shim.txt" "$WORK/d.trace" direct
+cmp "$WORK/plain.txt" "$WORK/shim.txt" || fail "output changed by the shim"
+"$GPUSHIM_BIN" report --format json "$WORK/d.trace" >"$WORK/d.json"
+"$GPUSHIM_BIN" info "$WORK/d.trace" >"$WORK/d.info"
+grep -q "cupti_on: CUPTI [0-9]* from .*fake_cupti/libcuda.so.1" "$WORK/d.info" ||
+	fail "CUPTI not started from the fake: $(grep note "$WORK/d.info")"
+expect source "$(jget "$WORK/d.json" .gpu.source)" cupti
+# 14 launches: 12 kernels run (one launch fails, one is a host function); 3 copies, 1 set.
+expect kernels "$(jget "$WORK/d.json" .gpu.kernels)" 12
+expect memcpys "$(jget "$WORK/d.json" .gpu.memcpys)" 3
+expect memsets "$(jget "$WORK/d.json" .gpu.memsets)" 1
+expect unjoined "$(jget "$WORK/d.json" .gpu.unjoined)" 0
+expect "joined by API interval" "$(jget "$WORK/d.json" .gpu.join.by_api_interval)" 16
+expect "joined by pushed id" "$(jget "$WORK/d.json" .gpu.join.by_correlation)" 0
+expect "vec_add executions" \
+	"$(jget "$WORK/d.json" '.kernels[] | select(.name == "vec_add") | "\(.launches) \(.gpu_count)"')" "10 10"
+expect "scale executions" \
+	"$(jget "$WORK/d.json" '.kernels[] | select(.name == "scale") | "\(.launches) \(.gpu_count)"')" "2 2"
+expect "CUPTI drops" "$(jget "$WORK/d.json" .gpu.dropped)" 0
+
+# Four threads, 2,500 launches each, buffers of 256 KiB (a few hundred kernel records each):
+# every kernel joined to a launch of the thread whose API record it shares.
+GPUSHIM_CUPTI_BUFFER_KB=256 run_shim "$WORK/t.txt" "$WORK/t.trace" threads
+"$GPUSHIM_BIN" report --format json "$WORK/t.trace" >"$WORK/t.json"
+expect "threads: kernels" "$(jget "$WORK/t.json" .gpu.kernels)" 10000
+expect "threads: unjoined" "$(jget "$WORK/t.json" .gpu.unjoined)" 0
+expect "threads: dropped" "$(jget "$WORK/t.json" .gpu.dropped)" 0
+expect "threads: lost" "$(jget "$WORK/t.json" .trace.lost_records)" 0
+# Each kernel record's launch (the call it joined) ran on the thread of its API record: the
+# export's flow arrows go from a launch to its kernel; count launches with a kernel per thread.
+"$GPUSHIM_BIN" dump --format jsonl "$WORK/t.trace" >"$WORK/t.jsonl"
+jq -r 'select(.type == "gpu_api") | .tid' "$WORK/t.jsonl" | sort | uniq -c | awk '{print $1}' |
+	sort -u >"$WORK/per"
+expect "API records per thread" "$(cat "$WORK/per")" 2500
+echo "ok: CUPTI records through the fake: 16 operations joined; 10,000 kernels from 4 threads"

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fake_cupti.c - a stand-in for CUPTI's Activity API, built with the fake driver into
+ * tests/fake_cupti/libcuda.so.1 (and loaded by the shim from there: GPUSHIM_CUPTI=<that file>),
+ * so the shim's CUPTI path - its session, buffer hand-off, conversion by the writer, the join of
+ * GPU work to calls through API records, the exit flush - runs where there is no GPU.
+ *
+ * What it does, as CUPTI does: buffers come from the client's request callback and go back
+ * through its completion callback when full or flushed; timestamps come from the registered
+ * timestamp callback; API records are made only for callback ids the client enabled, GPU
+ * records only for enabled kinds; every traced call gets a new correlation id, shared by its
+ * API record and the GPU record of its work. The fake "GPU" runs one operation at a time, 1 us
+ * each, 0.2 us after the previous one ended or the call began. What it does not: several
+ * devices, streams or contexts, graph replays, runtime API records, PM sampling (its entry
+ * points are absent, so the shim turns counters off), the callback API.
+ */
+#define _GNU_SOURCE
+#include <cupti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_cupti.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define GPU_OP_NS 1000u
+#define GPU_QUEUE_NS 200u
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_BuffersCallbackRequestFunc on_request;
+static CUpti_BuffersCallbackCompleteFunc on_complete;
+static CUpti_TimestampCallbackFunc clock_fn;
+static _Atomic int kind_on[CUPTI_ACTIVITY_KIND_COUNT];
+static _Atomic int driver_cbid_on[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static uint8_t *buf;			/* the buffer being filled, under lock */
+static size_t buf_size, buf_used;
+static uint64_t gpu_free_at;		/* under lock */
+static _Atomic uint32_t next_corr = 1;
+static _Atomic size_t nr_dropped;
+
+static const struct {
+	uint32_t cbid;
+	const char *name;
+} cbid_names[] = {
+	[FAKE_API_LAUNCH] = { CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel" },
+	[FAKE_API_COPY] = { CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2" },
+	[FAKE_API_SET] = { CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, "cuMemsetD32_v2" },
+	/* Named, never recorded: a client enabling by name must leave it off. */
+	{ CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize" },
+};
+
+#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
+
+static size_t record_size(CUpti_ActivityKind kind)
+{
+	switch ((int)kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return ALIGN8(sizeof(CUpti_ActivityKernel10));
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return ALIGN8(sizeof(CUpti_ActivityMemcpy6));
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return ALIGN8(sizeof(CUpti_ActivityMemset4));
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		return ALIGN8(sizeof(CUpti_ActivityAPI));
+	default:
+		return 0;
+	}
+}
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	if (clock_fn)
+		return clock_fn();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Append one record; a full buffer goes back to the client, outside the lock. */
+static void emit(const void *rec, size_t len)
+{
+	size_t size = ALIGN8(len);
+	uint8_t *full = NULL;
+	size_t full_size = 0, full_used = 0;
+
+	pthread_mutex_lock(&lock);
+	if (buf && buf_used + size > buf_size) {
+		full = buf;
+		full_size = buf_size;
+		full_used = buf_used;
+		buf = NULL;
+	}
+	if (!buf && on_request) {
+		size_t max_records = 0;
+
+		on_request(&buf, &buf_size, &max_records);
+		buf_used = 0;
+		if (buf && buf_size < size)
+			buf = NULL;
+	}
+	if (buf) {
+		memcpy(buf + buf_used, rec, len);
+		memset(buf + buf_used + len, 0, size - len);
+		buf_used += size;
+	} else {
+		nr_dropped++;
+	}
+	pthread_mutex_unlock(&lock);
+	if (full && on_complete)
+		on_complete(NULL, 0, full, full_size, full_used);
+}
+
+/* When the fake GPU runs an operation queued now: one at a time, in order. */
+static void gpu_slot(uint64_t *start, uint64_t *end)
+{
+	uint64_t t = now() + GPU_QUEUE_NS;
+
+	pthread_mutex_lock(&lock);
+	*start = t > gpu_free_at ? t : gpu_free_at + GPU_QUEUE_NS;
+	*end = *start + GPU_OP_NS;
+	gpu_free_at = *end;
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- The fake driver's side ---- */
+
+void fake_cupti_enter(struct fake_api *a)
+{
+	a->corr = atomic_fetch_add(&next_corr, 1);
+	a->start = now();
+}
+
+void fake_cupti_leave(const struct fake_api *a, enum fake_api_kind kind)
+{
+	CUpti_ActivityAPI r;
+
+	if (!atomic_load(&driver_cbid_on[cbid_names[kind].cbid]))
+		return;
+	memset(&r, 0, sizeof(r));
+	r.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+	r.cbid = cbid_names[kind].cbid;
+	r.start = a->start;
+	r.end = now();
+	r.processId = (uint32_t)getpid();
+	r.threadId = (uint32_t)syscall(SYS_gettid);
+	r.correlationId = a->corr;
+	emit(&r, sizeof(r));
+}
+
+void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigned int grid[3],
+		       const unsigned int block[3])
+{
+	CUpti_ActivityKernel10 k;
+
+	if (!atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]))
+		return;
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	gpu_slot(&k.start, &k.end);
+	k.gridX = (int32_t)grid[0];
+	k.gridY = (int32_t)grid[1];
+	k.gridZ = (int32_t)grid[2];
+	k.blockX = (int32_t)block[0];
+	k.blockY = (int32_t)block[1];
+	k.blockZ = (int32_t)block[2];
+	k.registersPerThread = 16;
+	k.deviceId = 0;
+	k.contextId = 1;
+	k.streamId = 7;
+	k.correlationId = a->corr;
+	k.name = name;
+	emit(&k, sizeof(k));
+}
+
+void fake_cupti_copy(const struct fake_api *a, uint64_t bytes)
+{
+	CUpti_ActivityMemcpy6 m;
+
+	if (!atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_MEMCPY]))
+		return;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = bytes;
+	gpu_slot(&m.start, &m.end);
+	m.deviceId = 0;
+	m.contextId = 1;
+	m.streamId = 7;
+	m.correlationId = a->corr;
+	emit(&m, sizeof(m));
+}
+
+void fake_cupti_set(const struct fake_api *a, uint64_t bytes)
+{
+	CUpti_ActivityMemset4 m;
+
+	if (!atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_MEMSET]))
+		return;
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	m.bytes = bytes;
+	gpu_slot(&m.start, &m.end);
+	m.deviceId = 0;
+	m.contextId = 1;
+	m.streamId = 7;
+	m.correlationId = a->corr;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	emit(&m, sizeof(m));
+}
+
+/* ---- The CUPTI entry points the shim uses ---- */
+
+EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
+{
+	if (!version)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*version = CUPTI_API_VERSION;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+						  CUpti_BuffersCallbackCompleteFunc done)
+{
+	if (!req || !done)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	on_request = req;
+	on_complete = done;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
+{
+	clock_fn = fn;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
+{
+	if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT)
+		return CUPTI_ERROR_INVALID_KIND;
+	atomic_store(&kind_on[kind], on);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	return set_kind(kind, 1);
+}
+
+EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	return set_kind(kind, 0);
+}
+
+EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	atomic_store(&driver_cbid_on[cbid], enable);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	(void)cbid, (void)enable;
+	return CUPTI_SUCCESS;		/* no runtime here: nothing to record */
+}
+
+EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
+					const char **name)
+{
+	size_t i;
+
+	if (!name)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	for (i = 0; domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+		    i < sizeof(cbid_names) / sizeof(cbid_names[0]); i++)
+		if (cbid_names[i].cbid == cbid) {
+			*name = cbid_names[i].name;
+			return CUPTI_SUCCESS;
+		}
+	return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
+{
+	return type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM ? CUPTI_SUCCESS :
+							      CUPTI_ERROR_NOT_SUPPORTED;
+}
+
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	uint8_t *full = NULL;
+	size_t full_size = 0, full_used = 0;
+
+	(void)flag;
+	pthread_mutex_lock(&lock);
+	if (buf && buf_used) {
+		full = buf;
+		full_size = buf_size;
+		full_used = buf_used;
+		buf = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	if (full && on_complete)
+		on_complete(NULL, 0, full, full_size, full_used);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
+					      CUpti_Activity **record)
+{
+	uint8_t *p;
+	size_t size;
+
+	if (!buffer || !record)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p = *record ? (uint8_t *)*record + record_size((*record)->kind) : buffer;
+	if (p < buffer || (size_t)(p - buffer) + sizeof(CUpti_Activity) > valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	size = record_size(((CUpti_Activity *)p)->kind);
+	if (!size || (size_t)(p - buffer) + size > valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*record = (CUpti_Activity *)p;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream,
+						     size_t *dropped)
+{
+	(void)ctx, (void)stream;
+	if (!dropped)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*dropped = atomic_exchange(&nr_dropped, 0);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiFinalize(void)
+{
+	return CUPTI_SUCCESS;
+}
