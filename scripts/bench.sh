@@ -5,7 +5,8 @@
 #      total over all threads, the marginal cost between two storm sizes, shim minus plain;
 #      for a loop relaunching one kernel and for one whose grid takes 8 sizes in turn; the
 #      writer's again with the main thread's clock made up (tests/bench/det_clock.c), where
-#      the count repeats exactly and two builds compare;
+#      the count repeats exactly and two builds compare, and with CUPTI's records from the
+#      fake CUPTI (tests/fake_cuda/fake_cupti.c) for it to convert;
 #   2. a launch-bound loop whose fake launches cost 2 us: wall time shim/plain, best of
 #      several alternating runs;
 #   3. trace bytes per launch for a 1,000,000-launch storm;
@@ -40,8 +41,9 @@ ir() {	# ir N SHIM(0/1) [SHAPES]: "app writer" instructions of `fake_client step
 	[ "$2" = 1 ] && pre="$pre $shim"
 	[ -n "${det:-}" ] && flush=60000
 	rm -f "$work"/t.trace "$out"-*
-	FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
-		GPUSHIM_FLUSH_MS=$flush valgrind --tool=callgrind --separate-threads=yes \
+	LD_LIBRARY_PATH=${cupti_dir:-$B/tests} FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre \
+		GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=${cupti:-0} GPUSHIM_FLUSH_MS=$flush \
+		valgrind --tool=callgrind --separate-threads=yes \
 		--callgrind-out-file="$out" "$client" steps "$1" 0 "${3:-1}" >/dev/null 2>&1
 	app=$(awk '/^totals:/ { print $2 }' "$out"-01)
 	writer=0
@@ -87,7 +89,19 @@ if [ -f "$B/tests/libdet_clock.so" ]; then
 	det=
 fi
 
-# ---- 1c. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
+# ---- 1c. the writer with CUPTI's records, from the fake CUPTI (tests/fake_cuda/fake_cupti.c) ----
+# A kernel and an API record a launch, converted and encoded by the writer as on the GPU; the
+# made-up clock again, so the count repeats. The application thread's count would include the
+# fake CUPTI's own work, so only the writer's is given.
+if [ -f "$B/tests/libdet_clock.so" ] && [ -f "$B/tests/fake_cupti/libcuda.so.1" ]; then
+	det=$B/tests/libdet_clock.so cupti=$B/tests/fake_cupti/libcuda.so.1
+	cupti_dir=$B/tests/fake_cupti
+	per_launch 1
+	echo "  writer with CUPTI's records (fake CUPTI, made-up timestamps): $writer_per a launch (runs ${writers[*]})"
+	det= cupti=0 cupti_dir=
+fi
+
+# ---- 1d. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
 # Where valgrind's slowdown distorts the writer's work, this is the machine's own time.
 cpu_ms() {	# cpu_ms SHIM(0/1): "main writer" ms of CPU for `steps $storm 0` at 0 ns
 	local pre=

@@ -465,15 +465,39 @@ static struct conv_stats stats;
 static struct conv_stats stats_written;
 static uint64_t dropped_written;
 
-static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
+/*
+ * Kernel names by CUPTI's pointer: CUPTI gives every record of a kernel the same string, so the
+ * writer looks a name up in the shim's string table (a lock and a hash of the whole name, ~250
+ * instructions a kernel record for a 7-byte name, more for C++ templates) once, and after that
+ * compares the text with its copy - a string CUPTI freed could come back at the same address
+ * holding another name. Writer thread only; emptied after a fork (the string ids restart).
+ */
+#define NAME_MEMO 64
+
+static struct {
+	const char *ptr;
+	char *text;			/* the shim's copy, compared before an id is reused */
+	uint32_t id;
+} name_memo[NAME_MEMO];
+
+static void name_memo_clear(void)
+{
+	size_t i;
+
+	for (i = 0; i < NAME_MEMO; i++) {
+		free(name_memo[i].text);
+		name_memo[i].ptr = name_memo[i].text = NULL;
+		name_memo[i].id = 0;
+	}
+}
+
+static uint32_t intern_name_slow(const char *name, tbuf_emit_fn emit, void *ctx)
 {
 	static uint8_t rec[TRACE_MAX_RECORD + 8];
 	size_t len;
 	uint32_t id;
 	int is_new;
 
-	if (!name)
-		return 0;
 	len = strlen(name);
 	id = rec_intern(name, len, &is_new);
 	if (is_new) {
@@ -481,6 +505,27 @@ static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
 			len = TRACE_MAX_RECORD - sizeof(struct trace_rec_string) - 8;
 		rec_string_encode(rec, id, name, len);
 		emit(ctx, NULL, rec, (uint32_t)rec_string_size(len));
+	}
+	return id;
+}
+
+static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
+{
+	size_t slot;
+	uint32_t id;
+	char *copy;
+
+	if (!name)
+		return 0;
+	slot = (size_t)(((uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 58) % NAME_MEMO;
+	if (name_memo[slot].ptr == name && !strcmp(name, name_memo[slot].text))
+		return name_memo[slot].id;
+	id = intern_name_slow(name, emit, ctx);
+	if (id && (copy = strdup(name))) {
+		free(name_memo[slot].text);
+		name_memo[slot].ptr = name;
+		name_memo[slot].text = copy;
+		name_memo[slot].id = id;
 	}
 	return id;
 }
@@ -729,6 +774,7 @@ void cupti_reset_after_fork(void)
 	nr_done = 0;
 	is_wanted = 0;
 	cupti_lib = NULL;
+	name_memo_clear();
 }
 
 /* ---- The application's CUPTI calls (interposed) ---- */
