@@ -127,6 +127,17 @@ static void gpu_slot(uint64_t *start, uint64_t *end)
 	pthread_mutex_unlock(&lock);
 }
 
+/* Where and when a GPU record's operation ran: the fake's one device, context and stream, the
+ * next slot of its GPU; the call's correlation id. A macro: the record types differ. */
+#define GPU_RECORD_FILL(r, a)                                                                      \
+	do {                                                                                       \
+		gpu_slot(&(r).start, &(r).end);                                                    \
+		(r).deviceId = 0;                                                                  \
+		(r).contextId = 1;                                                                 \
+		(r).streamId = 7;                                                                  \
+		(r).correlationId = (a)->corr;                                                     \
+	} while (0)
+
 /* ---- The fake driver's side ---- */
 
 void fake_cupti_enter(struct fake_api *a)
@@ -161,7 +172,7 @@ void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigne
 		return;
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	gpu_slot(&k.start, &k.end);
+	GPU_RECORD_FILL(k, a);
 	k.gridX = (int32_t)grid[0];
 	k.gridY = (int32_t)grid[1];
 	k.gridZ = (int32_t)grid[2];
@@ -169,10 +180,6 @@ void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigne
 	k.blockY = (int32_t)block[1];
 	k.blockZ = (int32_t)block[2];
 	k.registersPerThread = 16;
-	k.deviceId = 0;
-	k.contextId = 1;
-	k.streamId = 7;
-	k.correlationId = a->corr;
 	k.name = name;
 	emit(&k, sizeof(k));
 }
@@ -189,11 +196,7 @@ void fake_cupti_copy(const struct fake_api *a, uint64_t bytes)
 	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
 	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	m.bytes = bytes;
-	gpu_slot(&m.start, &m.end);
-	m.deviceId = 0;
-	m.contextId = 1;
-	m.streamId = 7;
-	m.correlationId = a->corr;
+	GPU_RECORD_FILL(m, a);
 	emit(&m, sizeof(m));
 }
 
@@ -206,12 +209,8 @@ void fake_cupti_set(const struct fake_api *a, uint64_t bytes)
 	memset(&m, 0, sizeof(m));
 	m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
 	m.bytes = bytes;
-	gpu_slot(&m.start, &m.end);
-	m.deviceId = 0;
-	m.contextId = 1;
-	m.streamId = 7;
-	m.correlationId = a->corr;
 	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	GPU_RECORD_FILL(m, a);
 	emit(&m, sizeof(m));
 }
 
