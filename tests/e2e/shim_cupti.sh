@@ -5,7 +5,8 @@
 # set the fake ran comes back as a GPU record joined to the call that caused it, through the
 # API record of that call (same thread, inside its interval); with four threads launching at
 # once each kernel joins its own thread's launch; buffers that fill on the application's threads
-# and the exit flush lose nothing. The program's output is unchanged.
+# and the exit flush lose nothing; an application's own CUPTI session gets its records while
+# the shim steps aside. The program's output is unchanged.
 . "$(dirname "$0")/lib.sh"
 
 export LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH"
@@ -46,4 +47,22 @@ expect "threads: lost" "$(jget "$WORK/t.json" .trace.lost_records)" 0
 jq -r 'select(.type == "gpu_api") | .tid' "$WORK/t.jsonl" | sort | uniq -c | awk '{print $1}' |
 	sort -u >"$WORK/per"
 expect "API records per thread" "$(cat "$WORK/per")" 2500
-echo "ok: CUPTI records through the fake: 16 operations joined; 10,000 kernels from 4 threads"
+
+# The application's own CUPTI client (as torch.profiler is), between launches: it receives its
+# 3 kernel records as without the shim; the shim yields for its session (a host-only span) and
+# takes CUPTI back at its flush - 10 of the 13 kernels are the shim's, each joined.
+run_plain "$WORK/cp.txt" cupticlient
+run_shim "$WORK/cs.txt" "$WORK/c.trace" cupticlient
+grep -q ", 3 kernel records" "$WORK/cp.txt" || fail "the client's session alone: $(cat "$WORK/cp.txt")"
+cmp "$WORK/cp.txt" "$WORK/cs.txt" || fail "the client's session changed by the shim: $(cat "$WORK/cs.txt")"
+"$GPUSHIM_BIN" report --format json "$WORK/c.trace" >"$WORK/c.json"
+"$GPUSHIM_BIN" info "$WORK/c.trace" >"$WORK/c.info"
+expect "client: launches" "$(jget "$WORK/c.json" .counts.launches)" 13
+expect "client: the shim's kernels" "$(jget "$WORK/c.json" .gpu.kernels)" 10
+expect "client: unjoined" "$(jget "$WORK/c.json" .gpu.unjoined)" 0
+[ "$(jget "$WORK/c.json" .gpu.host_only_ns)" -gt 0 ] || fail "no host-only span for the client's session"
+grep -q "cupti_off: yielded to the application's CUPTI client" "$WORK/c.info" ||
+	fail "no yield noted: $(grep note "$WORK/c.info")"
+grep -q "cupti_on: resumed after the application's CUPTI client finished" "$WORK/c.info" ||
+	fail "no resumption noted: $(grep note "$WORK/c.info")"
+echo "ok: CUPTI records through the fake: 16 operations joined; 10,000 kernels from 4 threads; an application's CUPTI session yielded to and resumed after"

@@ -29,6 +29,11 @@
  *                         fresh one (whose first call maps the shim's ring): errno printed
  *   fake_client steps N S N launches, a stream synchronization after every S-th (0: none)
  *                         and one at the end; with FAKE_CUDA_LAUNCH_NS each launch takes time
+ *   fake_client cupticlient  a CUPTI client of its own, as torch.profiler is: 5 launches, its
+ *                         session (its buffers, kernels on, 3 launches, kernels off, flush),
+ *                         5 launches; prints the kernel records it received. CUPTI comes from
+ *                         dlsym(RTLD_DEFAULT): the fake CUPTI of tests/fake_cupti/libcuda.so.1,
+ *                         or the shim's interposers in front of it
  *
  * Expected numbers per workload run (tests/shim_doors.sh pins them in the report):
  *   launches 14: 10 vec_add + 2 scale (a CUkernel) + 1 failing NULL handle, + 1 host function
@@ -40,6 +45,7 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <cupti.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -526,6 +532,62 @@ static int run_steps(int n, int sync_every, int shapes)
 	return 0;
 }
 
+static unsigned long long client_kernels;
+static CUptiResult (*client_next)(uint8_t *, size_t, CUpti_Activity **);
+
+static void CUPTIAPI client_request(uint8_t **b, size_t *size, size_t *max_records)
+{
+	*b = aligned_alloc(8, 1 << 16);
+	*size = *b ? 1 << 16 : 0;
+	*max_records = 0;
+}
+
+static void CUPTIAPI client_complete(CUcontext ctx, uint32_t stream, uint8_t *b, size_t size,
+				     size_t valid)
+{
+	CUpti_Activity *r = NULL;
+
+	(void)ctx, (void)stream, (void)size;
+	while (client_next(b, valid, &r) == CUPTI_SUCCESS)
+		client_kernels += r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	free(b);
+}
+
+static int run_cupti_client(void)
+{
+	CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) =
+		(__typeof__(reg))dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks");
+	CUptiResult (*enable)(CUpti_ActivityKind) =
+		(__typeof__(enable))dlsym(RTLD_DEFAULT, "cuptiActivityEnable");
+	CUptiResult (*disable)(CUpti_ActivityKind) =
+		(__typeof__(disable))dlsym(RTLD_DEFAULT, "cuptiActivityDisable");
+	CUptiResult (*flush)(uint32_t) = (__typeof__(flush))dlsym(RTLD_DEFAULT,
+								  "cuptiActivityFlushAll");
+	CUfunction f;
+	int i, r[4];
+
+	client_next = (__typeof__(client_next))dlsym(RTLD_DEFAULT, "cuptiActivityGetNextRecord");
+	if (!reg || !enable || !disable || !flush || !client_next) {
+		printf("cupticlient: no CUPTI here\n");
+		return 1;
+	}
+	f = spin_kernel();
+	for (i = 0; i < 5; i++)
+		cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	r[0] = reg(client_request, client_complete);
+	r[1] = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	for (i = 0; i < 3; i++)
+		cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	r[2] = disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	r[3] = flush(0);
+	for (i = 0; i < 5; i++)
+		cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	cuCtxSynchronize();
+	printf("cupticlient: register %d enable %d disable %d flush %d, %llu kernel records\n",
+	       r[0], r[1], r[2], r[3], client_kernels);
+	return 0;
+}
+
 static pthread_barrier_t init_barrier;
 
 static void *init_main(void *arg)
@@ -780,12 +842,14 @@ int main(int argc, char **argv)
 		return run_die(atoi(argv[2]), argv[3]);
 	if (!strcmp(mode, "ownsig"))
 		return run_ownsig();
+	if (!strcmp(mode, "cupticlient"))
+		return run_cupti_client();
 	if (!strcmp(mode, "steps") && argc > 3)
 		return run_steps(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]|cupticlient\n");
 	return 2;
 }
