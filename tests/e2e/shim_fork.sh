@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # A process that forks after CUDA use: parent and child each write their own trace, each with
-# only its own launches; the child's is marked as forked and names its parent.
+# only its own launches; the child's is marked as forked and names its parent. With CUPTI the
+# parent's GPU records are its own and the child's trace is host-only.
 . "$(dirname "$0")/lib.sh"
 
 run_plain "$WORK/plain.txt" fork
@@ -19,4 +20,23 @@ parent=$(jq -r 'select(.forked == false) | .pid' "$1.info" "$2.info")
 child_parent=$(jq -r 'select(.forked == true) | .ppid' "$1.info" "$2.info")
 [ -n "$parent" ] || fail "no parent trace"
 expect "child's parent" "$child_parent" "$parent"
-echo "ok: fork gives two traces"
+
+# With CUPTI (the fake's, tests/fake_cuda/fake_cupti.c): the parent's kernels come with their GPU
+# records, all joined; CUPTI does not follow a fork, so the child's trace is host-only.
+mkdir "$WORK/cupti"
+LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH" GPUSHIM_CUPTI="$FAKE_CUPTI_LIB" \
+	run_shim "$WORK/cupti.txt" "$WORK/cupti/f-%p.trace" fork
+cmp "$WORK/plain.txt" "$WORK/cupti.txt" || fail "with CUPTI: output changed by the shim"
+set -- "$WORK"/cupti/f-*.trace
+[ $# -eq 2 ] || fail "with CUPTI: expected 2 traces, found $#"
+for t in "$@"; do
+	"$GPUSHIM_BIN" info --format json "$t" >"$t.info"
+	"$GPUSHIM_BIN" report --format json "$t" >"$t.report"
+	if [ "$(jget "$t.info" .forked)" = true ]; then
+		expect "with CUPTI: the child's source" "$(jget "$t.report" .gpu.source)" host
+	else
+		expect "with CUPTI: the parent's kernels" "$(jget "$t.report" .gpu.kernels)" 5
+		expect "with CUPTI: the parent's unjoined" "$(jget "$t.report" .gpu.unjoined)" 0
+	fi
+done
+echo "ok: fork gives two traces, with CUPTI too"
