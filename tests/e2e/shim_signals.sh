@@ -5,7 +5,7 @@
 # says which signal ended it, and the program dies exactly as it would without the shim (same
 # status, same output). GPUSHIM_FLUSH_MS=60000 means nothing reaches the file unless the shim
 # writes it on the way out. Handlers and SIG_IGN the program set are kept, and
-# GPUSHIM_SIGNALS=0 installs nothing.
+# GPUSHIM_SIGNALS=0 installs nothing. With CUPTI, its buffers are flushed on the way out too.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 export GPUSHIM_FLUSH_MS=60000
@@ -18,6 +18,7 @@ for case in "segv SIGSEGV (11)" "abort SIGABRT (6)" "term SIGTERM (15)" "int SIG
 	run_plain "p_$how.txt" die 1000 "$how" 2>/dev/null && prc=0 || prc=$?
 	run_shim "s_$how.txt" "$WORK/$how.trace" die 1000 "$how" 2>/dev/null && src=0 || src=$?
 	[ "$prc" -gt 128 ] || fail "$how: the plain program did not die of a signal ($prc)"
+	echo "$prc" >"$how.status"
 	expect "$how: exit status under the shim" "$src" "$prc"
 	cmp "p_$how.txt" "s_$how.txt" || fail "$how: output changed"
 	"$GPUSHIM_BIN" report --format json "$how.trace" >"$how.json" 2>"$how.err" ||
@@ -50,4 +51,14 @@ grep -q "handled SIGTERM: 1" s_own.txt || fail "ownsig: handler did not run"
 "$GPUSHIM_BIN" report --format json own.trace >own.json
 expect "ownsig: ended by" "$(jget own.json .trace.end_reason)" exit
 expect "ownsig: launches" "$(jget own.json .counts.launches)" 4
-echo "ok: SIGSEGV, SIGABRT, SIGTERM, SIGINT finish the trace; own handlers kept"
+
+# With CUPTI (the fake's, tests/fake_cuda/fake_cupti.c): the way out flushes CUPTI's buffers too,
+# so every kernel before the fault is there with its GPU record, joined.
+LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH" GPUSHIM_CUPTI="$FAKE_CUPTI_LIB" \
+	run_shim s_cupti.txt "$WORK/cupti.trace" die 1000 segv 2>/dev/null && src=0 || src=$?
+expect "segv with CUPTI: exit status" "$src" "$(cat segv.status)"
+"$GPUSHIM_BIN" report --format json cupti.trace >cupti.json
+expect "segv with CUPTI: ended by" "$(jget cupti.json .trace.end_reason)" signal
+expect "segv with CUPTI: kernels" "$(jget cupti.json .gpu.kernels)" 1000
+expect "segv with CUPTI: unjoined" "$(jget cupti.json .gpu.unjoined)" 0
+echo "ok: SIGSEGV, SIGABRT, SIGTERM, SIGINT finish the trace, CUPTI's records too; own handlers kept"
