@@ -41,8 +41,9 @@ expect "threads: kernels" "$(jget "$WORK/t.json" .gpu.kernels)" 10000
 expect "threads: unjoined" "$(jget "$WORK/t.json" .gpu.unjoined)" 0
 expect "threads: dropped" "$(jget "$WORK/t.json" .gpu.dropped)" 0
 expect "threads: lost" "$(jget "$WORK/t.json" .trace.lost_records)" 0
-# Each kernel record's launch (the call it joined) ran on the thread of its API record: the
-# export's flow arrows go from a launch to its kernel; count launches with a kernel per thread.
+# The API records name the four launching threads, 2,500 each; a kernel joins only a call of
+# its API record's thread (inside that record's interval), so none unjoined means each kernel
+# found a launch of its own thread.
 "$GPUSHIM_BIN" dump --format jsonl "$WORK/t.trace" >"$WORK/t.jsonl"
 jq -r 'select(.type == "gpu_api") | .tid' "$WORK/t.jsonl" | sort | uniq -c | awk '{print $1}' |
 	sort -u >"$WORK/per"
