@@ -517,7 +517,7 @@ static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
 
 	if (!name)
 		return 0;
-	slot = (size_t)(((uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 58) % NAME_MEMO;
+	slot = (size_t)(((uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 32) % NAME_MEMO;
 	if (name_memo[slot].ptr == name && !strcmp(name, name_memo[slot].text))
 		return name_memo[slot].id;
 	id = intern_name_slow(name, emit, ctx);
