@@ -26,6 +26,19 @@ run_shim() {
 	LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$pattern" "$FAKE_CLIENT" "$@" >"$out"
 }
 
+# use_fake_cupti: from here on, the fake driver that carries a fake CUPTI
+# (tests/fake_cuda/fake_cupti.c), loaded by the shim as its CUPTI.
+use_fake_cupti() {
+	export LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH"
+	export GPUSHIM_CUPTI="$FAKE_CUPTI_LIB"
+}
+
+# run_shim_cupti OUT PATTERN MODE: run_shim with the fake CUPTI, for this run only.
+run_shim_cupti() (
+	use_fake_cupti
+	run_shim "$@"
+)
+
 # expect NAME GOT WANT
 expect() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"

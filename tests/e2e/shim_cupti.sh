@@ -9,8 +9,7 @@
 # the shim steps aside. The program's output is unchanged.
 . "$(dirname "$0")/lib.sh"
 
-export LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH"
-export GPUSHIM_CUPTI="$FAKE_CUPTI_LIB"
+use_fake_cupti
 
 run_plain "$WORK/plain.txt" direct
 run_shim "$WORK/shim.txt" "$WORK/d.trace" direct

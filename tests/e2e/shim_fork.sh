@@ -24,8 +24,7 @@ expect "child's parent" "$child_parent" "$parent"
 # With CUPTI (the fake's, tests/fake_cuda/fake_cupti.c): the parent's kernels come with their GPU
 # records, all joined; CUPTI does not follow a fork, so the child's trace is host-only.
 mkdir "$WORK/cupti"
-LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH" GPUSHIM_CUPTI="$FAKE_CUPTI_LIB" \
-	run_shim "$WORK/cupti.txt" "$WORK/cupti/f-%p.trace" fork
+run_shim_cupti "$WORK/cupti.txt" "$WORK/cupti/f-%p.trace" fork
 cmp "$WORK/plain.txt" "$WORK/cupti.txt" || fail "with CUPTI: output changed by the shim"
 set -- "$WORK"/cupti/f-*.trace
 [ $# -eq 2 ] || fail "with CUPTI: expected 2 traces, found $#"

@@ -54,8 +54,7 @@ expect "ownsig: launches" "$(jget own.json .counts.launches)" 4
 
 # With CUPTI (the fake's, tests/fake_cuda/fake_cupti.c): the way out flushes CUPTI's buffers too,
 # so every kernel before the fault is there with its GPU record, joined.
-LD_LIBRARY_PATH="$(dirname "$FAKE_CUPTI_LIB"):$LD_LIBRARY_PATH" GPUSHIM_CUPTI="$FAKE_CUPTI_LIB" \
-	run_shim s_cupti.txt "$WORK/cupti.trace" die 1000 segv 2>/dev/null && src=0 || src=$?
+run_shim_cupti s_cupti.txt "$WORK/cupti.trace" die 1000 segv 2>/dev/null && src=0 || src=$?
 expect "segv with CUPTI: exit status" "$src" "$(cat segv.status)"
 "$GPUSHIM_BIN" report --format json cupti.trace >cupti.json
 expect "segv with CUPTI: ended by" "$(jget cupti.json .trace.end_reason)" signal
