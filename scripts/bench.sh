@@ -37,12 +37,13 @@ echo "# build: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
 # The writer's share depends on what zstd is given (time deltas measured under valgrind's
 # slowdown), so each size runs three times and the median counts.
 ir() {	# ir N SHIM(0/1) [SHAPES]: "app writer" instructions of `fake_client steps N 0 SHAPES`
-	local out=$work/cg.$1.$2 pre=${det:-} flush=250 app writer
+	local out=$work/cg.$1.$2 pre=${det:-} flush=250 tsc=1 app writer
 	[ "$2" = 1 ] && pre="$pre $shim"
-	[ -n "${det:-}" ] && flush=60000
+	[ -n "${det:-}" ] && flush=60000 tsc=0	# the hooks read the made-up clock_gettime
 	rm -f "$work"/t.trace "$out"-*
 	LD_LIBRARY_PATH=${cupti_dir:-$B/tests} FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre \
 		GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=${cupti:-0} GPUSHIM_FLUSH_MS=$flush \
+		GPUSHIM_TSC=$tsc \
 		valgrind --tool=callgrind --separate-threads=yes \
 		--callgrind-out-file="$out" "$client" steps "$1" 0 "${3:-1}" >/dev/null 2>&1
 	app=$(awk '/^totals:/ { print $2 }' "$out"-01)
@@ -124,24 +125,30 @@ else
 fi
 
 # ---- 2. launch-bound loop, 2 us launches ----
-best_plain=0 best_shim=0
-timed() {	# timed SHIM(0/1): seconds for `steps $loop 0` with 2 us launches
+# The shim as it runs, and with the hooks reading clock_gettime instead of the TSC
+# (GPUSHIM_TSC=0, shim/clock.c), alternating with the plain run.
+best_plain=0 best_shim=0 best_gettime=0
+timed() {	# timed SHIM(0/1) [TSC(0/1)]: ns for `steps $loop 0` with 2 us launches
 	local pre= t0 t1
 	[ "$1" = 1 ] && pre=$shim
 	rm -f "$work"/t.trace
 	t0=$(date +%s%N)
 	FAKE_CUDA_LAUNCH_NS=2000 LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/t.trace GPUSHIM_CUPTI=0 \
-		"$client" steps "$loop" 0 >/dev/null
+		GPUSHIM_TSC=${2:-1} "$client" steps "$loop" 0 >/dev/null
 	t1=$(date +%s%N)
 	echo $((t1 - t0))
 }
+best() {	# best CURRENT NEW: the smaller, 0 standing for none yet
+	if [ "$1" = 0 ] || [ "$2" -lt "$1" ]; then echo "$2"; else echo "$1"; fi
+}
 for _ in $(seq "$rounds"); do
-	a=$(timed 0)
-	b=$(timed 1)
-	[ "$best_plain" = 0 ] || [ "$a" -lt "$best_plain" ] && best_plain=$a
-	[ "$best_shim" = 0 ] || [ "$b" -lt "$best_shim" ] && best_shim=$b
+	best_plain=$(best "$best_plain" "$(timed 0)")
+	best_shim=$(best "$best_shim" "$(timed 1)")
+	best_gettime=$(best "$best_gettime" "$(timed 1 0)")
 done
-echo "launch-bound loop ($loop launches of 2 us, best of $rounds): plain $((best_plain / 1000000)) ms, shim $((best_shim / 1000000)) ms, ratio $(awk -v a="$best_plain" -v b="$best_shim" 'BEGIN { printf "%.4f", b / a }')"
+ratio() { awk -v a="$best_plain" -v b="$1" 'BEGIN { printf "%.4f", b / a }'; }
+added() { awk -v a="$best_plain" -v b="$1" -v n="$loop" 'BEGIN { printf "%+.0f", (b - a) / n }'; }
+echo "launch-bound loop ($loop launches of 2 us, best of $rounds): plain $((best_plain / 1000000)) ms, shim $((best_shim / 1000000)) ms, ratio $(ratio "$best_shim") ($(added "$best_shim") ns a launch); with GPUSHIM_TSC=0 $((best_gettime / 1000000)) ms, ratio $(ratio "$best_gettime") ($(added "$best_gettime") ns a launch)"
 
 # ---- 3. bytes per launch ----
 rm -f "$work"/storm.trace

@@ -24,7 +24,8 @@ Checks, by issue:
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side;
               then in 20 adjacent pairs (A B B A) each: the shim without CUPTI against
               plain, the shim with CUPTI against CUPTI alone, the shim with CUPTI and
-              counters off against CUPTI alone and against counters on; with each
+              counters off against CUPTI alone and against counters on, the shim
+              without CUPTI on the TSC against clock_gettime (GPUSHIM_TSC=0); with each
               configuration's CPU time a launch by kind of thread (loop, shim, others)
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
               and the shim's trace size against torch.profiler's Chrome export
@@ -622,6 +623,9 @@ class Checker:
         self.bench_pairs(configs[3], configs[2])
         self.bench_pairs(configs[3], pm_off)	# the shim's CUPTI records without counters
         self.bench_pairs(pm_off, configs[2])	# what the counters add to a launch
+        # What the TSC clock saves (shim/clock.c): the hooks on clock_gettime against it.
+        self.bench_pairs(("shim, no CUPTI, GPUSHIM_TSC=0", True,
+                          {"GPUSHIM_CUPTI": "0", "GPUSHIM_TSC": "0"}), configs[1])
 
     def bench_pairs(self, a, b, quads=10, n=100000, batch=1000):
         """Configuration b against a (each (label, shim, env) as in alternate), in pairs of

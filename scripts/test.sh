@@ -49,7 +49,7 @@ tsan() {
 	deps_build build-tsan -Db_sanitize=thread -Db_lundef=false -Dtest_apps=disabled ||
 		return 1
 	TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:second_deadlock_stack=1 \
-		meson test -C build-tsan --print-errorlogs tbuf shim_doors shim_threads \
+		meson test -C build-tsan --print-errorlogs tbuf clock shim_doors shim_threads \
 		shim_capture shim_killed shim_output shim_passthrough shim_exports shim_exit shim_reload \
 		shim_cupti
 }

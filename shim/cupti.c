@@ -261,6 +261,7 @@ static const CUpti_ActivityKind shim_kinds[] = {
 	CUPTI_ACTIVITY_KIND_MEMSET,	       CUPTI_ACTIVITY_KIND_MEMCPY2,
 };
 
+/* The hooks' clock (clock.c): CUPTI's API records and the hooks' calls share one timeline. */
 static uint64_t CUPTIAPI shim_timestamp(void)
 {
 	return clock_now_ns();

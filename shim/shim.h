@@ -42,6 +42,7 @@ struct shim_config {
 	int signals;			/* GPUSHIM_SIGNALS: finish the trace on fatal signals */
 	int pm;				/* GPUSHIM_PM: hardware counters */
 	uint32_t pm_interval_us;	/* GPUSHIM_PM_INTERVAL_US */
+	int tsc;			/* GPUSHIM_TSC: the hooks' clock from the TSC (clock.c) */
 };
 
 /*
@@ -101,15 +102,83 @@ enum shim_log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 }
 void shim_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3))) SHIM_HIDDEN;
 void log_reset_after_fork(void) SHIM_HIDDEN;
 
-/* ---- Clock ---- */
+/* ---- Clock (clock.c) ---- */
 
-static inline uint64_t clock_now_ns(void)
+static inline uint64_t clock_mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);	/* vDSO; never fails for this clock */
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/*
+ * The line that turns a TSC read into CLOCK_MONOTONIC ns, kept by the writer (clock.c says how):
+ * ns = ns0 + ((tsc - tsc0) * mult >> 32) while tsc - tsc0 < limit. Two of them: the writer
+ * rewrites the one not in use (seq odd meanwhile), then points `active` at it; 2: none yet.
+ */
+struct shim_clock_line {
+	_Atomic uint32_t seq;
+	_Atomic uint64_t tsc0, ns0, mult, limit;
+};
+
+struct shim_clock {
+	_Atomic uint32_t active;
+	struct shim_clock_line line[2];
+};
+
+extern struct shim_clock shim_clock SHIM_HIDDEN;
+
+/* clock_line_read - 1: *@ns from the line in use; 0: no fresh line; -1: rewritten under it. */
+static inline int clock_line_read(uint64_t *ns)
+{
+#if defined(__x86_64__)
+	uint32_t i = atomic_load_explicit(&shim_clock.active, memory_order_acquire);
+	const struct shim_clock_line *l;
+	uint64_t d, limit;
+	uint32_t seq;
+
+	if (unlikely(i >= 2))
+		return 0;
+	l = &shim_clock.line[i];
+	seq = atomic_load_explicit(&l->seq, memory_order_acquire);
+	d = __builtin_ia32_rdtsc() - atomic_load_explicit(&l->tsc0, memory_order_relaxed);
+	*ns = atomic_load_explicit(&l->ns0, memory_order_relaxed) +
+	      ((d * atomic_load_explicit(&l->mult, memory_order_relaxed)) >> 32);
+	limit = atomic_load_explicit(&l->limit, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (unlikely((seq & 1) || atomic_load_explicit(&l->seq, memory_order_relaxed) != seq))
+		return -1;
+	return d < limit;
+#else
+	(void)ns;
+	return 0;
+#endif
+}
+
+uint64_t clock_now_slow_ns(void) SHIM_HIDDEN;
+
+/*
+ * clock_now_ns - CLOCK_MONOTONIC in ns: the TSC through the writer's line where it is fresh,
+ * else clock_gettime. Context: any thread; async-signal-safe; no errno change.
+ */
+static inline uint64_t clock_now_ns(void)
+{
+	uint64_t ns;
+	int r = clock_line_read(&ns);
+
+	if (likely(r > 0))
+		return ns;
+	return r < 0 ? clock_now_slow_ns() : clock_mono_ns();
+}
+
+/*
+ * clock_start - whether the TSC may serve: NULL when it may (clock_calibrate then publishes a
+ * line), else why not. clock_calibrate - pair the TSC with CLOCK_MONOTONIC and publish the line
+ * refitted (from the second call at least 20 ms after the first). Context: the writer thread.
+ */
+const char *clock_start(void) SHIM_HIDDEN;
+void clock_calibrate(void) SHIM_HIDDEN;
 
 /* ---- Real entry points and interposition (resolve.c) ---- */
 

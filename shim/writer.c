@@ -878,9 +878,14 @@ static void *writer_main(void *arg)
 	uint32_t flush_ms = shim.cfg.flush_ms;
 	uint32_t wake_ms = flush_ms / 2 < 25 ? flush_ms / 2 : 25;
 	uint64_t last_flush;
+	const char *why;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
+	why = clock_start();
+	if (why)
+		shim_log(LOG_INFO, "timestamps from clock_gettime: %s", why);
+	clock_calibrate();
 	if (open_trace() < 0) {
 		atomic_store(&w.is_finished, 1);
 		return NULL;
@@ -892,6 +897,7 @@ static void *writer_main(void *arg)
 		uint64_t now;
 
 		wait_for_work(wake_ms);
+		clock_calibrate();
 		if (atomic_load(&w.exec_waiters) && !atomic_load(&w.final_sig))
 			park_for_exec();
 		if ((sig = atomic_load(&w.final_sig))) {
