@@ -37,6 +37,8 @@ static const char *note_kind(uint32_t k)
 		return "pm_off";
 	case TRACE_NOTE_PM_SETUP:
 		return "pm_setup";
+	case TRACE_NOTE_CLOCK:
+		return "clock";
 	default:
 		return "note";
 	}

@@ -607,6 +607,9 @@ class Checker:
                 size = os.path.getsize(trace)
                 self.say(f"BENCH trace size, {label}: {size} bytes for 200000 launches "
                          f"({size / 200000:.2f} bytes/launch)")
+                clock = [n["text"] for n in self.info(trace).get("notes", [])
+                         if n.get("kind") == "clock"]
+                self.say(f"BENCH the hooks' clock, {label}: {'; '.join(clock) or 'no note'}")
         plain = statistics.median(results["plain"]) if results["plain"] else 0
         for label, _, _ in configs:
             v = results[label]

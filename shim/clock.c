@@ -185,23 +185,24 @@ uint64_t clock_now_slow_ns(void)
 	return clock_mono_ns();
 }
 
-void clock_calibrate(void)
+int clock_calibrate(void)
 {
 #if defined(__x86_64__)
 	struct pair p;
 	uint64_t cur, slew_ticks, mult, old_mult, now, meet, margin;
 	int64_t off;
+	int first;
 
 	if (!cal.usable || take_pair(&p) < 0)
-		return;
+		return 0;
 	if (!cal.ref.tsc || p.tsc <= cal.ref.tsc || p.ns <= cal.ref.ns) {
 		cal.ref = p;		/* the first pair, or a TSC that went back: start again */
 		cal.mid.tsc = 0;
 		cal.rate = 0;
-		return;
+		return 0;
 	}
 	if (p.ns - cal.ref.ns < RATE_FIRST_NS)
-		return;
+		return 0;
 	/* The rate's base: between one and two seconds once the run is that long. */
 	if (!cal.mid.tsc && p.ns - cal.ref.ns >= RATE_BASE_NS) {
 		cal.mid = p;
@@ -212,18 +213,16 @@ void clock_calibrate(void)
 	cal.rate = (uint64_t)(((unsigned __int128)(p.ns - cal.ref.ns) << 32) /
 			      (p.tsc - cal.ref.tsc));
 	if (!cal.rate)
-		return;
+		return 0;
 	margin = ((uint64_t)CLOCK_SWITCH_NS << 32) / cal.rate;
 	now = __builtin_ia32_rdtsc();
 	cur = line_at(p.tsc, &old_mult);
 	off = (int64_t)(cur - p.ns);
 	if (!cur || !line_at(now + margin, &old_mult) || off > (int64_t)CLOCK_STEP_NS ||
 	    off < -(int64_t)CLOCK_STEP_NS) {
-		if (atomic_load_explicit(&shim_clock.active, memory_order_relaxed) >= 2)
-			shim_log(LOG_INFO, "timestamps from the TSC (%.4f GHz), fitted to "
-				 "CLOCK_MONOTONIC", 4294967296.0 / (double)cal.rate);
+		first = atomic_load_explicit(&shim_clock.active, memory_order_relaxed) >= 2;
 		publish(p.tsc, p.ns, cal.rate);
-		return;
+		return first;
 	}
 	/* A slope that takes @off off over the slew. */
 	slew_ticks = ((uint64_t)CLOCK_SLEW_NS << 32) / cal.rate;
@@ -240,4 +239,10 @@ void clock_calibrate(void)
 			     (uint64_t)(((unsigned __int128)(meet - now) * mult) >> 32),
 		mult);
 #endif
+	return 0;
+}
+
+double clock_tsc_ghz(void)
+{
+	return cal.rate ? 4294967296.0 / (double)cal.rate : 0;
 }

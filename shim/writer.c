@@ -879,16 +879,19 @@ static void *writer_main(void *arg)
 	uint32_t wake_ms = flush_ms / 2 < 25 ? flush_ms / 2 : 25;
 	uint64_t last_flush;
 	const char *why;
+	char text[96];
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
 	why = clock_start();
-	if (why)
-		shim_log(LOG_INFO, "timestamps from clock_gettime: %s", why);
 	clock_calibrate();
 	if (open_trace() < 0) {
 		atomic_store(&w.is_finished, 1);
 		return NULL;
+	}
+	if (why) {
+		snprintf(text, sizeof(text), "clock_gettime: %s", why);
+		rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
 	}
 	emit_api_defs();
 	last_flush = clock_now_ns();
@@ -897,7 +900,11 @@ static void *writer_main(void *arg)
 		uint64_t now;
 
 		wait_for_work(wake_ms);
-		clock_calibrate();
+		if (clock_calibrate()) {
+			snprintf(text, sizeof(text), "TSC at %.4f GHz, fitted to CLOCK_MONOTONIC",
+				 clock_tsc_ghz());
+			rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
+		}
 		if (atomic_load(&w.exec_waiters) && !atomic_load(&w.final_sig))
 			park_for_exec();
 		if ((sig = atomic_load(&w.final_sig))) {

@@ -40,7 +40,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	4
+#define TRACE_VERSION_MINOR	5
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -275,6 +275,8 @@ enum trace_note_kind {
 	TRACE_NOTE_PM_ON = 8,		/* (1.1) hardware counters sampled from here on; text: set-up */
 	TRACE_NOTE_PM_OFF = 9,		/* (1.1) no (more) hardware counters; text: why */
 	TRACE_NOTE_PM_SETUP = 10,	/* (1.1) counter set-up begins (ends at PM_ON or PM_OFF) */
+	TRACE_NOTE_CLOCK = 11,		/* (1.5) the hooks' clock: "TSC at 2.1000 GHz, fitted to ..."
+					 * from here on, or "clock_gettime: why not the TSC" */
 };
 
 struct trace_rec_note {
