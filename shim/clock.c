@@ -185,24 +185,23 @@ uint64_t clock_now_slow_ns(void)
 	return clock_mono_ns();
 }
 
-int clock_calibrate(void)
+void clock_calibrate(void)
 {
 #if defined(__x86_64__)
 	struct pair p;
 	uint64_t cur, slew_ticks, mult, old_mult, now, meet, margin;
 	int64_t off;
-	int first;
 
 	if (!cal.usable || take_pair(&p) < 0)
-		return 0;
+		return;
 	if (!cal.ref.tsc || p.tsc <= cal.ref.tsc || p.ns <= cal.ref.ns) {
 		cal.ref = p;		/* the first pair, or a TSC that went back: start again */
 		cal.mid.tsc = 0;
 		cal.rate = 0;
-		return 0;
+		return;
 	}
 	if (p.ns - cal.ref.ns < RATE_FIRST_NS)
-		return 0;
+		return;
 	/* The rate's base: between one and two seconds once the run is that long. */
 	if (!cal.mid.tsc && p.ns - cal.ref.ns >= RATE_BASE_NS) {
 		cal.mid = p;
@@ -213,20 +212,19 @@ int clock_calibrate(void)
 	cal.rate = (uint64_t)(((unsigned __int128)(p.ns - cal.ref.ns) << 32) /
 			      (p.tsc - cal.ref.tsc));
 	if (!cal.rate)
-		return 0;
+		return;
 	margin = ((uint64_t)CLOCK_SWITCH_NS << 32) / cal.rate;
 	now = __builtin_ia32_rdtsc();
 	cur = line_at(p.tsc, &old_mult);
 	off = (int64_t)(cur - p.ns);
 	if (!cur || !line_at(now + margin, &old_mult) || off > (int64_t)CLOCK_STEP_NS ||
 	    off < -(int64_t)CLOCK_STEP_NS) {
-		first = atomic_load_explicit(&shim_clock.active, memory_order_relaxed) >= 2;
 		publish(p.tsc, p.ns, cal.rate);
-		return first;
+		return;
 	}
 	/* A slope that takes @off off over the slew. */
 	slew_ticks = ((uint64_t)CLOCK_SLEW_NS << 32) / cal.rate;
-	mult = cal.rate - (uint64_t)((((__int128)off) << 32) / (__int128)slew_ticks);
+	mult = cal.rate - (uint64_t)((__int128)off * ((__int128)1 << 32) / (__int128)slew_ticks);
 	if (mult < cal.rate / 2 || mult > cal.rate + cal.rate / 2)
 		mult = cal.rate;	/* cannot happen within CLOCK_STEP_NS; never let it */
 	/*
@@ -239,10 +237,11 @@ int clock_calibrate(void)
 			     (uint64_t)(((unsigned __int128)(meet - now) * mult) >> 32),
 		mult);
 #endif
-	return 0;
 }
 
 double clock_tsc_ghz(void)
 {
-	return cal.rate ? 4294967296.0 / (double)cal.rate : 0;
+	if (atomic_load_explicit(&shim_clock.active, memory_order_relaxed) >= 2 || !cal.rate)
+		return 0;
+	return 4294967296.0 / (double)cal.rate;
 }

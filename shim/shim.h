@@ -175,11 +175,12 @@ static inline uint64_t clock_now_ns(void)
 /*
  * clock_start - whether the TSC may serve: NULL when it may (clock_calibrate then publishes a
  * line), else why not. clock_calibrate - pair the TSC with CLOCK_MONOTONIC and publish the line
- * refitted (from the second call at least 20 ms after the first); 1 when that was the first
- * line (clock_tsc_ghz: the counter's rate). Context: the writer thread.
+ * refitted (from the second call at least 20 ms after the first). clock_tsc_ghz - the counter's
+ * rate once a line is published (also the parent's, in a fork child), else 0.
+ * Context: the writer thread.
  */
 const char *clock_start(void) SHIM_HIDDEN;
-int clock_calibrate(void) SHIM_HIDDEN;
+void clock_calibrate(void) SHIM_HIDDEN;
 double clock_tsc_ghz(void) SHIM_HIDDEN;
 
 /* ---- Real entry points and interposition (resolve.c) ---- */

@@ -880,6 +880,7 @@ static void *writer_main(void *arg)
 	uint64_t last_flush;
 	const char *why;
 	char text[96];
+	int is_clock_noted = 0;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
@@ -900,10 +901,12 @@ static void *writer_main(void *arg)
 		uint64_t now;
 
 		wait_for_work(wake_ms);
-		if (clock_calibrate()) {
+		clock_calibrate();
+		if (!is_clock_noted && clock_tsc_ghz() > 0) {	/* once a trace, a fork child's too */
 			snprintf(text, sizeof(text), "TSC at %.4f GHz, fitted to CLOCK_MONOTONIC",
 				 clock_tsc_ghz());
 			rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
+			is_clock_noted = 1;
 		}
 		if (atomic_load(&w.exec_waiters) && !atomic_load(&w.final_sig))
 			park_for_exec();

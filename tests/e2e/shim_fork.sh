@@ -38,4 +38,17 @@ for t in "$@"; do
 		expect "with CUPTI: the parent's unjoined" "$(jget "$t.report" .gpu.unjoined)" 0
 	fi
 done
-echo "ok: fork gives two traces, with CUPTI too"
+
+# The hooks' clock: a child forked after the parent's writer fitted the TSC (20-ms launches)
+# says in its own trace which clock its hooks read — the parent's.
+mkdir "$WORK/clock"
+FAKE_CUDA_LAUNCH_NS=20000000 run_shim "$WORK/clock.txt" "$WORK/clock/f-%p.trace" fork
+set -- "$WORK"/clock/f-*.trace
+[ $# -eq 2 ] || fail "clock: expected 2 traces, found $#"
+for t in "$@"; do
+	"$GPUSHIM_BIN" info --format json "$t" |
+		jq -r '[.notes[] | select(.kind == "clock") | .text] | join("; ")' >"$t.clock"
+	[ -n "$(cat "$t.clock")" ] || fail "clock: no clock note in $t"
+done
+cmp -s "$1.clock" "$2.clock" || fail "clock: parent and child differ: $(cat "$1.clock" "$2.clock")"
+echo "ok: fork gives two traces, with CUPTI too; both say the hooks read $(cat "$1.clock")"
