@@ -39,7 +39,10 @@
 #define PAIR_WIDER 4			/* ... or one this many times the narrowest */
 #define PAIR_TRIES 5
 
+#define SOURCE_CHECK_NS 1000000000u	/* the kernel's clock source read again this often */
+
 struct shim_clock shim_clock = { .active = 2 };
+const char *clock_source_file = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
 struct pair {
 	uint64_t tsc, ns;
@@ -50,6 +53,7 @@ static struct {
 	struct pair ref, mid;		/* the rate's older end; the next one */
 	uint64_t rate;			/* ns a tick << 32 from ref to the latest pair; 0 none yet */
 	uint64_t narrowest;		/* ticks between a pair's TSC reads, the fewest seen */
+	uint64_t source_checked;	/* CLOCK_MONOTONIC of the last look at the clock source */
 } cal;
 
 #if defined(__x86_64__)
@@ -67,8 +71,7 @@ static int kernel_clock_is_tsc(void)
 {
 	char buf[32];
 	ssize_t n;
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      O_RDONLY | O_CLOEXEC);
+	int fd = open(clock_source_file, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return 0;
@@ -185,7 +188,7 @@ uint64_t clock_now_slow_ns(void)
 	return clock_mono_ns();
 }
 
-void clock_calibrate(void)
+const char *clock_calibrate(void)
 {
 #if defined(__x86_64__)
 	struct pair p;
@@ -193,15 +196,24 @@ void clock_calibrate(void)
 	int64_t off;
 
 	if (!cal.usable || take_pair(&p) < 0)
-		return;
+		return NULL;
+	/* A kernel that found its TSC unstable moves to another clock: so do the hooks. */
+	if (p.ns - cal.source_checked >= SOURCE_CHECK_NS) {
+		cal.source_checked = p.ns;
+		if (!kernel_clock_is_tsc()) {
+			cal.usable = 0;
+			atomic_store_explicit(&shim_clock.active, 2, memory_order_release);
+			return "the kernel's clock source is no longer the TSC";
+		}
+	}
 	if (!cal.ref.tsc || p.tsc <= cal.ref.tsc || p.ns <= cal.ref.ns) {
 		cal.ref = p;		/* the first pair, or a TSC that went back: start again */
 		cal.mid.tsc = 0;
 		cal.rate = 0;
-		return;
+		return NULL;
 	}
 	if (p.ns - cal.ref.ns < RATE_FIRST_NS)
-		return;
+		return NULL;
 	/* The rate's base: between one and two seconds once the run is that long. */
 	if (!cal.mid.tsc && p.ns - cal.ref.ns >= RATE_BASE_NS) {
 		cal.mid = p;
@@ -212,7 +224,7 @@ void clock_calibrate(void)
 	cal.rate = (uint64_t)(((unsigned __int128)(p.ns - cal.ref.ns) << 32) /
 			      (p.tsc - cal.ref.tsc));
 	if (!cal.rate)
-		return;
+		return NULL;
 	margin = ((uint64_t)CLOCK_SWITCH_NS << 32) / cal.rate;
 	now = __builtin_ia32_rdtsc();
 	cur = line_at(p.tsc, &old_mult);
@@ -220,7 +232,7 @@ void clock_calibrate(void)
 	if (!cur || !line_at(now + margin, &old_mult) || off > (int64_t)CLOCK_STEP_NS ||
 	    off < -(int64_t)CLOCK_STEP_NS) {
 		publish(p.tsc, p.ns, cal.rate);
-		return;
+		return NULL;
 	}
 	/* A slope that takes @off off over the slew. */
 	slew_ticks = ((uint64_t)CLOCK_SLEW_NS << 32) / cal.rate;
@@ -237,6 +249,7 @@ void clock_calibrate(void)
 			     (uint64_t)(((unsigned __int128)(meet - now) * mult) >> 32),
 		mult);
 #endif
+	return NULL;
 }
 
 double clock_tsc_ghz(void)

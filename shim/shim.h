@@ -175,13 +175,15 @@ static inline uint64_t clock_now_ns(void)
 /*
  * clock_start - whether the TSC may serve: NULL when it may (clock_calibrate then publishes a
  * line), else why not. clock_calibrate - pair the TSC with CLOCK_MONOTONIC and publish the line
- * refitted (from the second call at least 20 ms after the first). clock_tsc_ghz - the counter's
- * rate once a line is published (also the parent's, in a fork child), else 0.
+ * refitted (from the second call at least 20 ms after the first); NULL, or why the hooks just
+ * went back to clock_gettime for good (the kernel left the TSC). clock_tsc_ghz - the counter's
+ * rate while a line is published (also the parent's, in a fork child), else 0.
  * Context: the writer thread.
  */
 const char *clock_start(void) SHIM_HIDDEN;
-void clock_calibrate(void) SHIM_HIDDEN;
+const char *clock_calibrate(void) SHIM_HIDDEN;
 double clock_tsc_ghz(void) SHIM_HIDDEN;
+extern const char *clock_source_file SHIM_HIDDEN;	/* the kernel's clock source (sysfs) */
 
 /* ---- Real entry points and interposition (resolve.c) ---- */
 

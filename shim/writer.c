@@ -885,7 +885,7 @@ static void *writer_main(void *arg)
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
 	why = clock_start();
-	clock_calibrate();
+	(void)clock_calibrate();
 	if (open_trace() < 0) {
 		atomic_store(&w.is_finished, 1);
 		return NULL;
@@ -901,8 +901,10 @@ static void *writer_main(void *arg)
 		uint64_t now;
 
 		wait_for_work(wake_ms);
-		clock_calibrate();
-		if (!is_clock_noted && clock_tsc_ghz() > 0) {	/* once a trace, a fork child's too */
+		if ((why = clock_calibrate())) {
+			snprintf(text, sizeof(text), "clock_gettime: %s", why);
+			rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
+		} else if (!is_clock_noted && clock_tsc_ghz() > 0) {	/* once a trace */
 			snprintf(text, sizeof(text), "TSC at %.4f GHz, fitted to CLOCK_MONOTONIC",
 				 clock_tsc_ghz());
 			rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);

@@ -5,11 +5,14 @@
  * stays within 2 us of CLOCK_MONOTONIC and never goes back; an offset is slewed away without a
  * read going back, a large one stepped; a line left unrefitted for longer than its limit is not
  * read; readers on other threads during refits see a clock that never goes back (run under
- * ThreadSanitizer in CI). Where the kernel's clock is not the TSC the TSC cases say so and pass.
+ * ThreadSanitizer in CI); when the kernel's clock source leaves the TSC (a copy of the sysfs
+ * file here), the line is withdrawn within the check's second and the refit says why. Where the
+ * kernel's clock is not the TSC the TSC cases say so and pass.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "shim.h"
@@ -84,6 +87,37 @@ static void test_off(void)
 	a = clock_mono_ns();
 	b = clock_now_ns();
 	CHECK(b >= a && b - a < 1000000);
+}
+
+static char source_copy[] = "/tmp/gpushim-clocksource.XXXXXX";
+
+/* The hooks read the kernel's clock source from a copy of the sysfs file, which tests change. */
+static int copy_clock_source(void)
+{
+	char buf[64] = "";
+	FILE *in = fopen(clock_source_file, "r"), *out;
+	int fd = mkstemp(source_copy);
+
+	if (fd < 0)
+		return -1;
+	out = fdopen(fd, "w");
+	if (in) {
+		if (!fgets(buf, sizeof(buf), in))
+			buf[0] = 0;
+		fclose(in);
+	}
+	fputs(buf, out);
+	fclose(out);
+	clock_source_file = source_copy;
+	return 0;
+}
+
+static void set_clock_source(const char *name)
+{
+	FILE *f = fopen(source_copy, "w");
+
+	fprintf(f, "%s\n", name);
+	fclose(f);
 }
 
 static int tsc_usable(void)
@@ -207,14 +241,44 @@ static void test_concurrent(void)
 	}
 }
 
+static void test_source_leaves_tsc(void)
+{
+	uint64_t end;
+	int said = 0, ok;
+	int64_t off;
+
+	calibrate_for(30, 5);
+	CHECK(line_published());
+	set_clock_source("hpet");
+	end = clock_mono_ns() + 1200000000u;
+	while (clock_mono_ns() < end && line_published()) {
+		const char *why = clock_calibrate();
+
+		if (why) {
+			CHECK_STR(why, "the kernel's clock source is no longer the TSC");
+			said++;
+		}
+		sleep_ms(20);
+	}
+	CHECK(!line_published());
+	CHECK_EQ(said, 1);
+	off = offset_now(&ok);
+	CHECK(!ok || (off < TOLERANCE_NS && off > -TOLERANCE_NS));
+	CHECK(clock_calibrate() == NULL);	/* and stays off */
+	CHECK(!line_published());
+}
+
 int main(void)
 {
+	CHECK_EQ(copy_clock_source(), 0);
 	RUN(test_off);
 	if (tsc_usable()) {
 		RUN(test_follows_monotonic);
 		RUN(test_slew_and_step);
 		RUN(test_stale);
 		RUN(test_concurrent);
+		RUN(test_source_leaves_tsc);
 	}
+	unlink(source_copy);
 	return TEST_RESULT();
 }
