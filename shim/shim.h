@@ -120,7 +120,7 @@ static inline uint64_t clock_mono_ns(void)
 struct shim_clock_line {
 	_Atomic uint32_t seq;
 	_Atomic uint64_t tsc0, ns0, mult, limit;
-};
+} __attribute__((aligned(64)));		/* a refit never touches the line being read */
 
 struct shim_clock {
 	_Atomic uint32_t active;
