@@ -8,9 +8,11 @@
  * keeps a line of its own: at each of its wakes (at least every 25 ms) clock_calibrate() pairs a
  * TSC read with clock_gettime, takes the rate over the last one to two seconds (so it follows
  * NTP's frequency corrections) and slews away any offset from CLOCK_MONOTONIC over CLOCK_SLEW_NS
- * rather than stepping it, so successive reads never go back. Readers (clock_now_ns in shim.h)
- * take the line under a sequence count; a line older than CLOCK_STALE_NS (a writer blocked in
- * write, parked for an exec, or not started) is not used: those reads are clock_gettime's. CUPTI's
+ * rather than stepping it, so successive reads do not go back (but at a step, after a stale
+ * spell, and by a few ns when a refit is held up past CLOCK_SWITCH_NS). Readers (clock_now_ns in
+ * shim.h) take one of two lines under its sequence count, the writer rewriting the other; a line
+ * older than CLOCK_STALE_NS (a writer blocked in write, parked for an exec, or not started) is
+ * not used: those reads are clock_gettime's, as are all once the kernel leaves the TSC. CUPTI's
  * timestamp callback reads the same clock, so the hooks' calls and CUPTI's API records share one
  * timeline, within tens of ns of CLOCK_MONOTONIC (PM samples and the header use it directly).
  *
