@@ -873,13 +873,25 @@ void writer_exec_end(void)
 	futex_wake_all(&w.exec_waiters);
 }
 
+/* The hooks' clock into the trace: clock_gettime and @why not the TSC, or the TSC's rate. */
+static void note_clock(const char *why)
+{
+	char text[96];
+
+	if (why)
+		snprintf(text, sizeof(text), "clock_gettime: %s", why);
+	else
+		snprintf(text, sizeof(text), "TSC at %.4f GHz, fitted to CLOCK_MONOTONIC",
+			 clock_tsc_ghz());
+	rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
+}
+
 static void *writer_main(void *arg)
 {
 	uint32_t flush_ms = shim.cfg.flush_ms;
 	uint32_t wake_ms = flush_ms / 2 < 25 ? flush_ms / 2 : 25;
 	uint64_t last_flush;
 	const char *why;
-	char text[96];
 	int is_clock_noted = 0;
 
 	(void)arg;
@@ -890,10 +902,8 @@ static void *writer_main(void *arg)
 		atomic_store(&w.is_finished, 1);
 		return NULL;
 	}
-	if (why) {
-		snprintf(text, sizeof(text), "clock_gettime: %s", why);
-		rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
-	}
+	if (why)
+		note_clock(why);
 	emit_api_defs();
 	last_flush = clock_now_ns();
 	for (;;) {
@@ -902,12 +912,9 @@ static void *writer_main(void *arg)
 
 		wait_for_work(wake_ms);
 		if ((why = clock_calibrate())) {
-			snprintf(text, sizeof(text), "clock_gettime: %s", why);
-			rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
+			note_clock(why);
 		} else if (!is_clock_noted && clock_tsc_ghz() > 0) {	/* once a trace */
-			snprintf(text, sizeof(text), "TSC at %.4f GHz, fitted to CLOCK_MONOTONIC",
-				 clock_tsc_ghz());
-			rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
+			note_clock(NULL);
 			is_clock_noted = 1;
 		}
 		if (atomic_load(&w.exec_waiters) && !atomic_load(&w.final_sig))
