@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_clock.c - the hooks' clock (shim/clock.c), compiled here with a stand-in for the global
- * state: with GPUSHIM_TSC=0 nothing is published; otherwise the TSC's line, refitted every few ms,
- * stays within 2 us of CLOCK_MONOTONIC and never goes back; an offset is slewed away without a
- * read going back, a large one stepped; a line left unrefitted for longer than its limit is not
- * read; readers on other threads during refits see a clock that goes back at most MAX_BACK
- * times, by under 1 us (a reader held up for two refits inside one read falls back to
- * clock_gettime; the shim clamps such a call's duration at 0) (run under ThreadSanitizer in CI); when the kernel's clock source leaves the TSC (a copy of the sysfs
- * file here), the line is withdrawn within the check's second and the refit says why. Where the
- * kernel's clock is not the TSC the TSC cases say so and pass.
+ * state: with GPUSHIM_TSC=0 nothing is published; otherwise the TSC's line, refitted every few
+ * ms, stays within 2 us of CLOCK_MONOTONIC and a thread's reads between refits never go back;
+ * an offset is slewed away without a read going back, a large one stepped; a line left
+ * unrefitted for longer than its limit is not read; readers on other threads during refits see
+ * a clock that goes back at most MAX_BACK times, by under 1 us (a reader held up for two refits
+ * inside one read falls back to clock_gettime; the shim clamps such a call's duration at 0; run
+ * under ThreadSanitizer in CI); when the kernel's clock source leaves the TSC (a copy of the
+ * sysfs file here), the line is withdrawn within the check's second and the refit says why once.
+ * Where the kernel's clock is not the TSC the TSC cases say so and pass.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,12 +20,6 @@
 #include "shim.h"
 
 struct shim_state shim;
-
-void shim_log(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 #define TOLERANCE_NS 2000
 #define MAX_BACK 3		/* reads going back (each by ns) a reader may see during refits */
