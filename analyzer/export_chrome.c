@@ -328,18 +328,23 @@ static void memory_counter(struct export_ctx *x, int pid, const struct stats *s)
 	for (i = 0; i < mem->nr_allocs; i++) {
 		const struct s_alloc *a = &mem->allocs[i];
 		int dev = a->device >= 0 && a->device < 64 ? a->device : 0;
+		/* A trace may claim any size: beyond 2^63 bytes, counted as 2^63 - 1. */
+		int64_t bytes = a->bytes > INT64_MAX ? INT64_MAX : (int64_t)a->bytes;
 
-		st[n++] = (struct mem_step){ a->t_alloc, (int64_t)a->bytes, dev };
+		st[n++] = (struct mem_step){ a->t_alloc, bytes, dev };
 		if (a->t_free != UINT64_MAX)
-			st[n++] = (struct mem_step){ a->t_free, -(int64_t)a->bytes, dev };
+			st[n++] = (struct mem_step){ a->t_free, -bytes, dev };
 	}
 	xqsort(st, n, sizeof(*st), cmp_step);
 	for (i = 0; i < n; i++) {
-		live[st[i].device] += st[i].delta;
+		int64_t *l = &live[st[i].device];
+
+		if (__builtin_add_overflow(*l, st[i].delta, l))	/* such sizes: saturate */
+			*l = st[i].delta > 0 ? INT64_MAX : INT64_MIN;
 		ev_open(x, "C", pid);
 		fprintf(x->f, ",\"tid\":0,\"name\":\"device %d memory\"", st[i].device);
 		put_time(x, "ts", st[i].t);
-		fprintf(x->f, ",\"args\":{\"bytes\":%" PRId64 "}", live[st[i].device]);
+		fprintf(x->f, ",\"args\":{\"bytes\":%" PRId64 "}", *l);
 		ev_close(x);
 	}
 	free(st);
