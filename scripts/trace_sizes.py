@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Where a trace's bytes go, for work on the format (BENCHMARKS.md): per record type, the raw
-bytes and what zstd (level 3, the shim's default) makes of that type's records alone, chunk
+bytes and what zstd (level 1, the shim's default) makes of that type's records alone, chunk
 by chunk.
 
 Reads the file layout directly (trace_format.h): header, then chunks of a 16-byte header and a
@@ -25,7 +25,7 @@ NAMES = {1: "string", 2: "api_def", 3: "block", 4: "time", 5: "lost", 6: "end", 
 
 
 def zstd(data, decompress=False):
-    args = ["zstd", "-dc"] if decompress else ["zstd", "-3", "-c"]
+    args = ["zstd", "-dc"] if decompress else ["zstd", "-1", "-c"]
     return subprocess.run(args, input=bytes(data), capture_output=True, check=True).stdout
 
 

@@ -34,7 +34,7 @@ static const struct option_def options[] = {
 	  "per-thread ring buffer (rounded up to a power of two); a full ring drops and counts" },
 	{ "GPUSHIM_FLUSH_MS", OPT_UINT, OFF(flush_ms), "250", 10, 60000,
 	  "longest time between two chunks written to the trace" },
-	{ "GPUSHIM_ZSTD_LEVEL", OPT_INT, OFF(zstd_level), "3", -7, 19,
+	{ "GPUSHIM_ZSTD_LEVEL", OPT_INT, OFF(zstd_level), "1", -7, 19,
 	  "zstd compression level of the chunks" },
 	{ "GPUSHIM_LOG", OPT_STR, OFF(log_path), NULL, 0, 0,
 	  "file for the shim's messages (appended); default stderr" },
