@@ -12,7 +12,9 @@
  * encoder against real GPU data (tests/e2e/gpucols_recode.sh) and one can measure what the
  * columns save (BENCHMARKS.md, fifth session). A trace that ends inside a chunk is recoded up
  * to there.
- * Usage: recode IN OUT    Prints: records held in runs, runs, chunks, file bytes in and out.
+ * Usage: recode IN OUT [LEVEL]   (zstd level, 3 unless given: what the tests' traces were
+ * recoded at; BENCHMARKS.md compares levels with it)
+ * Prints: records held in runs, runs, chunks, file bytes in and out.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -110,9 +112,10 @@ int main(int argc, char **argv)
 	uint8_t *file;
 	uint32_t seq = 0;
 	FILE *out;
+	int level = argc > 3 ? atoi(argv[3]) : 3;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: recode IN OUT\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: recode IN OUT [LEVEL]\n");
 		return 2;
 	}
 	file = slurp(argv[1], &len);
@@ -229,7 +232,7 @@ int main(int argc, char **argv)
 		}
 		if (out_len > TRACE_MAX_CHUNK_RAW)
 			return fail("a recoded chunk outgrew the format's limit", argv[1]);
-		z = ZSTD_compress(zbuf, sizeof(zbuf), out_raw, out_len, 3);
+		z = ZSTD_compress(zbuf, sizeof(zbuf), out_raw, out_len, level);
 		if (ZSTD_isError(z))
 			return fail(ZSTD_getErrorName(z), argv[2]);
 		ch.seq = seq++;
