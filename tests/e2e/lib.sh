@@ -39,6 +39,12 @@ run_shim_cupti() (
 	run_shim "$@"
 )
 
+# clock_note TRACE: the texts of the trace's CLOCK notes (the hooks' clock, shim/clock.c).
+clock_note() {
+	"$GPUSHIM_BIN" info --format json "$1" |
+		jq -r '[.notes[] | select(.kind == "clock") | .text] | join("; ")'
+}
+
 # expect NAME GOT WANT
 expect() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"

@@ -9,11 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 export FAKE_CUDA_LAUNCH_NS=2000
 
-clock_note() {	# clock_note TRACE: the CLOCK notes' texts
-	"$GPUSHIM_BIN" info --format json "$1" |
-		jq -r '[.notes[] | select(.kind == "clock") | .text] | join("; ")'
-}
-
 GPUSHIM_TSC=0 run_shim "$WORK/off.out" "$WORK/off.trace" steps 1000 0
 expect "the clock note with GPUSHIM_TSC=0" "$(clock_note "$WORK/off.trace")" \
 	"clock_gettime: GPUSHIM_TSC=0"

@@ -46,8 +46,7 @@ FAKE_CUDA_LAUNCH_NS=20000000 run_shim "$WORK/clock.txt" "$WORK/clock/f-%p.trace"
 set -- "$WORK"/clock/f-*.trace
 [ $# -eq 2 ] || fail "clock: expected 2 traces, found $#"
 for t in "$@"; do
-	"$GPUSHIM_BIN" info --format json "$t" |
-		jq -r '[.notes[] | select(.kind == "clock") | .text] | join("; ")' >"$t.clock"
+	clock_note "$t" >"$t.clock"
 	[ -n "$(cat "$t.clock")" ] || fail "clock: no clock note in $t"
 done
 cmp -s "$1.clock" "$2.clock" || fail "clock: parent and child differ: $(cat "$1.clock" "$2.clock")"
