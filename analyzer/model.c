@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * model.c - builds struct model from a trace: one pass over the records through trace_reader,
- * then sorting, and the join of GPU operations to the calls that caused them. Ids read from the
- * trace are bounds-checked before they index anything. Never prints.
+ * model.c - builds struct model from a trace: one pass over the records through trace_reader
+ * that also joins GPU operations to the calls that caused them as they come (a second pass,
+ * joining after loading, where that cannot match the join from all records), then sorting.
+ * Ids read from the trace are bounds-checked before they index anything. Never prints.
  */
 #include "model.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +228,11 @@ static uint32_t thread_slot(struct model *m, uint32_t tid, uint32_t index)
 
 /* ---- Calls ---- */
 
+struct early_join;
+static void ej_call(struct model *m, struct early_join *ej, size_t idx);
+static void ej_op(struct model *m, struct early_join *ej, size_t op);
+static void ej_api(struct model *m, struct early_join *ej, const struct m_api_join *a);
+
 uint64_t model_call_corr(const struct model *m, const struct m_call *c)
 {
 	return c->seq && c->thread < m->nr_threads ?
@@ -268,6 +275,7 @@ static struct m_call *new_call(struct model *m, const struct trace_record *r,
 static void add_thread_record(struct model *m, const struct trace_record *r)
 {
 	const void *p = r->rec;
+	const size_t before = m->nr_calls;
 	struct m_call *e;
 
 	switch (r->type) {
@@ -373,6 +381,8 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 	default:
 		break;
 	}
+	if (m->ej && m->nr_calls > before)
+		ej_call(m, m->ej, before);
 }
 
 /* ---- GPU operations ---- */
@@ -400,6 +410,7 @@ static uint16_t sat_u16(uint64_t v)
 static void add_meta_record(struct model *m, const struct trace_record *r)
 {
 	const void *p = r->rec;
+	const size_t gpu_before = m->nr_gpu;
 
 	switch (r->type) {
 	case TRACE_REC_STRING: {
@@ -539,18 +550,21 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	}
 	case TRACE_REC_GPU_API: {
 		const struct trace_rec_gpu_api *a = p;
+		const struct m_api_join j = { a->start_ns, a->end_ns, a->cupti_corr, a->tid };
 
+		if (m->ej) {
+			ej_api(m, m->ej, &j);
+			break;
+		}
 		XGROW(m->api_joins, m->api_joins_cap, m->nr_api_joins + 1);
-		m->api_joins[m->nr_api_joins].start = a->start_ns;
-		m->api_joins[m->nr_api_joins].end = a->end_ns;
-		m->api_joins[m->nr_api_joins].cupti_corr = a->cupti_corr;
-		m->api_joins[m->nr_api_joins].tid = a->tid;
-		m->nr_api_joins++;
+		m->api_joins[m->nr_api_joins++] = j;
 		break;
 	}
 	default:
 		break;
 	}
+	if (m->ej && m->nr_gpu > gpu_before)
+		ej_op(m, m->ej, gpu_before);
 }
 
 /* ---- Sorting and joining ---- */
@@ -799,18 +813,23 @@ size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, s
  * clock skew at the edges) the one before. The search gallops from where the thread's last one
  * ended: O(1) for records in time order, O(log n) whatever the input.
  */
-static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, size_t nbt,
-		       const struct m_api_join *a)
+static int64_t call_in_thread(const struct model *m, struct thread_calls_by_tid *t,
+			      const struct m_api_join *a)
 {
-	struct thread_calls_by_tid key = { .tid = a->tid };
-	struct thread_calls_by_tid *t = bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct);
 	uint64_t best = 0;
 	int64_t call = -1;
 	size_t lo, k;
 
 	if (!t || !t->n)
 		return -1;
-	lo = t->hint = model_first_after(m, t->idx, t->n, t->hint, a->end, 0);
+	/* Records in time order name the call after the last one's: a step or two from the hint. */
+	lo = t->hint < t->n ? t->hint : t->n;
+	for (k = 0; k < 4 && lo < t->n && m->calls[t->idx[lo]].t0 <= a->end; k++)
+		lo++;
+	if ((lo < t->n && m->calls[t->idx[lo]].t0 <= a->end) ||
+	    (lo > 0 && m->calls[t->idx[lo - 1]].t0 > a->end))
+		lo = model_first_after(m, t->idx, t->n, t->hint, a->end, 0);
+	t->hint = lo;
 	for (k = 0; k < 2 && lo > k; k++) {
 		const struct m_call *c = &m->calls[t->idx[lo - 1 - k]];
 		uint64_t s0 = c->t0 > a->start ? c->t0 : a->start;
@@ -822,6 +841,258 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
 		}
 	}
 	return call;
+}
+
+static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, size_t nbt,
+		       const struct m_api_join *a)
+{
+	struct thread_calls_by_tid key = { .tid = a->tid };
+
+	return call_in_thread(m, bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct), a);
+}
+
+/* ---- The join as the records come (the default) ---- */
+
+/*
+ * GPU operations are joined while the trace is read, so that its API records (24 bytes an
+ * operation) need not all be held to the end. An operation and its API record (the same CUPTI
+ * correlation number, in either order, a few thousand records apart in real traces) meet in a
+ * table indexed by the number's low bits: CUPTI numbers its records in turn, so the records
+ * still to meet take distinct slots, and one that would take a slot still held by an older
+ * number lets the older go. The call an API record names is then found among its thread's
+ * calls as call_at() finds it after loading, once that thread has a call starting after the
+ * API record ended (until then, or the end of the trace, the pair waits). It gives the join
+ * after loading's answer, or the load starts over with that join: when a thread's calls come
+ * out of time order, or a record names a number at or below one the table let go of (an API
+ * record or an operation that far behind the others; it cannot tell whether its partner came).
+ */
+#define EJ_SLOTS (1u << 17)
+
+struct ej_api {				/* an API record: 24 bytes */
+	uint64_t start, end;
+	uint32_t key;			/* its correlation number + 1; 0: an empty slot */
+	uint32_t tid;
+};
+
+struct ej_wait {			/* the operations waiting for an API record: 8 bytes */
+	uint32_t key;			/* their correlation number + 1; 0: an empty slot */
+	uint32_t op;			/* the last one come; the rest chain by gpu[].call */
+};
+
+struct ej_pending {			/* an operation whose API record's thread was not yet past it */
+	struct m_api_join a;
+	uint32_t op;
+};
+
+struct early_join {
+	uint32_t slots;			/* EJ_SLOTS (tests make it smaller): a power of two */
+	struct ej_api *api;
+	struct ej_wait *wait;
+	int let_go;			/* has the table let any number go? */
+	uint32_t let_go_hi;		/* the highest it let go of */
+	struct thread_calls_by_tid *tids;	/* each thread id's calls so far, in time order */
+	size_t nr_tids, tids_cap, last_tid;
+	struct ej_pending *pend;
+	size_t nr_pend, pend_cap;
+	const char *failed;		/* why the join after loading must do it; NULL */
+};
+
+static void ej_fail(struct early_join *ej, const char *why)
+{
+	if (!ej->failed)
+		ej->failed = why;
+}
+
+/* Has the table let go of @corr, or can it not tell? */
+static int ej_behind(const struct early_join *ej, uint32_t corr)
+{
+	return ej->let_go && corr <= ej->let_go_hi;
+}
+
+static void ej_let_go(struct early_join *ej, uint32_t corr)
+{
+	if (!ej->let_go || corr > ej->let_go_hi)
+		ej->let_go_hi = corr;
+	ej->let_go = 1;
+}
+
+/* @corr's slot of the API records' table and the waits' (each allocated on first use). */
+static struct ej_api *ej_api_slot(struct early_join *ej, uint32_t corr)
+{
+	if (!ej->api)
+		ej->api = xcalloc(ej->slots, sizeof(*ej->api));
+	return &ej->api[corr & (ej->slots - 1)];
+}
+
+static struct ej_wait *ej_wait_slot(struct early_join *ej, uint32_t corr)
+{
+	if (!ej->wait)
+		ej->wait = xcalloc(ej->slots, sizeof(*ej->wait));
+	return &ej->wait[corr & (ej->slots - 1)];
+}
+
+/* The calls of thread id @tid so far; NULL when it has none and @create is 0. */
+static struct thread_calls_by_tid *ej_tid(struct early_join *ej, uint32_t tid, int create)
+{
+	size_t i;
+
+	if (ej->nr_tids && ej->tids[ej->last_tid].tid == tid)
+		return &ej->tids[ej->last_tid];
+	for (i = 0; i < ej->nr_tids; i++)
+		if (ej->tids[i].tid == tid) {
+			ej->last_tid = i;
+			return &ej->tids[i];
+		}
+	if (!create)
+		return NULL;
+	XGROW(ej->tids, ej->tids_cap, ej->nr_tids + 1);
+	memset(&ej->tids[ej->nr_tids], 0, sizeof(*ej->tids));
+	ej->tids[ej->nr_tids].tid = tid;
+	ej->last_tid = ej->nr_tids;
+	return &ej->tids[ej->nr_tids++];
+}
+
+/* Call @idx was read: it joins its thread id's calls, which must come in time order. */
+static void ej_call(struct model *m, struct early_join *ej, size_t idx)
+{
+	const struct m_call *c = &m->calls[idx];
+	struct thread_calls_by_tid *t;
+
+	if (idx >= M_NO_CALL || c->thread >= m->nr_threads)
+		return;		/* no join target (the join after loading skips it too) */
+	t = ej_tid(ej, m->threads[c->thread].tid, 1);
+	if (t->n) {
+		const struct m_call *last = &m->calls[t->idx[t->n - 1]];
+
+		/* Sorted calls order equal starts by thread slot: two slots of one tid, redo. */
+		if (c->t0 < last->t0 || (c->t0 == last->t0 && c->thread != last->thread))
+			ej_fail(ej, "a thread's calls out of time order");
+	}
+	XGROW(t->idx, t->cap, t->n + 1);
+	t->idx[t->n++] = (uint32_t)idx;
+}
+
+/* Operation @op and its API record @a met: its call, or a wait for the thread's next call. */
+static void ej_resolve(struct model *m, struct early_join *ej, uint32_t op,
+		       const struct m_api_join *a)
+{
+	struct thread_calls_by_tid *t = ej_tid(ej, a->tid, 0);
+	int64_t call;
+
+	if (!t || m->calls[t->idx[t->n - 1]].t0 <= a->end) {
+		XGROW(ej->pend, ej->pend_cap, ej->nr_pend + 1);
+		ej->pend[ej->nr_pend++] = (struct ej_pending){ *a, op };
+		m->gpu[op].call = M_NO_CALL;
+		return;
+	}
+	call = call_in_thread(m, t, a);
+	m->gpu[op].call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+}
+
+/* The operations of wait slot @w give up: they stay unjoined. */
+static void ej_drop_waits(struct model *m, struct ej_wait *w)
+{
+	uint32_t op, next;
+
+	for (op = w->op; op != M_NO_CALL; op = next) {
+		next = m->gpu[op].call;
+		m->gpu[op].call = M_NO_CALL;
+	}
+	w->key = 0;
+}
+
+static void ej_api(struct model *m, struct early_join *ej, const struct m_api_join *a)
+{
+	const uint32_t key = a->cupti_corr + 1;
+	struct ej_api *e;
+	struct ej_wait *w;
+	uint32_t op, next;
+
+	if (!key) {
+		ej_fail(ej, "correlation number 2^32 - 1");
+		return;
+	}
+	e = ej_api_slot(ej, a->cupti_corr);
+	if (e->key == key)
+		return;		/* the first record of a number is the one that joins */
+	if (ej_behind(ej, a->cupti_corr)) {
+		ej_fail(ej, "an API record behind the window");
+		return;
+	}
+	if (e->key)
+		ej_let_go(ej, e->key - 1);
+	*e = (struct ej_api){ a->start, a->end, key, a->tid };
+	w = ej_wait_slot(ej, a->cupti_corr);
+	if (w->key != key)
+		return;
+	for (op = w->op; op != M_NO_CALL; op = next) {
+		next = m->gpu[op].call;
+		ej_resolve(m, ej, op, a);
+	}
+	w->key = 0;
+}
+
+static void ej_op(struct model *m, struct early_join *ej, size_t op)
+{
+	const uint32_t corr = m->gpu[op].cupti_corr, key = corr + 1;
+	const struct ej_api *e;
+	struct ej_wait *w;
+
+	if (op >= M_NO_CALL)
+		return;		/* more operations than calls can have: never joined */
+	if (!key) {
+		ej_fail(ej, "correlation number 2^32 - 1");
+		return;
+	}
+	e = ej_api_slot(ej, corr);
+	if (e->key == key) {
+		const struct m_api_join a = { e->start, e->end, corr, e->tid };
+
+		ej_resolve(m, ej, (uint32_t)op, &a);
+		return;
+	}
+	if (ej_behind(ej, corr)) {
+		ej_fail(ej, "an operation behind the window");
+		return;
+	}
+	w = ej_wait_slot(ej, corr);
+	if (w->key && w->key != key) {
+		ej_let_go(ej, w->key - 1);	/* their API record never came in the window */
+		ej_drop_waits(m, w);
+	}
+	if (!w->key)
+		*w = (struct ej_wait){ key, M_NO_CALL };
+	m->gpu[op].call = w->op;
+	w->op = (uint32_t)op;
+}
+
+/* The end of the trace: the pairs that waited for their thread's next call are joined now,
+ * the operations whose API record never came stay unjoined. */
+static void ej_finish(struct model *m, struct early_join *ej)
+{
+	size_t i;
+
+	for (i = 0; i < ej->nr_pend; i++) {
+		int64_t call = call_in_thread(m, ej_tid(ej, ej->pend[i].a.tid, 0), &ej->pend[i].a);
+
+		m->gpu[ej->pend[i].op].call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+	}
+	for (i = 0; ej->wait && i < ej->slots; i++)
+		if (ej->wait[i].key)
+			ej_drop_waits(m, &ej->wait[i]);
+}
+
+static void ej_free(struct early_join *ej)
+{
+	size_t i;
+
+	for (i = 0; i < ej->nr_tids; i++)
+		free(ej->tids[i].idx);
+	free(ej->tids);
+	free(ej->api);
+	free(ej->wait);
+	free(ej->pend);
+	memset(ej, 0, sizeof(*ej));
 }
 
 struct corr_query {
@@ -848,18 +1119,19 @@ static int api_reached(size_t i, const void *ctx)
  * the call (GPU_CORR, older traces), then by the API record's thread and interval (GPU_API:
  * the call on that thread whose interval overlaps it). See trace_format.h.
  */
-static void join_gpu(struct model *m)
+static void join_gpu(struct model *m, int is_early)
 {
 	struct ext_calls by_ext;
-	struct thread_calls_by_tid *by_thread;
-	size_t i, nr_by_thread, ci = 0, ai = 0;
+	struct thread_calls_by_tid *by_thread = NULL;
+	size_t i, nr_by_thread = 0, ci = 0, ai = 0;
 
 	/* The tables first: their sorts' scratch memory is gone before by_ext is made. */
 	xsort_by(m->corrs, m->nr_corrs, sizeof(*m->corrs), key_corr, cmp_corr);
 	xsort_by(m->api_joins, m->nr_api_joins, sizeof(*m->api_joins), key_api_join,
 		 cmp_api_join);
 	ext_calls_make(&by_ext, m);
-	by_thread = calls_by_thread(m, &nr_by_thread);
+	if (!is_early)
+		by_thread = calls_by_thread(m, &nr_by_thread);
 
 	/*
 	 * Operations in start order have nearly ascending correlation numbers: each lookup in the
@@ -868,6 +1140,8 @@ static void join_gpu(struct model *m)
 	for (i = 0; i < m->nr_gpu; i++) {
 		struct m_gpu_op *g = &m->gpu[i];
 		struct corr_query q = { m, g->cupti_corr };
+		/* Joined as it was read: through its API record, unless its pushed id says else. */
+		const int64_t early = is_early && g->call != M_NO_CALL ? (int64_t)g->call : -1;
 		int64_t call = -1;
 		int is_by_api = 0;
 
@@ -877,8 +1151,11 @@ static void join_gpu(struct model *m)
 			call = ext_call(&by_ext, m->corrs[ci].ext_id);
 			m->gpu_joined_by_corr += call >= 0;
 		}
-		if (call < 0 && ai < m->nr_api_joins &&
-		    m->api_joins[ai].cupti_corr == g->cupti_corr) {
+		if (call < 0 && is_early) {
+			call = early;
+			is_by_api = call >= 0;
+		} else if (call < 0 && ai < m->nr_api_joins &&
+			   m->api_joins[ai].cupti_corr == g->cupti_corr) {
 			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[ai]);
 			is_by_api = call >= 0;
 		}
@@ -1063,7 +1340,30 @@ out:
 	free(calls);
 }
 
-static void model_finish(struct model *m)
+/* Sort the calls; operations joined as they were read follow their calls to where they went. */
+static void sort_calls(struct model *m, int is_early)
+{
+	uint32_t *moved;
+	size_t i;
+
+	if (!is_early || !m->nr_gpu) {
+		xsort_by(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call);
+		return;
+	}
+	moved = xmalloc((m->nr_calls + 1) * sizeof(*moved));
+	if (xsort_by_moved(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call,
+			   moved) < 0) {
+		for (i = 0; i < m->nr_gpu; i++)	/* 2^32 calls: none is a join target */
+			m->gpu[i].call = M_NO_CALL;
+	} else {
+		for (i = 0; i < m->nr_gpu; i++)
+			if (m->gpu[i].call != M_NO_CALL)
+				m->gpu[i].call = moved[m->gpu[i].call];
+	}
+	free(moved);
+}
+
+static void model_finish(struct model *m, int is_early)
 {
 	size_t i;
 
@@ -1071,11 +1371,11 @@ static void model_finish(struct model *m)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
 	name_undefined_apis(m);
-	xsort_by(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call);
+	sort_calls(m, is_early);
 	xsort_by(m->gpu, m->nr_gpu, sizeof(*m->gpu), key_gpu, cmp_gpu);
 	xqsort(m->pm, m->nr_pm, sizeof(*m->pm), cmp_pm);
 	if (m->nr_gpu) {
-		join_gpu(m);
+		join_gpu(m, is_early);
 		join_by_order(m);
 	}
 	if (m->is_complete && m->lost_in_end > m->lost_records)
@@ -1098,7 +1398,7 @@ static void model_finish(struct model *m)
 	}
 }
 
-int model_load(struct model *m, struct trace_reader *rd)
+static int load_records(struct model *m, struct trace_reader *rd, struct early_join *ej)
 {
 	struct trace_record r;
 	int ret;
@@ -1118,6 +1418,7 @@ int model_load(struct model *m, struct trace_reader *rd)
 	m->start_real_ns = rd->hdr.start_real_ns;
 	m->file_flags = rd->hdr.flags;
 
+	m->ej = ej;
 	while ((ret = trace_reader_next(rd, &r)) > 0) {
 		m->nr_by_type[r.type < 64 ? r.type : 0]++;
 		if (r.is_thread)
@@ -1125,13 +1426,60 @@ int model_load(struct model *m, struct trace_reader *rd)
 		else
 			add_meta_record(m, &r);
 	}
+	m->ej = NULL;
 	m->is_truncated = rd->is_truncated;
 	m->nr_records = rd->nr_records;
 	m->nr_chunks = rd->nr_chunks;
 	if (!m->is_complete && !rd->is_truncated && ret == 0)
 		m->is_truncated = 1;	/* ended on a chunk boundary, but without END */
-	model_finish(m);
 	return ret < 0 ? ret : 0;
+}
+
+int model_load_opts(struct model *m, struct trace_reader *rd, const struct model_load_opts *o)
+{
+	struct early_join ej;
+	struct trace_reader again;
+	const char *why;
+	int ret;
+
+	if (o && o->batch_join) {
+		ret = load_records(m, rd, NULL);
+		model_finish(m, 0);
+		return ret;
+	}
+	memset(&ej, 0, sizeof(ej));
+	ej.slots = EJ_SLOTS;
+	if (o && o->join_window)	/* a power of two, at least 2 */
+		for (ej.slots = 2; ej.slots < o->join_window && ej.slots < EJ_SLOTS;)
+			ej.slots *= 2;
+	ret = load_records(m, rd, &ej);
+	if (!ej.failed) {
+		ej_finish(m, &ej);
+		ej_free(&ej);
+		model_finish(m, 1);
+		return ret;
+	}
+	/* Records the join as they come cannot place: read the trace again, join at the end. */
+	why = ej.failed;
+	ej_free(&ej);
+	model_free(m);
+	if (trace_reader_open(&again, rd->path) < 0) {
+		memcpy(rd->err, again.err, sizeof(rd->err));
+		memset(m, 0, sizeof(*m));
+		return -EIO;
+	}
+	ret = load_records(m, &again, NULL);
+	if (ret < 0)
+		memcpy(rd->err, again.err, sizeof(rd->err));
+	trace_reader_close(&again);
+	m->join_redone = why;
+	model_finish(m, 0);
+	return ret;
+}
+
+int model_load(struct model *m, struct trace_reader *rd)
+{
+	return model_load_opts(m, rd, NULL);
 }
 
 void model_free(struct model *m)

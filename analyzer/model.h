@@ -238,6 +238,8 @@ struct model {
 	size_t nr_string_defs, nr_func_defs;	/* STRING and FUNC records taken */
 	char **owned_names;		/* "api N" names made for undefined entry points */
 	size_t nr_owned_names;
+	const char *join_redone;	/* why the trace was read twice to join after loading */
+	struct early_join *ej;		/* while loading: the join as the records come */
 };
 
 /*
@@ -247,6 +249,18 @@ struct model {
  */
 int model_load(struct model *m, struct trace_reader *rd);
 void model_free(struct model *m);
+
+/*
+ * model_load_opts - model_load with choices for tests and benchmarks. GPU operations are joined
+ * to their calls as the records come (a window of the last @join_window API records, 0: the
+ * default) or, with @batch_join, after loading from all of them (24 bytes an operation more);
+ * both give the same join (m->join_redone says why a load read the trace twice to get it).
+ */
+struct model_load_opts {
+	int batch_join;
+	uint32_t join_window;
+};
+int model_load_opts(struct model *m, struct trace_reader *rd, const struct model_load_opts *o);
 
 /* The string with id @id, or @fallback when the trace never defined it. */
 const char *model_string(const struct model *m, uint32_t id, const char *fallback);

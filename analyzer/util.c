@@ -400,8 +400,8 @@ static int cmp_in_run(const void *x, const void *y, void *ctx)
 	return a < b ? -1 : a > b;
 }
 
-void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
-	      int (*cmp)(const void *, const void *))
+static int sort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
+		   int (*cmp)(const void *, const void *), uint32_t *moved_to)
 {
 	char *p = base, *hold, *spare;
 	struct run_ctx ctx = { p, size, cmp };
@@ -412,11 +412,14 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 	for (i = 1; i < n; i++)
 		if (cmp(p + (i - 1) * size, p + i * size) > 0)
 			break;
-	if (i >= n)
-		return;
+	if (i >= n && n <= UINT32_MAX) {
+		for (i = 0; moved_to && i < n; i++)
+			moved_to[i] = (uint32_t)i;
+		return 0;
+	}
 	if (n > UINT32_MAX) {		/* 2^32 elements: more than an analysis holds */
 		qsort(base, n, size, cmp);
-		return;
+		return -1;
 	}
 	for (i = 0; i < n; i++, last = k) {
 		k = key(p + i * size);
@@ -448,6 +451,8 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		if (j - i > 1)
 			qsort_r(perm + i, j - i, sizeof(*perm), cmp_in_run, &ctx);
 	}
+	for (i = 0; moved_to && i < n; i++)
+		moved_to[perm[i]] = (uint32_t)i;
 	/* Small elements: gathered into a spare buffer (independent loads), copied back. */
 	if (size <= 16) {
 		spare = xmalloc(n * size);
@@ -456,7 +461,7 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		memcpy(p, spare, n * size);
 		free(spare);
 		free(perm);
-		return;
+		return 0;
 	}
 	/* Large ones: position i takes element perm[i], following the permutation's cycles. */
 	hold = xmalloc(size);
@@ -477,4 +482,17 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 	}
 	free(hold);
 	free(perm);
+	return 0;
+}
+
+void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
+	      int (*cmp)(const void *, const void *))
+{
+	sort_by(base, n, size, key, cmp, NULL);
+}
+
+int xsort_by_moved(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
+		   int (*cmp)(const void *, const void *), uint32_t *moved_to)
+{
+	return sort_by(base, n, size, key, cmp, moved_to);
 }

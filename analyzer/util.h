@@ -41,6 +41,14 @@ void xgrow(void **p, size_t *cap, size_t need, size_t size);
 void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 	      int (*cmp)(const void *, const void *));
 
+/*
+ * xsort_by_moved - xsort_by, and where each element went: @moved_to[i] (n entries) is the new
+ * position of the element that was at position i. Only for n < UINT32_MAX; returns -1 (the
+ * array sorted, @moved_to untouched) beyond.
+ */
+int xsort_by_moved(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
+		   int (*cmp)(const void *, const void *), uint32_t *moved_to);
+
 /* xsort_u64 - sort values ascending (radix; 8 bytes a value beside the array). */
 void xsort_u64(uint64_t *v, size_t n);
 

@@ -4,7 +4,9 @@
  * trace: by the external correlation id the shim pushed (driver-API launches), by the
  * thread and interval of CUPTI's API record (cudart's launch path), and, where CUPTI gave no
  * correlation after another client held it, by order — kernels by name, sets by size —
- * leaving out the calls made while that client held CUPTI.
+ * leaving out the calls made while that client held CUPTI. The join as the records are read
+ * against the join after loading: the same answer, on hand-built traces and on the H200
+ * fixtures named on the command line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +226,47 @@ static void test_join(void)
 	tb_free(&t);
 }
 
+/*
+ * Load @path as the analyzer does (joined as read, with a window of @window API records, 0 the
+ * default) and with the join after loading: the same join, operation by operation. Returns
+ * whether the first load read the trace twice (m->join_redone).
+ */
+static int same_join(const char *path, uint32_t window)
+{
+	const struct model_load_opts batch = { .batch_join = 1 }, early = { .join_window = window };
+	struct trace_reader ra, rb;
+	struct model a, b;
+	size_t i, differ = 0;
+	int redone;
+
+	CHECK_EQ(trace_reader_open(&ra, path), 0);
+	CHECK_EQ(trace_reader_open(&rb, path), 0);
+	CHECK_EQ(model_load_opts(&a, &ra, &early), model_load_opts(&b, &rb, &batch));
+	CHECK_EQ(a.nr_calls, b.nr_calls);
+	CHECK_EQ(a.nr_gpu, b.nr_gpu);
+	for (i = 0; i < a.nr_gpu && i < b.nr_gpu; i++)
+		differ += a.gpu[i].call != b.gpu[i].call || a.gpu[i].start != b.gpu[i].start;
+	for (i = 0; i < a.nr_calls && i < b.nr_calls; i++)
+		differ += memcmp(&a.calls[i], &b.calls[i], sizeof(a.calls[i])) != 0;
+	if (differ)
+		fprintf(stderr, "%s (window %u): %zu operations or calls differ\n", path, window,
+			differ);
+	CHECK_EQ(differ, 0);
+	CHECK_EQ(a.gpu_joined, b.gpu_joined);
+	CHECK_EQ(a.gpu_unjoined, b.gpu_unjoined);
+	CHECK_EQ(a.gpu_joined_by_corr, b.gpu_joined_by_corr);
+	CHECK_EQ(a.gpu_joined_by_api, b.gpu_joined_by_api);
+	CHECK_EQ(a.gpu_joined_by_order, b.gpu_joined_by_order);
+	CHECK_EQ(a.gpu_graph_ops_to_launch, b.gpu_graph_ops_to_launch);
+	CHECK(b.join_redone == NULL);
+	redone = a.join_redone != NULL;
+	model_free(&a);
+	model_free(&b);
+	trace_reader_close(&ra);
+	trace_reader_close(&rb);
+	return redone;
+}
+
 /* A trace of launches of one kernel (kern_a), its definitions written. */
 static void begin_launches(struct tb *t)
 {
@@ -254,6 +297,7 @@ static size_t misjoined(const struct model *m, size_t n)
 
 static void test_join_many(void)
 {
+	const char *path;
 	struct trace_reader rd;
 	struct model m;
 	struct tb t;
@@ -271,13 +315,44 @@ static void test_join_many(void)
 		kernel(&t, BASE + 10000 * j + 6000, corr, S_KERN_A);
 	}
 	tb_flush(&t);
-	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "join_many.trace", 0)), 0);
+	path = tb_write(&t, "join_many.trace", 0);
+	CHECK_EQ(trace_reader_open(&rd, path), 0);
 	CHECK_EQ(model_load(&m, &rd), 0);
 	CHECK_EQ(m.nr_gpu, MANY);
 	CHECK_EQ(m.gpu_joined_by_api, MANY);
 	CHECK_EQ(misjoined(&m, m.nr_gpu), 0);	/* each kernel 6 us after its own launch began */
+	CHECK(m.join_redone == NULL);		/* 3,000 numbers: inside the window */
 	model_free(&m);
 	trace_reader_close(&rd);
+	/* A window of 16 numbers lets go of most before their partners come: read twice. */
+	CHECK_EQ(same_join(path, 16), 1);
+	CHECK_EQ(same_join(path, 0), 0);
+	tb_free(&t);
+}
+
+/*
+ * Two thread slots of one tid (the shim's index changed under the same thread id) whose calls
+ * interleave in time: the join as read cannot tell which call an API record names before the
+ * sort, so the trace is read twice; the join is the same either way.
+ */
+static void test_join_tid_reused(void)
+{
+	struct tb t;
+	size_t i;
+
+	begin_launches(&t);
+	tb_block(&t, TID, 0, BASE);		/* launches at 0, 20, 40 ... us */
+	for (i = 0; i < 10; i++)
+		launch(&t, i ? 20000 : 0, 0, 1);
+	tb_block(&t, TID, 1, BASE + 10000);	/* the same tid at 10, 30, 50 ... us */
+	for (i = 0; i < 10; i++)
+		launch(&t, i ? 20000 : 0, 0, 1);
+	for (i = 0; i < 20; i++) {
+		api_rec(&t, BASE + 10000 * i + 1000, BASE + 10000 * i + 4000, (uint32_t)i + 1, TID);
+		kernel(&t, BASE + 10000 * i + 6000, (uint32_t)i + 1, S_KERN_A);
+	}
+	tb_flush(&t);
+	CHECK_EQ(same_join(tb_write(&t, "join_tid_reused.trace", 0), 0), 1);
 	tb_free(&t);
 }
 
@@ -365,11 +440,28 @@ static void test_hostile_ids(void)
 	tb_free(&t);
 }
 
-int main(void)
+/* Every trace named on the command line (the H200 fixtures): the same join either way, also
+ * with a window of 4 numbers (most of them read twice). */
+static void test_join_traces(int argc, char **argv)
+{
+	int i, redone = 0;
+
+	check_test = "test_join_traces";
+	for (i = 1; i < argc; i++) {
+		CHECK_EQ(same_join(argv[i], 0), 0);
+		redone += same_join(argv[i], 4);
+	}
+	if (argc > 1)
+		CHECK(redone > 0);
+}
+
+int main(int argc, char **argv)
 {
 	RUN(test_join);
 	RUN(test_join_many);
 	RUN(test_join_by_ext);
+	RUN(test_join_tid_reused);
 	RUN(test_hostile_ids);
+	test_join_traces(argc, argv);
 	return TEST_RESULT();
 }

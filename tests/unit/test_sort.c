@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_sort.c - xsort_by and xsort_u64 (util.c) against a stable reference sort,
+ * test_sort.c - xsort_by, xsort_by_moved and xsort_u64 (util.c) against a stable reference sort,
  * for every path they take: already sorted, long interleaved runs (merged), shuffled and
  * reversed (radix), equal keys ordered by the comparator's further criteria, elements small
  * (gathered) and large (moved along the permutation's cycles), keys using all eight bytes; and
@@ -102,6 +102,7 @@ static void one(enum pattern p, size_t n)
 	struct big *b = calloc(n + 1, sizeof(*b)), *rb = calloc(n + 1, sizeof(*rb));
 	struct small *s = calloc(n + 1, sizeof(*s)), *rs = calloc(n + 1, sizeof(*rs));
 	uint64_t *u = calloc(n + 1, sizeof(*u)), *ru = calloc(n + 1, sizeof(*ru));
+	uint32_t *moved = calloc(n + 1, sizeof(*moved));
 	size_t i, bad = 0;
 
 	for (i = 0; i < n; i++) {
@@ -118,12 +119,14 @@ static void one(enum pattern p, size_t n)
 	qsort(rb, n, sizeof(*rb), ref_big);
 	qsort(rs, n, sizeof(*rs), ref_small);
 	qsort(ru, n, sizeof(*ru), cmp_u64);
-	xsort_by(b, n, sizeof(*b), key_big, cmp_big);
+	/* Large elements through xsort_by_moved: where each went must be where it is. */
+	CHECK_EQ(xsort_by_moved(b, n, sizeof(*b), key_big, cmp_big, moved), 0);
 	xsort_by(s, n, sizeof(*s), key_small, cmp_small);
 	xsort_u64(u, n);
 	for (i = 0; i < n; i++)
 		bad += memcmp(&b[i], &rb[i], sizeof(*b)) != 0 ||
-		       memcmp(&s[i], &rs[i], sizeof(*s)) != 0 || u[i] != ru[i];
+		       memcmp(&s[i], &rs[i], sizeof(*s)) != 0 || u[i] != ru[i] ||
+		       moved[i] >= n || b[moved[i]].orig != i;
 	if (bad)
 		fprintf(stderr, "pattern %d, %zu elements: %zu out of place\n", (int)p, n, bad);
 	CHECK_EQ(bad, 0);
@@ -133,6 +136,7 @@ static void one(enum pattern p, size_t n)
 	free(rs);
 	free(u);
 	free(ru);
+	free(moved);
 }
 
 /*
