@@ -252,9 +252,14 @@ struct dev_state {
 	struct thread_calls *threads;
 	struct site_acc sites[NR_CAUSES];
 	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
-	/* The current device's closed busy stretches, in order. */
+	/*
+	 * The current device's closed busy stretches, in order: those a wait can still reach.
+	 * A wait that owns a gap began at most the longest call before the gap, so the stretches
+	 * ending earlier than that are let go but the last of them (its busy total is the base).
+	 */
 	struct stretch *st;
 	size_t nr_st, cap_st;
+	uint64_t max_call_ns;		/* the longest call of the trace */
 	int device;			/* the device being attributed */
 	/* First launches of kernels that loaded their module inside the call (lazy loading). */
 	struct first_load *loads;	/* by call index */
@@ -368,10 +373,23 @@ static uint64_t first_load_ns(const struct dev_state *ds, size_t idx)
 	return e ? e->load_ns : 0;
 }
 
+/* Close the stretch [b, e); the gap after it starts at e. */
 static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)
 {
 	uint64_t busy = ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0;
 
+	if (ds->nr_st == ds->cap_st && ds->cap_st >= 4096) {
+		/* Full: a wait owning this gap or a later one began at e - max_call_ns or after. */
+		uint64_t reach = e > ds->max_call_ns ? e - ds->max_call_ns : 0;
+		size_t k = 0;
+
+		while (k < ds->nr_st && ds->st[k].end <= reach)
+			k++;
+		if (k > ds->nr_st / 2) {	/* keep the last of them: busy_since's base */
+			memmove(ds->st, ds->st + k - 1, (ds->nr_st - k + 1) * sizeof(*ds->st));
+			ds->nr_st -= k - 1;
+		}
+	}
 	XGROW(ds->st, ds->cap_st, ds->nr_st + 1);
 	ds->st[ds->nr_st++] = (struct stretch){ .end = e, .busy = busy + (e - b) };
 }
@@ -786,6 +804,8 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 		}
 		if (m->calls[i].t0 < first_call)
 			first_call = m->calls[i].t0;
+		if (m->calls[i].t1 - m->calls[i].t0 > ds.max_call_ns)
+			ds.max_call_ns = m->calls[i].t1 - m->calls[i].t0;
 	}
 
 	if (f->has_gpu)

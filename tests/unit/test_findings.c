@@ -169,6 +169,41 @@ static void test_host_sync(void)
 	done(&m, &s);
 }
 
+/*
+ * A long run of kernels with gaps between them, then a sync whose wait reaches 5,000 kernels
+ * (5 ms of work) back and returns 1 ms after the GPU ran dry; 7 ms of host work follow. The
+ * stretches findings keeps for such waits are trimmed as they pile up (those ending before the
+ * longest call could reach), and the sync still owns what the 5 ms could have hidden, the
+ * host the 3 ms beyond: a memory too short, or a wrong sum, would move that line. The
+ * launches were all queued first: the 1 us gaps are the GPU's own.
+ */
+static void test_long_wait(void)
+{
+	const uint64_t k0 = 2000 * US, n = 20000, last_end = k0 + n * 2 * US;
+	const uint64_t w0 = k0 + 15000 * 2 * US, w1 = last_end + 1000 * US;
+	const uint64_t l0 = last_end + 8000 * US;
+	struct model m;
+	struct stats s;
+	struct findings f;
+	uint64_t i;
+
+	base(&m);
+	for (i = 0; i < n; i++)
+		op(&m, MG_KERNEL, k0 + i * 2 * US + US, k0 + i * 2 * US + 2 * US,
+		   call(&m, MC_LAUNCH, 1, i * 100, i * 100 + 50));
+	call(&m, MC_SYNC, 2, w0, w1);
+	op(&m, MG_KERNEL, l0 + US, l0 + 2 * US, call(&m, MC_LAUNCH, 1, l0 + 100, l0 + 400));
+	run(&m, &s, &f);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].time_ns, 5000 * US);
+	CHECK_EQ(f.causes[CAUSE_HOST_SYNC].count, 1);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 3000 * US + 100);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 900);
+	CHECK_EQ(f.work_ns, (n + 1) * US);
+	CHECK_EQ(f.exposed_copy_ns, 0);
+	CHECK_EQ(f.idle_ns, f.window_ns - f.work_ns);
+	done(&m, &s);
+}
+
 static void test_cpu_bound(void)
 {
 	struct model m;
@@ -496,6 +531,7 @@ static void test_counters(void)
 int main(void)
 {
 	RUN(test_host_sync);
+	RUN(test_long_wait);
 	RUN(test_cpu_bound);
 	RUN(test_profiler_setup_stall);
 	RUN(test_lazy_load);
