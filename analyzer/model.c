@@ -810,8 +810,8 @@ size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, s
 /*
  * The GPU-work call of the API record's thread whose interval overlaps the record most: calls
  * of one thread never overlap, so it is the last one starting before the record ends, or (for
- * clock skew at the edges) the one before. The search gallops from where the thread's last one
- * ended: O(1) for records in time order, O(log n) whatever the input.
+ * clock skew at the edges) the one before. The search steps, then gallops, from where the
+ * thread's last one ended: O(1) for records in time order, O(log n) whatever the input.
  */
 static int64_t call_in_thread(const struct model *m, struct thread_calls_by_tid *t,
 			      const struct m_api_join *a)
@@ -822,7 +822,6 @@ static int64_t call_in_thread(const struct model *m, struct thread_calls_by_tid 
 
 	if (!t || !t->n)
 		return -1;
-	/* Records in time order name the call after the last one's: a step or two from the hint. */
 	lo = t->hint < t->n ? t->hint : t->n;
 	for (k = 0; k < 4 && lo < t->n && m->calls[t->idx[lo]].t0 <= a->end; k++)
 		lo++;
@@ -1465,7 +1464,6 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 	model_free(m);
 	if (trace_reader_open(&again, rd->path) < 0) {
 		memcpy(rd->err, again.err, sizeof(rd->err));
-		memset(m, 0, sizeof(*m));
 		return -EIO;
 	}
 	ret = load_records(m, &again, NULL);

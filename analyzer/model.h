@@ -252,9 +252,10 @@ void model_free(struct model *m);
 
 /*
  * model_load_opts - model_load with choices for tests and benchmarks. GPU operations are joined
- * to their calls as the records come (a window of the last @join_window API records, 0: the
- * default) or, with @batch_join, after loading from all of them (24 bytes an operation more);
- * both give the same join (m->join_redone says why a load read the trace twice to get it).
+ * to their calls as the records come (through a table of @join_window correlation numbers,
+ * rounded up to a power of two; 0: 2^17) or, with @batch_join, after loading from all of the
+ * API records (24 bytes an operation more); both give the same join (m->join_redone says why
+ * a load read the trace twice to get it).
  */
 struct model_load_opts {
 	int batch_join;
