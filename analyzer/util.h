@@ -43,8 +43,8 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 
 /*
  * xsort_by_moved - xsort_by, and where each element went: @moved_to[i] (n entries) is the new
- * position of the element that was at position i. Only for n < UINT32_MAX; returns -1 (the
- * array sorted, @moved_to untouched) beyond.
+ * position of the element that was at position i. Returns 0, or -1 for more than UINT32_MAX
+ * elements (the array sorted, @moved_to untouched).
  */
 int xsort_by_moved(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		   int (*cmp)(const void *, const void *), uint32_t *moved_to);
