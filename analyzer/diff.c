@@ -160,19 +160,20 @@ void run_summary_add(struct run_summary *r, const struct model *m, const struct 
 			s->kernels[i].launches;
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 		double d = (double)(g->end - g->start);
 
 		if (g->kind == MG_KERNEL) {
-			struct run_kernel *rk = kernel_get(r, model_string(m, g->name, "<unknown>"));
+			struct run_kernel *rk = kernel_get(r, model_string(m, sh->name, "<unknown>"));
 
 			rk->count++;
 			rk->sum_ns += d;
 			rk->sumsq_ns += d * d;
 		} else if (g->kind == MG_MEMCPY) {
-			int dir = gpu_copy_dir(g->copy_kind);
+			int dir = gpu_copy_dir(sh->copy_kind);
 
 			r->copy_count[dir]++;
-			r->copy_bytes[dir] += g->bytes;
+			r->copy_bytes[dir] += sh->bytes;
 			r->copy_gpu_ns[dir] += g->end - g->start;
 		}
 	}

@@ -217,21 +217,22 @@ static void gpu_ops(struct export_ctx *x, int pid, const struct model *m)
 
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 		size_t k;
 		uint64_t tid;
 
 		if (last != SIZE_MAX && keys[last].device == g->device &&
-		    keys[last].stream == g->stream) {
+		    keys[last].stream == sh->stream) {
 			k = last;
 		} else {
 			size_t before = nk;
 
-			k = stream_index(&keys, &nk, &capk, g->device, g->stream);
+			k = stream_index(&keys, &nk, &capk, g->device, sh->stream);
 			if (nk != before) {
 				char name[64];
 
 				snprintf(name, sizeof(name), "GPU %u stream %u", g->device,
-					 g->stream);
+					 sh->stream);
 				meta(x, pid, GPU_TID_BASE + k, "thread_name", name, 1000 + (int64_t)k);
 			}
 			last = k;
@@ -245,31 +246,31 @@ static void gpu_ops(struct export_ctx *x, int pid, const struct model *m)
 		switch (g->kind) {
 		case MG_KERNEL: {
 			int is_est;
-			double fill = stats_fill(m, g->name, g->blocks, g->block_threads, g->dyn_smem,
-						 (int)g->device, &is_est);
+			double fill = stats_fill(m, sh->name, sh->blocks, sh->block_threads,
+						 sh->dyn_smem, (int)g->device, &is_est);
 
-			put_str(x, "name", model_string(m, g->name, "<kernel>"));
+			put_str(x, "name", model_string(m, sh->name, "<kernel>"));
 			put_str(x, "cat", "kernel");
-			fprintf(x->f, ",\"args\":{\"blocks\":%" PRIu64 ",\"block_threads\":%u", g->blocks,
-				g->block_threads);
+			fprintf(x->f, ",\"args\":{\"blocks\":%" PRIu64 ",\"block_threads\":%u",
+				sh->blocks, sh->block_threads);
 			if (fill >= 0)
 				fprintf(x->f, ",\"sm_fill\":%.4f", fill);
 			break;
 		}
 		case MG_MEMCPY:
-			put_str(x, "name", copy_kind_name(g->copy_kind));
+			put_str(x, "name", copy_kind_name(sh->copy_kind));
 			put_str(x, "cat", "memcpy");
 			fprintf(x->f, ",\"args\":{\"bytes\":%" PRIu64 ",\"src\":\"%s\",\"dst\":\"%s\"",
-				g->bytes, mem_name(g->src_kind), mem_name(g->dst_kind));
+				sh->bytes, mem_name(sh->src_kind), mem_name(sh->dst_kind));
 			break;
 		default:
 			put_str(x, "name", "memset");
 			put_str(x, "cat", "memset");
-			fprintf(x->f, ",\"args\":{\"bytes\":%" PRIu64, g->bytes);
+			fprintf(x->f, ",\"args\":{\"bytes\":%" PRIu64, sh->bytes);
 			break;
 		}
-		if (g->graph_id)
-			fprintf(x->f, ",\"graph\":%u", g->graph_id);
+		if (sh->graph_id)
+			fprintf(x->f, ",\"graph\":%u", sh->graph_id);
 		if (g->call != M_NO_CALL) {
 			fputs(",\"call\":", x->f);
 			{

@@ -172,15 +172,17 @@ struct thread_calls {
 
 static const char *op_name(const struct model *m, const struct m_gpu_op *g)
 {
+	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+
 	switch (g->kind) {
 	case MG_KERNEL:
-		return model_string(m, g->name, "<kernel>");
+		return model_string(m, sh->name, "<kernel>");
 	case MG_MEMCPY:
-		return g->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
-		       g->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
-		       g->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
-		       g->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
-							     "memcpy";
+		return sh->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
+							      "memcpy";
 	default:
 		return "memset";
 	}
@@ -611,9 +613,10 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			stats_union_add(&work, g->start, g->end);
 
 		if (g->kind == MG_KERNEL) {
+			const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 			int is_est;
-			double fill = stats_fill(m, g->name, g->blocks, g->block_threads,
-						 g->dyn_smem, device, &is_est);
+			double fill = stats_fill(m, sh->name, sh->blocks, sh->block_threads,
+						 sh->dyn_smem, device, &is_est);
 			uint64_t dur = g->end - g->start;
 
 			ds->lp_work += dur;
@@ -650,18 +653,21 @@ static void copies_evidence(struct dev_state *ds)
 	c->time_ns += ds->f->exposed_copy_ns;
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_gpu_shape *sh;
+		int is_pageable;
 
 		if (g->kind != MG_MEMCPY)
 			continue;
-		c->bytes += g->bytes;
-		if (g->src_kind == TRACE_GPU_MEM_PAGEABLE || g->dst_kind == TRACE_GPU_MEM_PAGEABLE)
-			c->pageable_bytes += g->bytes;
+		sh = model_gpu_shape(m, g);
+		is_pageable = sh->src_kind == TRACE_GPU_MEM_PAGEABLE ||
+			      sh->dst_kind == TRACE_GPU_MEM_PAGEABLE;
+		c->bytes += sh->bytes;
+		if (is_pageable)
+			c->pageable_bytes += sh->bytes;
 		/* Sites: the copies by direction and memory kind, with their time on the GPU. */
 		site_add(&ds->sites[CAUSE_MEMCPY], op_name(m, g),
-			 g->src_kind == TRACE_GPU_MEM_PAGEABLE || g->dst_kind == TRACE_GPU_MEM_PAGEABLE ?
-				 "pageable" :
-				 "pinned/device",
-			 g->end - g->start, (double)g->bytes);
+			 is_pageable ? "pageable" : "pinned/device", g->end - g->start,
+			 (double)sh->bytes);
 	}
 }
 

@@ -387,25 +387,71 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 
 /* ---- GPU operations ---- */
 
-static struct m_gpu_op *new_gpu(struct model *m, uint8_t kind, uint64_t start, uint64_t end)
+static uint16_t sat_u16(uint64_t v)
+{
+	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
+}
+
+static size_t shape_hash(const struct m_gpu_shape *s)
+{
+	uint64_t w[sizeof(*s) / 8], h = 0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	memcpy(w, s, sizeof(w));
+	for (i = 0; i < sizeof(w) / 8; i++) {
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (size_t)h;
+}
+
+uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s)
+{
+	size_t i, mask;
+
+	if (2 * (m->nr_gpu_shapes + 1) > m->nr_shape_slots) {	/* at most half full */
+		size_t n = m->nr_shape_slots ? 2 * m->nr_shape_slots : 256, j;
+
+		free(m->shape_slots);
+		m->shape_slots = xcalloc(n, sizeof(*m->shape_slots));
+		m->nr_shape_slots = n;
+		for (j = 0; j < m->nr_gpu_shapes; j++) {
+			for (i = shape_hash(&m->gpu_shapes[j]) & (n - 1); m->shape_slots[i];
+			     i = (i + 1) & (n - 1))
+				;
+			m->shape_slots[i] = (uint32_t)j + 1;
+		}
+	}
+	mask = m->nr_shape_slots - 1;
+	for (i = shape_hash(s) & mask; m->shape_slots[i]; i = (i + 1) & mask)
+		if (!memcmp(&m->gpu_shapes[m->shape_slots[i] - 1], s, sizeof(*s)))
+			return m->shape_slots[i] - 1;
+	XGROW(m->gpu_shapes, m->gpu_shapes_cap, m->nr_gpu_shapes + 1);
+	m->gpu_shapes[m->nr_gpu_shapes] = *s;
+	m->shape_slots[i] = (uint32_t)++m->nr_gpu_shapes;
+	return m->shape_slots[i] - 1;
+}
+
+/* A GPU operation of @shape (whose kind it takes). */
+static struct m_gpu_op *new_gpu(struct model *m, const struct m_gpu_shape *shape, uint64_t start,
+				uint64_t end, uint32_t corr, uint64_t device)
 {
 	struct m_gpu_op *g;
 
 	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
 	g = &m->gpu[m->nr_gpu++];
 	memset(g, 0, sizeof(*g));
-	g->kind = kind;
+	g->kind = shape->kind;
 	g->start = start;
 	g->end = end >= start ? end : start;
 	g->call = M_NO_CALL;
+	g->cupti_corr = corr;
+	g->device = sat_u16(device);
+	g->shape = model_gpu_shape_add(m, shape);
 	m->has_cupti = 1;
 	return g;
 }
 
-static uint16_t sat_u16(uint64_t v)
-{
-	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
-}
 
 static void add_meta_record(struct model *m, const struct trace_record *r)
 {
@@ -464,42 +510,45 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	}
 	case TRACE_REC_GPU_KERNEL: {
 		const struct trace_rec_gpu_kernel *k = p;
-		struct m_gpu_op *g = new_gpu(m, MG_KERNEL, k->start_ns, k->end_ns);
+		const struct m_gpu_shape sh = {
+			.blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2],
+			.name = k->name,
+			.dyn_smem = k->dyn_smem_bytes,
+			.stream = k->stream,
+			.graph_id = k->graph_id,
+			.block_threads = sat_u16((uint64_t)k->block[0] * k->block[1] * k->block[2]),
+			.kind = MG_KERNEL,
+		};
 
-		g->cupti_corr = k->cupti_corr;
-		g->device = sat_u16(k->device);
-		g->stream = k->stream;
-		g->graph_id = k->graph_id;
-		g->name = k->name;
-		g->blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
-		g->block_threads = sat_u16((uint64_t)k->block[0] * k->block[1] * k->block[2]);
-		g->dyn_smem = k->dyn_smem_bytes;
+		new_gpu(m, &sh, k->start_ns, k->end_ns, k->cupti_corr, k->device);
 		break;
 	}
 	case TRACE_REC_GPU_MEMCPY: {
 		const struct trace_rec_gpu_memcpy *c = p;
-		struct m_gpu_op *g = new_gpu(m, MG_MEMCPY, c->start_ns, c->end_ns);
+		const struct m_gpu_shape sh = {
+			.bytes = c->bytes,
+			.stream = c->stream,
+			.graph_id = c->graph_id,
+			.kind = MG_MEMCPY,
+			.copy_kind = c->copy_kind,
+			.src_kind = c->src_kind,
+			.dst_kind = c->dst_kind,
+		};
 
-		g->cupti_corr = c->cupti_corr;
-		g->device = sat_u16(c->device);
-		g->stream = c->stream;
-		g->graph_id = c->graph_id;
-		g->bytes = c->bytes;
-		g->copy_kind = c->copy_kind;
-		g->src_kind = c->src_kind;
-		g->dst_kind = c->dst_kind;
+		new_gpu(m, &sh, c->start_ns, c->end_ns, c->cupti_corr, c->device);
 		break;
 	}
 	case TRACE_REC_GPU_MEMSET: {
-		const struct trace_rec_gpu_memset *s = p;
-		struct m_gpu_op *g = new_gpu(m, MG_MEMSET, s->start_ns, s->end_ns);
+		const struct trace_rec_gpu_memset *ms = p;
+		const struct m_gpu_shape sh = {
+			.bytes = ms->bytes,
+			.stream = ms->stream,
+			.graph_id = ms->graph_id,
+			.kind = MG_MEMSET,
+			.dst_kind = ms->mem_kind,
+		};
 
-		g->cupti_corr = s->cupti_corr;
-		g->device = sat_u16(s->device);
-		g->stream = s->stream;
-		g->graph_id = s->graph_id;
-		g->bytes = s->bytes;
-		g->dst_kind = s->mem_kind;
+		new_gpu(m, &sh, ms->start_ns, ms->end_ns, ms->cupti_corr, ms->device);
 		break;
 	}
 	case TRACE_REC_GPU_INFO: {
@@ -1168,7 +1217,7 @@ static void join_gpu(struct model *m, int is_early)
 		} else {
 			m->gpu_unjoined++;
 		}
-		if (g->graph_id) {
+		if (model_gpu_shape(m, g)->graph_id) {
 			m->gpu_graph_ops++;
 			m->gpu_graph_ops_to_launch +=
 				call >= 0 && m->calls[call].kind == MC_GRAPH_LAUNCH;
@@ -1259,11 +1308,13 @@ static int cmp_order(const void *a, const void *b)
 /* What an operation and its call have in common: the kernel's name, a copy's or set's size. */
 #define ORDER_KEY(kind, v) ((uint64_t)(kind) << 56 | ((uint64_t)(v) & ((1ull << 56) - 1)))
 
-static int order_key_op(const struct m_gpu_op *g, uint64_t *key)
+static int order_key_op(const struct model *m, const struct m_gpu_op *g, uint64_t *key)
 {
-	if (g->call != M_NO_CALL || g->graph_id)
+	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+
+	if (g->call != M_NO_CALL || sh->graph_id)
 		return 0;
-	*key = ORDER_KEY(g->kind, g->kind == MG_KERNEL ? g->name : g->bytes);
+	*key = ORDER_KEY(g->kind, g->kind == MG_KERNEL ? sh->name : sh->bytes);
 	return 1;
 }
 
@@ -1306,7 +1357,7 @@ static void join_by_order(struct model *m)
 	uint64_t key;
 
 	for (i = 0; i < m->nr_gpu; i++)
-		if (order_key_op(&m->gpu[i], &key))
+		if (order_key_op(m, &m->gpu[i], &key))
 			ops[no++] = (struct order_item){ key, m->gpu[i].start, i };
 	if (!no)
 		goto out;
@@ -1495,6 +1546,8 @@ void model_free(struct model *m)
 	free(m->threads);
 	free(m->calls);
 	free(m->gpu);
+	free(m->gpu_shapes);
+	free(m->shape_slots);
 	free(m->notes);
 	free(m->api_joins);
 	free(m->corrs);

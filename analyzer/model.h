@@ -75,28 +75,39 @@ enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
 #define M_NO_CALL UINT32_MAX
 
 /*
- * One GPU operation from CUPTI: 56 bytes (a run holds millions). A kernel's block count shares
- * its bytes with a copy's or set's size: read each after checking kind.
+ * What GPU operations have in common, held once (model.gpu_shapes): a kernel's name and launch
+ * shape, a copy's or set's size and memory kinds, the stream and graph. A training step repeats
+ * a few hundred of them. A kernel's block count shares its bytes with a copy's or set's size:
+ * read each after checking kind.
  */
-struct m_gpu_op {
-	uint64_t start, end;
+struct m_gpu_shape {
 	union {
 		uint64_t blocks;	/* kernels: grid x*y*z */
 		uint64_t bytes;		/* copies, sets */
 	};
-	uint32_t call;			/* index into model.calls, M_NO_CALL when not joined */
-	uint32_t cupti_corr;
-	uint32_t stream;		/* CUPTI stream id */
-	uint32_t graph_id;
 	uint32_t name;			/* kernels: STRING id */
 	uint32_t dyn_smem;		/* kernels */
-	uint16_t device;		/* CUPTI device id; larger ones (no GPU has them) as 65535 */
+	uint32_t stream;		/* CUPTI stream id */
+	uint32_t graph_id;
 	uint16_t block_threads;		/* kernels; more than 65535 (no GPU runs them) as 65535 */
 	uint8_t kind;			/* enum m_gpu_kind */
 	uint8_t copy_kind;		/* CUpti_ActivityMemcpyKind */
 	uint8_t src_kind, dst_kind;	/* CUpti_ActivityMemoryKind (a set's memory: dst_kind) */
+	uint8_t pad_[2];		/* zero: shapes compare as bytes */
 };
-_Static_assert(sizeof(struct m_gpu_op) == 56, "the model's bulk: keep it small");
+_Static_assert(sizeof(struct m_gpu_shape) == 32, "no padding the compare would read");
+
+/* One GPU operation from CUPTI: 32 bytes (a run holds millions). */
+struct m_gpu_op {
+	uint64_t start, end;
+	uint32_t call;			/* index into model.calls, M_NO_CALL when not joined */
+	uint32_t cupti_corr;
+	uint32_t shape;			/* index into model.gpu_shapes */
+	uint16_t device;		/* CUPTI device id; larger ones (no GPU has them) as 65535 */
+	uint8_t kind;			/* enum m_gpu_kind (also the shape's) */
+	uint8_t pad_;
+};
+_Static_assert(sizeof(struct m_gpu_op) == 32, "the model's bulk: keep it small");
 
 struct m_api {
 	const char *name;		/* NULL: never defined */
@@ -208,6 +219,10 @@ struct model {
 	size_t nr_calls, calls_cap;
 	struct m_gpu_op *gpu;		/* sorted by start after model_finish */
 	size_t nr_gpu, gpu_cap;
+	struct m_gpu_shape *gpu_shapes;	/* distinct; gpu[].shape indexes them */
+	size_t nr_gpu_shapes, gpu_shapes_cap;
+	uint32_t *shape_slots;		/* while loading: a hash of gpu_shapes (index + 1) */
+	size_t nr_shape_slots;
 	struct m_note *notes;
 	size_t nr_notes, notes_cap;
 	struct m_api_join *api_joins;	/* the join's inputs: freed once it is done */
@@ -296,6 +311,18 @@ uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_th
  */
 size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, size_t hint,
 			 uint64_t t, int by_end);
+
+/*
+ * model_gpu_shape_add - the index of @s in m->gpu_shapes, added when new (its padding must be
+ * zero). model_gpu_shape - an operation's shape.
+ */
+uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s);
+
+static inline const struct m_gpu_shape *model_gpu_shape(const struct model *m,
+							const struct m_gpu_op *g)
+{
+	return &m->gpu_shapes[g->shape];
+}
 
 /* A call's TRACE_CORR_ID (trace_format.h), 0 when it has none. */
 uint64_t model_call_corr(const struct model *m, const struct m_call *c);

@@ -357,6 +357,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_gpu_shape *sh;
 		struct s_kernel *k;
 		size_t ki;
 		int is_est;
@@ -364,7 +365,8 @@ static void compute_kernels(struct stats *s, const struct model *m)
 
 		if (g->kind != MG_KERNEL)
 			continue;
-		k = KERNEL_SLOT(g->name);
+		sh = model_gpu_shape(m, g);
+		k = KERNEL_SLOT(sh->name);
 		ki = (size_t)(k - s->kernels);
 		if (aux_cap < cap) {
 			size_t old = aux_cap;
@@ -385,11 +387,11 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		}
 		k->gpu_count++;
 		k->gpu_total_ns += g->end - g->start;
-		k->from_graphs += g->graph_id != 0;
+		k->from_graphs += sh->graph_id != 0;
 		XGROW(durs[ki].v, durs[ki].cap, durs[ki].n + 1);
 		durs[ki].v[durs[ki].n++] = g->end - g->start;
-		f = stats_fill(m, g->name, g->blocks, g->block_threads, g->dyn_smem, (int)g->device,
-			       &is_est);
+		f = stats_fill(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
+			       (int)g->device, &is_est);
 		if (f >= 0) {
 			fill_sum[ki] += f * (double)(g->end - g->start);
 			fill_w[ki] += (double)(g->end - g->start);
@@ -628,6 +630,7 @@ static void compute_gpu(struct stats *s, const struct model *m)
 	g->unjoined = m->gpu_unjoined;
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *op = &m->gpu[i];
+		const struct m_gpu_shape *sh;
 		struct s_gpu_device *d = NULL;
 		size_t j;
 		int is_est;
@@ -653,7 +656,8 @@ static void compute_gpu(struct stats *s, const struct model *m)
 		switch (op->kind) {
 		case MG_KERNEL:
 			g->nr_kernels++;
-			f = stats_fill(m, op->name, op->blocks, op->block_threads, op->dyn_smem,
+			sh = model_gpu_shape(m, op);
+			f = stats_fill(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
 				       (int)op->device, &is_est);
 			if (f >= 0)
 				d->fill_ns += f * (double)(op->end - op->start);

@@ -71,6 +71,13 @@ static int64_t call(struct model *m, uint8_t kind, uint16_t api, uint64_t t0, ui
 	return (int64_t)m->nr_calls++;
 }
 
+/* Give @g the shape @sh (its kind the operation's). */
+static void gpu_shape(struct model *m, struct m_gpu_op *g, struct m_gpu_shape sh)
+{
+	sh.kind = g->kind;
+	g->shape = model_gpu_shape_add(m, &sh);
+}
+
 static struct m_gpu_op *op(struct model *m, uint8_t kind, uint64_t start, uint64_t end,
 			   int64_t from)
 {
@@ -83,9 +90,8 @@ static struct m_gpu_op *op(struct model *m, uint8_t kind, uint64_t start, uint64
 	g->start = start;
 	g->end = end;
 	g->call = from;
-	g->name = 1;
-	g->blocks = 1000;		/* far more than fills the GPU */
-	g->block_threads = 256;
+	/* far more blocks than fill the GPU */
+	gpu_shape(m, g, (struct m_gpu_shape){ .name = 1, .blocks = 1000, .block_threads = 256 });
 	return g;
 }
 
@@ -100,6 +106,8 @@ static void done(struct model *m, struct stats *s)
 	stats_free(s);
 	free(m->calls);
 	free(m->gpu);
+	free(m->gpu_shapes);
+	free(m->shape_slots);
 }
 
 #define US 1000ull
@@ -337,9 +345,8 @@ static void test_memcpy_and_alloc(void)
 	base(&m);
 	op(&m, MG_KERNEL, 0, 10 * US, call(&m, MC_LAUNCH, 1, 0, 2 * US));
 	g = op(&m, MG_MEMCPY, 10 * US, 110 * US, call(&m, MC_COPY, 3, 5 * US, 120 * US));
-	g->bytes = 1 << 20;
-	g->src_kind = TRACE_GPU_MEM_PAGEABLE;
-	g->copy_kind = TRACE_GPU_COPY_HTOD;
+	gpu_shape(&m, g, (struct m_gpu_shape){ .bytes = 1 << 20, .src_kind = TRACE_GPU_MEM_PAGEABLE,
+					       .copy_kind = TRACE_GPU_COPY_HTOD });
 	/* Host in a blocking copy, then an allocation, then the launch. */
 	call(&m, MC_MEM, 4, 120 * US, 160 * US);
 	op(&m, MG_KERNEL, 170 * US, 210 * US, call(&m, MC_LAUNCH, 1, 160 * US, 165 * US));
@@ -364,8 +371,7 @@ static void test_startup(void)
 
 	base(&m);
 	g = op(&m, MG_MEMCPY, 0, 100 * US, call(&m, MC_COPY, 3, 0, 110 * US));
-	g->bytes = 1 << 20;
-	g->copy_kind = TRACE_GPU_COPY_HTOD;
+	gpu_shape(&m, g, (struct m_gpu_shape){ .bytes = 1 << 20, .copy_kind = TRACE_GPU_COPY_HTOD });
 	op(&m, MG_KERNEL, 1000000 * US, 1000100 * US,
 	   call(&m, MC_LAUNCH, 1, 999990 * US, 999995 * US));
 	op(&m, MG_KERNEL, 1000100 * US, 1000200 * US,
@@ -388,6 +394,7 @@ static void test_low_parallelism_and_memory(void)
 	struct stats s;
 	struct findings f;
 	struct m_call *c;
+	struct m_gpu_op *g;
 	int64_t i;
 
 	base(&m);
@@ -398,8 +405,8 @@ static void test_low_parallelism_and_memory(void)
 	c->addr = 0x1000;
 	c->bytes = 950;			/* 95 % of the device */
 	/* 8 blocks where 32 fill the GPU: a quarter of the SMs for 100 us. */
-	op(&m, MG_KERNEL, 10 * US, 110 * US, call(&m, MC_LAUNCH, 1, 2, 3))->name = 2;
-	m.gpu[0].blocks = 8;
+	g = op(&m, MG_KERNEL, 10 * US, 110 * US, call(&m, MC_LAUNCH, 1, 2, 3));
+	gpu_shape(&m, g, (struct m_gpu_shape){ .name = 2, .blocks = 8, .block_threads = 256 });
 	run(&m, &s, &f);
 	CHECK_EQ(f.causes[CAUSE_LOW_PARALLELISM].time_ns, 75 * US);
 	CHECK_EQ((long long)f.causes[CAUSE_LOW_PARALLELISM].value, 25);
@@ -482,8 +489,7 @@ static void test_counters(void)
 	m.nr_pm_configs = 1;
 	op(&m, MG_KERNEL, 0, 12000 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
 	g = op(&m, MG_KERNEL, 12500 * US, 20000 * US, call(&m, MC_LAUNCH, 1, 6 * US, 10 * US));
-	g->name = 2;
-	g->blocks = 1000;
+	gpu_shape(&m, g, (struct m_gpu_shape){ .name = 2, .blocks = 1000, .block_threads = 256 });
 	for (t = 0; t < 20000 * US; t += 1000 * US) {
 		if (t < 12000 * US)
 			pm_sample(&m, t, t + 1000 * US, 90, 80, 10, 0);

@@ -40,6 +40,13 @@ static struct m_call *add_mem(struct model *m, uint64_t t, uint8_t kind, uint8_t
 	return c;
 }
 
+/* Give @g the shape @sh (its kind the operation's). */
+static void gpu_shape(struct model *m, struct m_gpu_op *g, struct m_gpu_shape sh)
+{
+	sh.kind = g->kind;
+	g->shape = model_gpu_shape_add(m, &sh);
+}
+
 static struct m_gpu_op *add_gpu(struct model *m, uint8_t kind, uint64_t start, uint64_t end)
 {
 	struct m_gpu_op *g;
@@ -51,6 +58,7 @@ static struct m_gpu_op *add_gpu(struct model *m, uint8_t kind, uint64_t start, u
 	g->start = start;
 	g->end = end;
 	g->call = -1;
+	gpu_shape(m, g, (struct m_gpu_shape){ 0 });
 	return g;
 }
 
@@ -81,6 +89,8 @@ static void free_base(struct model *m)
 {
 	free(m->calls);
 	free(m->gpu);
+	free(m->gpu_shapes);
+	free(m->shape_slots);
 	free(m->occ);
 }
 
@@ -209,13 +219,9 @@ static void test_fill(void)
 
 	add_call(&m, MC_OTHER, 0, 1);
 	g = add_gpu(&m, MG_KERNEL, 0, 100);
-	g->name = 1;
-	g->blocks = 16;
-	g->block_threads = 256;
+	gpu_shape(&m, g, (struct m_gpu_shape){ .name = 1, .blocks = 16, .block_threads = 256 });
 	g = add_gpu(&m, MG_KERNEL, 100, 200);
-	g->name = 1;
-	g->blocks = 64;
-	g->block_threads = 256;
+	gpu_shape(&m, g, (struct m_gpu_shape){ .name = 1, .blocks = 64, .block_threads = 256 });
 	stats_compute(&s, &m);
 	CHECK_EQ(s.nr_kernels, 1);
 	CHECK_STR(s.kernels[0].name, "kernel_a");
