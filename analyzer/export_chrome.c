@@ -177,14 +177,13 @@ static void host_calls(struct export_ctx *x, int pid, const struct model *m)
 		fputs(",\"args\":{", x->f);
 		fprintf(x->f, "\"result\":%u", c->result);
 		if (c->kind == MC_LAUNCH) {
-			fputs(",\"kernel\":", x->f);
-			{
-				const char *k = model_func_name(m, c->func);
+			const struct m_launch_shape *l = model_launch(m, c);
+			const char *k = model_func_name(m, l->func);
 
-				json_escape(x->f, k, strlen(k));
-			}
-			fprintf(x->f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", c->grid[0],
-				c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2]);
+			fputs(",\"kernel\":", x->f);
+			json_escape(x->f, k, strlen(k));
+			fprintf(x->f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", l->grid[0],
+				l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2]);
 		}
 		if (c->kind == MC_COPY || c->kind == MC_SET || c->kind == MC_MEM)
 			fprintf(x->f, ",\"bytes\":%" PRIu64, c->bytes);

@@ -324,23 +324,24 @@ static void find_first_loads(struct dev_state *ds)
 	for (i = 0; i < m->nr_calls; i++) {
 		const struct m_call *c = &m->calls[i];
 		uint64_t b = (c->t1 - c->t0) / LAUNCH_HIST_NS;
+		uint32_t func;
 
-		if (c->kind != MC_LAUNCH || !c->func)
+		if (c->kind != MC_LAUNCH || !(func = model_launch(m, c)->func))
 			continue;
 		hist[b < LAUNCH_HIST_N ? b : LAUNCH_HIST_N - 1]++;
 		n++;
-		if (c->func == last_func)
+		if (func == last_func)
 			continue;	/* loops launch the same kernel again and again */
-		last_func = c->func;
-		if (c->func < m->nr_funcs) {
-			if (first[c->func] == SIZE_MAX)
-				first[c->func] = i;
+		last_func = func;
+		if (func < m->nr_funcs) {
+			if (first[func] == SIZE_MAX)
+				first[func] = i;
 			continue;
 		}
-		HASH_FIND(hh, firsts, &c->func, sizeof(c->func), e);
+		HASH_FIND(hh, firsts, &func, sizeof(func), e);
 		if (!e) {
 			e = xcalloc(1, sizeof(*e));
-			e->func = c->func;
+			e->func = func;
 			e->call = i;
 			HASH_ADD(hh, firsts, func, sizeof(e->func), e);
 		}

@@ -281,12 +281,12 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 	switch (r->type) {
 	case TRACE_REC_LAUNCH: {
 		const struct trace_rec_launch *l = p;
+		struct m_launch_shape sh = { .dyn_smem = l->dyn_smem_bytes, .func = l->func };
 
+		memcpy(sh.grid, l->grid, sizeof(sh.grid));
+		memcpy(sh.block, l->block, sizeof(sh.block));
 		e = new_call(m, r, &l->call, MC_LAUNCH);
-		e->func = l->func;
-		memcpy(e->grid, l->grid, sizeof(e->grid));
-		memcpy(e->block, l->block, sizeof(e->block));
-		e->dyn_smem = l->dyn_smem_bytes;
+		e->launch = model_launch_shape_add(m, &sh);
 		break;
 	}
 	case TRACE_REC_GRAPH_LAUNCH: {
@@ -392,44 +392,62 @@ static uint16_t sat_u16(uint64_t v)
 	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
 }
 
-static size_t shape_hash(const struct m_gpu_shape *s)
+static size_t shape_hash(const void *item, size_t size)
 {
-	uint64_t w[sizeof(*s) / 8], h = 0x9e3779b97f4a7c15ull;
+	uint32_t w[8];
+	uint64_t h = 0x9e3779b97f4a7c15ull;
 	size_t i;
 
-	memcpy(w, s, sizeof(w));
-	for (i = 0; i < sizeof(w) / 8; i++) {
+	memcpy(w, item, size);
+	for (i = 0; i < size / 4; i++) {
 		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
 	return (size_t)h;
 }
 
-uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s)
+/*
+ * The index of @item (@size bytes, a multiple of 4 up to 32) in the array *@v of distinct
+ * items, appended when new; *@slots is a hash of them (index + 1), at most half full.
+ */
+static uint32_t intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots,
+		       const void *item, size_t size)
 {
 	size_t i, mask;
 
-	if (2 * (m->nr_gpu_shapes + 1) > m->nr_shape_slots) {	/* at most half full */
-		size_t n = m->nr_shape_slots ? 2 * m->nr_shape_slots : 256, j;
+	if (2 * (*n + 1) > *nr_slots) {
+		size_t ns = *nr_slots ? 2 * *nr_slots : 256, j;
 
-		free(m->shape_slots);
-		m->shape_slots = xcalloc(n, sizeof(*m->shape_slots));
-		m->nr_shape_slots = n;
-		for (j = 0; j < m->nr_gpu_shapes; j++) {
-			for (i = shape_hash(&m->gpu_shapes[j]) & (n - 1); m->shape_slots[i];
-			     i = (i + 1) & (n - 1))
+		free(*slots);
+		*slots = xcalloc(ns, sizeof(**slots));
+		*nr_slots = ns;
+		for (j = 0; j < *n; j++) {
+			for (i = shape_hash((char *)*v + j * size, size) & (ns - 1); (*slots)[i];
+			     i = (i + 1) & (ns - 1))
 				;
-			m->shape_slots[i] = (uint32_t)j + 1;
+			(*slots)[i] = (uint32_t)j + 1;
 		}
 	}
-	mask = m->nr_shape_slots - 1;
-	for (i = shape_hash(s) & mask; m->shape_slots[i]; i = (i + 1) & mask)
-		if (!memcmp(&m->gpu_shapes[m->shape_slots[i] - 1], s, sizeof(*s)))
-			return m->shape_slots[i] - 1;
-	XGROW(m->gpu_shapes, m->gpu_shapes_cap, m->nr_gpu_shapes + 1);
-	m->gpu_shapes[m->nr_gpu_shapes] = *s;
-	m->shape_slots[i] = (uint32_t)++m->nr_gpu_shapes;
-	return m->shape_slots[i] - 1;
+	mask = *nr_slots - 1;
+	for (i = shape_hash(item, size) & mask; (*slots)[i]; i = (i + 1) & mask)
+		if (!memcmp((char *)*v + ((*slots)[i] - 1) * size, item, size))
+			return (*slots)[i] - 1;
+	xgrow(v, cap, *n + 1, size);
+	memcpy((char *)*v + *n * size, item, size);
+	(*slots)[i] = (uint32_t)++*n;
+	return (*slots)[i] - 1;
+}
+
+uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s)
+{
+	return intern((void **)&m->gpu_shapes, &m->nr_gpu_shapes, &m->gpu_shapes_cap,
+		      &m->gpu_shape_slots, &m->nr_gpu_shape_slots, s, sizeof(*s));
+}
+
+uint32_t model_launch_shape_add(struct model *m, const struct m_launch_shape *s)
+{
+	return intern((void **)&m->launch_shapes, &m->nr_launch_shapes, &m->launch_shapes_cap,
+		      &m->launch_shape_slots, &m->nr_launch_shape_slots, s, sizeof(*s));
 }
 
 /* A GPU operation of @shape (whose kind it takes). */
@@ -1326,9 +1344,9 @@ static int order_key_call(const struct model *m, const struct host_span *spans, 
 		return 0;
 	switch (c->kind) {
 	case MC_LAUNCH:
-		if (c->func >= m->nr_funcs)
+		if (model_launch(m, c)->func >= m->nr_funcs)
 			return 0;
-		*key = ORDER_KEY(MG_KERNEL, m->funcs[c->func].name);
+		*key = ORDER_KEY(MG_KERNEL, m->funcs[model_launch(m, c)->func].name);
 		return 1;
 	case MC_COPY:
 		*key = ORDER_KEY(MG_MEMCPY, c->bytes);
@@ -1547,7 +1565,9 @@ void model_free(struct model *m)
 	free(m->calls);
 	free(m->gpu);
 	free(m->gpu_shapes);
-	free(m->shape_slots);
+	free(m->gpu_shape_slots);
+	free(m->launch_shapes);
+	free(m->launch_shape_slots);
 	free(m->notes);
 	free(m->api_joins);
 	free(m->corrs);

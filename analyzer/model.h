@@ -37,21 +37,25 @@ enum m_call_flags {
 	MCF_HAS_GPU = 1u << 4,		/* GPU operations are joined to this call */
 };
 
+/* What launches have in common, held once (model.launch_shapes): the kernel and its shape. */
+struct m_launch_shape {
+	uint32_t grid[3];
+	uint16_t block[3];
+	uint16_t pad_;			/* zero: shapes compare as bytes */
+	uint32_t dyn_smem;
+	uint32_t func;			/* FUNC id */
+};
+_Static_assert(sizeof(struct m_launch_shape) == 28, "no padding the compare would read");
+
 /*
- * One intercepted call: 64 bytes (a run holds millions). Launch-only fields share
- * their bytes with the fields of every other kind: read them only after checking kind.
- * What no analysis reads (the stream handle) stays in the trace (`gpushim dump`).
+ * One intercepted call: 56 bytes (a run holds millions). A launch's shape index shares its
+ * bytes with the fields of every other kind: read them only after checking kind. What no
+ * analysis reads (the stream handle) stays in the trace (`gpushim dump`).
  */
 struct m_call {
 	uint64_t t0, t1;		/* CLOCK_MONOTONIC ns: hook entry, real call returned */
 	union {
-		struct {		/* kind MC_LAUNCH */
-			uint32_t grid[3];
-			uint16_t block[3];
-			uint16_t launch_pad_;
-			uint32_t dyn_smem;
-			uint32_t func;		/* FUNC id */
-		};
+		uint32_t launch;	/* kind MC_LAUNCH: index into model.launch_shapes */
 		struct {		/* every other kind */
 			uint64_t bytes;		/* copies, sets, allocations */
 			uint64_t addr;		/* allocation; sync target; copy dst */
@@ -67,7 +71,7 @@ struct m_call {
 	uint8_t kind;			/* enum m_call_kind */
 	uint8_t flags;			/* enum m_call_flags */
 };
-_Static_assert(sizeof(struct m_call) == 64, "the model's bulk: keep it small");
+_Static_assert(sizeof(struct m_call) == 56, "the model's bulk: keep it small");
 
 enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
 
@@ -221,8 +225,12 @@ struct model {
 	size_t nr_gpu, gpu_cap;
 	struct m_gpu_shape *gpu_shapes;	/* distinct; gpu[].shape indexes them */
 	size_t nr_gpu_shapes, gpu_shapes_cap;
-	uint32_t *shape_slots;		/* while loading: a hash of gpu_shapes (index + 1) */
-	size_t nr_shape_slots;
+	uint32_t *gpu_shape_slots;	/* a hash of gpu_shapes (index + 1) */
+	size_t nr_gpu_shape_slots;
+	struct m_launch_shape *launch_shapes;	/* distinct; calls[].launch indexes them */
+	size_t nr_launch_shapes, launch_shapes_cap;
+	uint32_t *launch_shape_slots;
+	size_t nr_launch_shape_slots;
 	struct m_note *notes;
 	size_t nr_notes, notes_cap;
 	struct m_api_join *api_joins;	/* the join's inputs: freed once it is done */
@@ -313,10 +321,12 @@ size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, s
 			 uint64_t t, int by_end);
 
 /*
- * model_gpu_shape_add - the index of @s in m->gpu_shapes, added when new (its padding must be
- * zero). model_gpu_shape - an operation's shape.
+ * model_gpu_shape_add, model_launch_shape_add - the index of @s in m->gpu_shapes or
+ * m->launch_shapes, added when new (its padding must be zero). model_gpu_shape - an
+ * operation's shape; model_launch - a launch call's (kind MC_LAUNCH).
  */
 uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s);
+uint32_t model_launch_shape_add(struct model *m, const struct m_launch_shape *s);
 
 static inline const struct m_gpu_shape *model_gpu_shape(const struct model *m,
 							const struct m_gpu_op *g)
@@ -324,13 +334,19 @@ static inline const struct m_gpu_shape *model_gpu_shape(const struct model *m,
 	return &m->gpu_shapes[g->shape];
 }
 
+static inline const struct m_launch_shape *model_launch(const struct model *m,
+							const struct m_call *c)
+{
+	return &m->launch_shapes[c->launch];
+}
+
 /* A call's TRACE_CORR_ID (trace_format.h), 0 when it has none. */
 uint64_t model_call_corr(const struct model *m, const struct m_call *c);
 
 /* Blocks of a launch's grid (x*y*z). */
-static inline uint64_t model_call_blocks(const struct m_call *c)
+static inline uint64_t model_launch_blocks(const struct m_launch_shape *l)
 {
-	return (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
+	return (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
 }
 
 /* The device record of ordinal @dev, or NULL. */

@@ -322,31 +322,33 @@ static void compute_kernels(struct stats *s, const struct model *m)
 
 	for (i = 0; i < m->nr_calls; i++) {
 		const struct m_call *c = &m->calls[i];
+		const struct m_launch_shape *l;
 		uint32_t name;
 		struct s_kernel *k;
 
 		if (c->kind != MC_LAUNCH)
 			continue;
-		name = c->func < m->nr_funcs ? m->funcs[c->func].name : 0;
+		l = model_launch(m, c);
+		name = l->func < m->nr_funcs ? m->funcs[l->func].name : 0;
 		k = KERNEL_SLOT(name);
 		if (!k->launches) {
-			memcpy(k->grid_first, c->grid, sizeof(k->grid_first));
-			k->block_first[0] = c->block[0];
-			k->block_first[1] = c->block[1];
-			k->block_first[2] = c->block[2];
+			memcpy(k->grid_first, l->grid, sizeof(k->grid_first));
+			k->block_first[0] = l->block[0];
+			k->block_first[1] = l->block[1];
+			k->block_first[2] = l->block[2];
 		}
 		k->launches++;
 		k->launch_errors += (c->flags & MCF_ERROR) != 0;
 		k->captured += (c->flags & MCF_CAPTURING) != 0;
-		k->blocks_total += model_call_blocks(c);
+		k->blocks_total += model_launch_blocks(l);
 		k->launch_host_ns += c->t1 - c->t0;
 
 		/* Its launch shapes. Loops launch the same kernel and shape again and again. */
 		key.kernel = (uint32_t)(k - s->kernels);
-		memcpy(key.shape.grid, c->grid, sizeof(c->grid));
-		key.shape.block[0] = c->block[0];
-		key.shape.block[1] = c->block[1];
-		key.shape.block[2] = c->block[2];
+		memcpy(key.shape.grid, l->grid, sizeof(l->grid));
+		key.shape.block[0] = l->block[0];
+		key.shape.block[1] = l->block[1];
+		key.shape.block[2] = l->block[2];
 		if (has_last && !memcmp(&key, &last, sizeof(key)))
 			continue;
 		last = key;

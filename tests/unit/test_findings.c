@@ -68,6 +68,8 @@ static int64_t call(struct model *m, uint8_t kind, uint16_t api, uint64_t t0, ui
 		c->sub = TRACE_SYNC_STREAM;
 	if (kind == MC_COPY)
 		c->sub = TRACE_COPY_H2D;
+	if (kind == MC_LAUNCH)
+		c->launch = model_launch_shape_add(m, &(struct m_launch_shape){ 0 });
 	return (int64_t)m->nr_calls++;
 }
 
@@ -107,7 +109,9 @@ static void done(struct model *m, struct stats *s)
 	free(m->calls);
 	free(m->gpu);
 	free(m->gpu_shapes);
-	free(m->shape_slots);
+	free(m->gpu_shape_slots);
+	free(m->launch_shapes);
+	free(m->launch_shape_slots);
 }
 
 #define US 1000ull
@@ -265,7 +269,7 @@ static int64_t launch(struct model *m, uint32_t func, uint64_t t0, uint64_t t1)
 {
 	int64_t i = call(m, MC_LAUNCH, 1, t0, t1);
 
-	m->calls[i].func = func;
+	m->calls[i].launch = model_launch_shape_add(m, &(struct m_launch_shape){ .func = func });
 	return i;
 }
 

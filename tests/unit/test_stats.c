@@ -25,6 +25,8 @@ static struct m_call *add_call(struct model *m, uint8_t kind, uint64_t t0, uint6
 	c->t1 = t1;
 	c->api = 1;
 	c->device = 0;
+	if (kind == MC_LAUNCH)
+		c->launch = model_launch_shape_add(m, &(struct m_launch_shape){ 0 });
 	return c;
 }
 
@@ -90,7 +92,9 @@ static void free_base(struct model *m)
 	free(m->calls);
 	free(m->gpu);
 	free(m->gpu_shapes);
-	free(m->shape_slots);
+	free(m->gpu_shape_slots);
+	free(m->launch_shapes);
+	free(m->launch_shape_slots);
 	free(m->occ);
 }
 
