@@ -245,8 +245,7 @@ static void gpu_ops(struct export_ctx *x, int pid, const struct model *m)
 		switch (g->kind) {
 		case MG_KERNEL: {
 			int is_est;
-			double fill = stats_fill(m, sh->name, sh->blocks, sh->block_threads,
-						 sh->dyn_smem, (int)g->device, &is_est);
+			double fill = stats_fill_op(m, g, &is_est);
 
 			put_str(x, "name", model_string(m, sh->name, "<kernel>"));
 			put_str(x, "cat", "kernel");

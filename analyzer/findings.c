@@ -614,10 +614,8 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			stats_union_add(&work, g->start, g->end);
 
 		if (g->kind == MG_KERNEL) {
-			const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 			int is_est;
-			double fill = stats_fill(m, sh->name, sh->blocks, sh->block_threads,
-						 sh->dyn_smem, device, &is_est);
+			double fill = stats_fill_op(m, g, &is_est);
 			uint64_t dur = g->end - g->start;
 
 			ds->lp_work += dur;

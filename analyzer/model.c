@@ -392,7 +392,8 @@ static uint16_t sat_u16(uint64_t v)
 	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
 }
 
-static size_t shape_hash(const void *item, size_t size)
+/* Inlined into each caller: a constant @size unrolls the loop and the compare. */
+static inline __attribute__((always_inline)) size_t shape_hash(const void *item, size_t size)
 {
 	uint32_t w[8];
 	uint64_t h = 0x9e3779b97f4a7c15ull;
@@ -410,8 +411,9 @@ static size_t shape_hash(const void *item, size_t size)
  * The index of @item (@size bytes, a multiple of 4 up to 32) in the array *@v of distinct
  * items, appended when new; *@slots is a hash of them (index + 1), at most half full.
  */
-static uint32_t intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots,
-		       const void *item, size_t size)
+static inline __attribute__((always_inline)) uint32_t
+intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots, const void *item,
+       size_t size)
 {
 	size_t i, mask;
 
@@ -1435,6 +1437,10 @@ static void model_finish(struct model *m, int is_early)
 {
 	size_t i;
 
+	m->fill_memo = xmalloc((m->nr_gpu_shapes + 1) * sizeof(*m->fill_memo));
+	for (i = 0; i < m->nr_gpu_shapes; i++)
+		m->fill_memo[i].device = -1;
+
 	for (i = 0; i < m->nr_occ; i++)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
@@ -1472,7 +1478,6 @@ static int load_records(struct model *m, struct trace_reader *rd, struct early_j
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	m->fill_memo = xcalloc(M_FILL_MEMO, sizeof(*m->fill_memo));
 	m->path = xstrdup(rd->path);
 	m->host = xstrdup(rd->host);
 	m->cmdline = xstrdup(rd->cmdline);

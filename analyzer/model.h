@@ -129,15 +129,11 @@ struct m_func {
 	uint32_t have;
 };
 
-/* A direct-mapped cache of stats_fill (answers from a loaded model): a kernel execution's shape
- * and device, asked up to three times per GPU operation (statistics, findings, export). */
-#define M_FILL_MEMO 1024
-
+/* stats_fill_op's answer for a GPU shape (asked up to three times an operation: statistics,
+ * findings, export), kept for the device last asked. */
 struct m_fill_memo {
-	uint64_t blocks;
-	uint32_t name, block_threads, dyn_smem;
-	int32_t device;
-	double fill;			/* the answer; valid when name != 0 */
+	double fill;
+	int32_t device;			/* the device the answer is for; -1 none yet */
 	int is_estimate;
 };
 
@@ -214,7 +210,7 @@ struct model {
 	size_t nr_devices;
 	struct m_occupancy *occ;
 	size_t nr_occ, occ_cap;
-	struct m_fill_memo *fill_memo;	/* stats_fill's recent answers (NULL: none kept) */
+	struct m_fill_memo *fill_memo;	/* by GPU shape, after loading (NULL: none kept) */
 	struct m_thread *threads;
 	size_t nr_threads, threads_cap;
 

@@ -53,22 +53,22 @@ static double fill_of(const struct model *m, uint32_t name, uint64_t blocks,
 double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_t block_threads,
 		  uint32_t dyn_smem, int device, int *is_estimate)
 {
+	return fill_of(m, name, blocks, block_threads, dyn_smem, device, is_estimate);
+}
+
+double stats_fill_op(const struct model *m, const struct m_gpu_op *g, int *is_estimate)
+{
+	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 	struct m_fill_memo *e;
 
-	if (!m->fill_memo || !name)
-		return fill_of(m, name, blocks, block_threads, dyn_smem, device, is_estimate);
-	e = &m->fill_memo[(name * 0x9e3779b1u ^ block_threads * 0x85ebca6bu ^ dyn_smem ^
-			   (uint32_t)blocks * 0xc2b2ae35u ^ (uint32_t)device) %
-			  M_FILL_MEMO];
-	if (e->name != name || e->blocks != blocks || e->block_threads != block_threads ||
-	    e->dyn_smem != dyn_smem || e->device != device) {
-		e->fill = fill_of(m, name, blocks, block_threads, dyn_smem, device,
-				  &e->is_estimate);
-		e->name = name;
-		e->blocks = blocks;
-		e->block_threads = block_threads;
-		e->dyn_smem = dyn_smem;
-		e->device = device;
+	if (!m->fill_memo)
+		return fill_of(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
+			       (int)g->device, is_estimate);
+	e = &m->fill_memo[g->shape];
+	if (e->device != (int)g->device) {
+		e->fill = fill_of(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
+				  (int)g->device, &e->is_estimate);
+		e->device = (int)g->device;
 	}
 	*is_estimate = e->is_estimate;
 	return e->fill;
@@ -292,9 +292,8 @@ static void compute_kernels(struct stats *s, const struct model *m)
 	struct durs *durs = NULL;
 	double *fill_sum = NULL, *fill_w = NULL, *pm_sum = NULL, *pm_w = NULL;
 	size_t pm_hint = 0;		/* counters_accumulate's search, kernels in start order */
-	struct shape_id key, last;
+	struct shape_id key;
 	struct shape_set shapes = { NULL, NULL, 0, 0 };
-	int has_last = 0;
 	size_t i, n = 0, cap = 0, aux_cap = 0;
 	int j;
 
@@ -302,7 +301,6 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		slot[i] = -1;
 	s->kernels = NULL;
 	memset(&key, 0, sizeof(key));	/* no padding, but memcmp reads all of it */
-	memset(&last, 0, sizeof(last));
 
 #define KERNEL_SLOT(key_id)                                                                        \
 	({                                                                                         \
@@ -342,17 +340,21 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		k->captured += (c->flags & MCF_CAPTURING) != 0;
 		k->blocks_total += model_launch_blocks(l);
 		k->launch_host_ns += c->t1 - c->t0;
+	}
+	/* Each kernel's launch shapes: the model's distinct launches, by grid and block. */
+	for (i = 0; i < m->nr_launch_shapes; i++) {
+		const struct m_launch_shape *l = &m->launch_shapes[i];
+		uint32_t name = l->func < m->nr_funcs ? m->funcs[l->func].name : 0;
+		struct s_kernel *k;
 
-		/* Its launch shapes. Loops launch the same kernel and shape again and again. */
+		if (slot[name < nr_ids ? name : 0] < 0)
+			continue;	/* no launch call has it */
+		k = KERNEL_SLOT(name);
 		key.kernel = (uint32_t)(k - s->kernels);
 		memcpy(key.shape.grid, l->grid, sizeof(l->grid));
 		key.shape.block[0] = l->block[0];
 		key.shape.block[1] = l->block[1];
 		key.shape.block[2] = l->block[2];
-		if (has_last && !memcmp(&key, &last, sizeof(key)))
-			continue;
-		last = key;
-		has_last = 1;
 		if (shape_set_add(&shapes, &key) && k->nr_shapes < 255)
 			k->nr_shapes++;
 	}
@@ -392,8 +394,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 		k->from_graphs += sh->graph_id != 0;
 		XGROW(durs[ki].v, durs[ki].cap, durs[ki].n + 1);
 		durs[ki].v[durs[ki].n++] = g->end - g->start;
-		f = stats_fill(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
-			       (int)g->device, &is_est);
+		f = stats_fill_op(m, g, &is_est);
 		if (f >= 0) {
 			fill_sum[ki] += f * (double)(g->end - g->start);
 			fill_w[ki] += (double)(g->end - g->start);
@@ -632,7 +633,6 @@ static void compute_gpu(struct stats *s, const struct model *m)
 	g->unjoined = m->gpu_unjoined;
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *op = &m->gpu[i];
-		const struct m_gpu_shape *sh;
 		struct s_gpu_device *d = NULL;
 		size_t j;
 		int is_est;
@@ -658,9 +658,7 @@ static void compute_gpu(struct stats *s, const struct model *m)
 		switch (op->kind) {
 		case MG_KERNEL:
 			g->nr_kernels++;
-			sh = model_gpu_shape(m, op);
-			f = stats_fill(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
-				       (int)op->device, &is_est);
+			f = stats_fill_op(m, op, &is_est);
 			if (f >= 0)
 				d->fill_ns += f * (double)(op->end - op->start);
 			break;

@@ -173,8 +173,10 @@ static inline void stats_union_add(struct stats_union *u, uint64_t start, uint64
 }
 
 /* SM fill of one kernel execution in [0,1]; -1 when the device is unknown. Sets *is_estimate
- * when the occupancy calculator had no answer and the thread limit stood in. */
+ * when the occupancy calculator had no answer and the thread limit stood in. stats_fill_op -
+ * the same for kernel @g, the answer kept for its shape (m->fill_memo). */
 double stats_fill(const struct model *m, uint32_t func_name, uint64_t blocks,
 		  uint32_t block_threads, uint32_t dyn_smem, int device, int *is_estimate);
+double stats_fill_op(const struct model *m, const struct m_gpu_op *g, int *is_estimate);
 
 #endif /* GPUSHIM_STATS_H */
