@@ -472,7 +472,6 @@ static struct m_gpu_op *new_gpu(struct model *m, const struct m_gpu_shape *shape
 	return g;
 }
 
-
 static void add_meta_record(struct model *m, const struct trace_record *r)
 {
 	const void *p = r->rec;
