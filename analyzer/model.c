@@ -409,7 +409,8 @@ static inline __attribute__((always_inline)) size_t shape_hash(const void *item,
 
 /*
  * The index of @item (@size bytes, a multiple of 4 up to 32) in the array *@v of distinct
- * items, appended when new; *@slots is a hash of them (index + 1), at most half full.
+ * items, appended when new; *@slots is a hash of them (index + 1), at most half full, made
+ * anew when missing.
  */
 static inline __attribute__((always_inline)) uint32_t
 intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots, const void *item,
@@ -420,6 +421,8 @@ intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots, con
 	if (2 * (*n + 1) > *nr_slots) {
 		size_t ns = *nr_slots ? 2 * *nr_slots : 256, j;
 
+		while (2 * (*n + 1) > ns)	/* no hash yet for shapes already there */
+			ns *= 2;
 		free(*slots);
 		*slots = xcalloc(ns, sizeof(**slots));
 		*nr_slots = ns;
@@ -1344,11 +1347,14 @@ static int order_key_call(const struct model *m, const struct host_span *spans, 
 	    in_host_only_span(spans, nr_spans, c->t0))
 		return 0;
 	switch (c->kind) {
-	case MC_LAUNCH:
-		if (model_launch(m, c)->func >= m->nr_funcs)
+	case MC_LAUNCH: {
+		uint32_t func = model_launch(m, c)->func;
+
+		if (func >= m->nr_funcs)
 			return 0;
-		*key = ORDER_KEY(MG_KERNEL, m->funcs[model_launch(m, c)->func].name);
+		*key = ORDER_KEY(MG_KERNEL, m->funcs[func].name);
 		return 1;
+	}
 	case MC_COPY:
 		*key = ORDER_KEY(MG_MEMCPY, c->bytes);
 		return 1;
@@ -1436,6 +1442,11 @@ static void model_finish(struct model *m, int is_early)
 {
 	size_t i;
 
+	/* The shapes are all in: their hashes served the interning only (rebuilt if ever needed). */
+	free(m->gpu_shape_slots);
+	free(m->launch_shape_slots);
+	m->gpu_shape_slots = m->launch_shape_slots = NULL;
+	m->nr_gpu_shape_slots = m->nr_launch_shape_slots = 0;
 	m->fill_memo = xmalloc((m->nr_gpu_shapes + 1) * sizeof(*m->fill_memo));
 	for (i = 0; i < m->nr_gpu_shapes; i++)
 		m->fill_memo[i].device = -1;

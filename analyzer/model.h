@@ -221,11 +221,11 @@ struct model {
 	size_t nr_gpu, gpu_cap;
 	struct m_gpu_shape *gpu_shapes;	/* distinct; gpu[].shape indexes them */
 	size_t nr_gpu_shapes, gpu_shapes_cap;
-	uint32_t *gpu_shape_slots;	/* a hash of gpu_shapes (index + 1) */
+	uint32_t *gpu_shape_slots;	/* while loading: a hash of gpu_shapes (index + 1) */
 	size_t nr_gpu_shape_slots;
 	struct m_launch_shape *launch_shapes;	/* distinct; calls[].launch indexes them */
 	size_t nr_launch_shapes, launch_shapes_cap;
-	uint32_t *launch_shape_slots;
+	uint32_t *launch_shape_slots;	/* while loading: the same for launch_shapes */
 	size_t nr_launch_shape_slots;
 	struct m_note *notes;
 	size_t nr_notes, notes_cap;

@@ -259,6 +259,14 @@ static int same_join(const char *path, uint32_t window)
 	CHECK_EQ(a.gpu_joined_by_order, b.gpu_joined_by_order);
 	CHECK_EQ(a.gpu_graph_ops_to_launch, b.gpu_graph_ops_to_launch);
 	CHECK(b.join_redone == NULL);
+	/* A loaded model's shapes are found again (their hash, let go after loading, remade). */
+	for (i = 0; i < a.nr_gpu; i += 1 + a.nr_gpu / 64) {
+		struct m_gpu_shape sh = *model_gpu_shape(&a, &a.gpu[i]);
+		size_t nr = a.nr_gpu_shapes;
+
+		CHECK_EQ(model_gpu_shape_add(&a, &sh), a.gpu[i].shape);
+		CHECK_EQ(a.nr_gpu_shapes, nr);
+	}
 	redone = a.join_redone != NULL;
 	model_free(&a);
 	model_free(&b);
@@ -440,6 +448,28 @@ static void test_hostile_ids(void)
 	tb_free(&t);
 }
 
+/*
+ * The shapes' hash is let go after loading and made anew when a shape is asked for again,
+ * large enough for all of them (1,000 here, more than its first size holds).
+ */
+static void test_shapes_remade(void)
+{
+	struct model m;
+	uint32_t i;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < 1000; i++)
+		CHECK_EQ(model_gpu_shape_add(&m, &(struct m_gpu_shape){ .name = i + 1 }), i);
+	free(m.gpu_shape_slots);
+	m.gpu_shape_slots = NULL;
+	m.nr_gpu_shape_slots = 0;
+	CHECK_EQ(model_gpu_shape_add(&m, &(struct m_gpu_shape){ .name = 501 }), 500);
+	CHECK_EQ(model_gpu_shape_add(&m, &(struct m_gpu_shape){ .name = 2000 }), 1000);
+	CHECK_EQ(m.nr_gpu_shapes, 1001);
+	free(m.gpu_shapes);
+	free(m.gpu_shape_slots);
+}
+
 /* Every trace named on the command line (the H200 fixtures): the same join either way, also
  * with a window of 4 numbers (most of them read twice). */
 static void test_join_traces(int argc, char **argv)
@@ -462,6 +492,7 @@ int main(int argc, char **argv)
 	RUN(test_join_by_ext);
 	RUN(test_join_tid_reused);
 	RUN(test_hostile_ids);
+	RUN(test_shapes_remade);
 	test_join_traces(argc, argv);
 	return TEST_RESULT();
 }
