@@ -392,19 +392,24 @@ static uint16_t sat_u16(uint64_t v)
 	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
 }
 
-/* Inlined into each caller: a constant @size unrolls the loop and the compare. */
+/*
+ * Inlined into each caller: a constant @size unrolls it. The words are multiplied apart and
+ * summed (no chain of dependent multiplications: this runs for every launch and operation),
+ * then mixed once.
+ */
 static inline __attribute__((always_inline)) size_t shape_hash(const void *item, size_t size)
 {
-	uint32_t w[8];
-	uint64_t h = 0x9e3779b97f4a7c15ull;
+	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+				       0x165667b19e3779f9ull, 0xff51afd7ed558ccdull };
+	uint64_t w[4] = { 0 }, h = 0;
 	size_t i;
 
 	memcpy(w, item, size);
-	for (i = 0; i < size / 4; i++) {
-		h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return (size_t)h;
+	for (i = 0; i < 4; i++)
+		h += w[i] * k[i];
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h ^ (h >> 32));
 }
 
 /*
