@@ -183,7 +183,7 @@ void run_summary_add(struct run_summary *r, const struct model *m, const struct 
 
 			if (cl->kind == MC_COPY && !(cl->flags & MCF_ERROR)) {
 				r->copy_count[call_copy_dir(cl->sub)]++;
-				r->copy_bytes[call_copy_dir(cl->sub)] += cl->bytes;
+				r->copy_bytes[call_copy_dir(cl->sub)] += model_call_args(m, cl)->bytes;
 			}
 		}
 	}

@@ -175,7 +175,7 @@ static void host_calls(struct export_ctx *x, int pid, const struct model *m)
 		if (!strcmp(cat, "sync"))
 			fputs(",\"cname\":\"terrible\"", x->f);
 		fputs(",\"args\":{", x->f);
-		fprintf(x->f, "\"result\":%u", c->result);
+		fprintf(x->f, "\"result\":%u", model_call_result(m, i));
 		if (c->kind == MC_LAUNCH) {
 			const struct m_launch_shape *l = model_launch(m, c);
 			const char *k = model_func_name(m, l->func);
@@ -186,7 +186,7 @@ static void host_calls(struct export_ctx *x, int pid, const struct model *m)
 				l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2]);
 		}
 		if (c->kind == MC_COPY || c->kind == MC_SET || c->kind == MC_MEM)
-			fprintf(x->f, ",\"bytes\":%" PRIu64, c->bytes);
+			fprintf(x->f, ",\"bytes\":%" PRIu64, model_call_args(m, c)->bytes);
 		if (c->flags & MCF_CAPTURING)
 			fputs(",\"captured\":true", x->f);
 		fputc('}', x->f);

@@ -19,6 +19,10 @@
 /* CUresult values the analyzer interprets (cuda.h is not needed to read a trace). */
 #define CUDA_ERROR_NOT_READY_VALUE 600
 
+/* model.needs_seq: GPU_CORR records came (an older shim's pushed ids); the calls' seq is kept. */
+#define NEEDS_SEQ_SEEN 1
+#define NEEDS_SEQ_KEEP 2
+
 /* ---- Dictionaries ---- */
 
 static void set_string(struct model *m, uint32_t id, const char *s, size_t len)
@@ -233,11 +237,29 @@ static void ej_call(struct model *m, struct early_join *ej, size_t idx);
 static void ej_op(struct model *m, struct early_join *ej, size_t op);
 static void ej_api(struct model *m, struct early_join *ej, const struct m_api_join *a);
 
-uint64_t model_call_corr(const struct model *m, const struct m_call *c)
+struct m_call_args *model_call_args_new(struct model *m, struct m_call *c)
 {
-	return c->seq && c->thread < m->nr_threads ?
-		       TRACE_CORR_ID(m->threads[c->thread].index, c->seq) :
-		       0;
+	XGROW(m->call_args, m->call_args_cap, m->nr_call_args + 1);
+	c->args = (uint32_t)m->nr_call_args;
+	return memset(&m->call_args[m->nr_call_args++], 0, sizeof(*m->call_args));
+}
+
+static int cmp_result(const void *a, const void *b)
+{
+	const struct m_call_result *x = a, *y = b;
+
+	return x->call < y->call ? -1 : x->call > y->call;
+}
+
+uint32_t model_call_result(const struct model *m, size_t idx)
+{
+	const struct m_call_result key = { .call = (uint32_t)idx };
+	const struct m_call_result *r;
+
+	if (idx >= M_NO_CALL || !m->nr_results)
+		return 0;
+	r = bsearch(&key, m->results, m->nr_results, sizeof(*m->results), cmp_result);
+	return r ? r->result : 0;
 }
 
 static struct m_call *new_call(struct model *m, const struct trace_record *r,
@@ -254,13 +276,20 @@ static struct m_call *new_call(struct model *m, const struct trace_record *r,
 		dur *= 1000;
 	e->t0 = r->ts_ns;
 	e->t1 = r->ts_ns + dur;
-	e->result = c->result;
 	e->api = c->api;
 	e->kind = kind;
 	e->thread = thread_slot(m, r->tid, r->thread_index);
-	e->seq = c->seq;
-	if (kind != MC_LAUNCH)
-		e->device = -1;
+	e->args = UINT32_MAX;
+	e->device = -1;
+	if (c->result != 0 && m->nr_calls <= M_NO_CALL) {
+		XGROW(m->results, m->results_cap, m->nr_results + 1);
+		m->results[m->nr_results++] =
+			(struct m_call_result){ (uint32_t)(m->nr_calls - 1), c->result };
+	}
+	if (m->needs_seq == NEEDS_SEQ_KEEP) {
+		XGROW(m->call_seq, m->call_seq_cap, m->nr_calls);
+		m->call_seq[m->nr_calls - 1] = c->seq;
+	}
 	if (c->flags & TRACE_CALL_CAPTURING)
 		e->flags |= MCF_CAPTURING;
 	if (api && (api->flags & TRACE_API_ASYNC))
@@ -292,23 +321,20 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 	case TRACE_REC_GRAPH_LAUNCH: {
 		const struct trace_rec_graph_launch *g = p;
 
-		e = new_call(m, r, &g->call, MC_GRAPH_LAUNCH);
-		e->addr = g->exec;
+		new_call(m, r, &g->call, MC_GRAPH_LAUNCH);
 		break;
 	}
 	case TRACE_REC_HOST_FUNC: {
 		const struct trace_rec_host_func *h = p;
 
-		e = new_call(m, r, &h->call, MC_HOST_FUNC);
-		e->addr = h->fn;
+		new_call(m, r, &h->call, MC_HOST_FUNC);
 		break;
 	}
 	case TRACE_REC_MEM: {
 		const struct trace_rec_mem *mem = p;
 
 		e = new_call(m, r, &mem->call, MC_MEM);
-		e->addr = mem->addr;
-		e->bytes = mem->bytes;
+		*model_call_args_new(m, e) = (struct m_call_args){ mem->bytes, mem->addr };
 		e->sub = (uint8_t)mem->kind;
 		e->op = (uint8_t)mem->op;
 		e->device = (int16_t)(mem->device < -1 || mem->device > 1023 ? -1 : mem->device);
@@ -318,8 +344,7 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_copy *c = p;
 
 		e = new_call(m, r, &c->call, MC_COPY);
-		e->addr = c->dst;
-		e->bytes = c->bytes;
+		*model_call_args_new(m, e) = (struct m_call_args){ c->bytes, c->dst };
 		e->sub = (uint8_t)c->dir;
 		break;
 	}
@@ -327,15 +352,13 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_set *s = p;
 
 		e = new_call(m, r, &s->call, MC_SET);
-		e->addr = s->dst;
-		e->bytes = s->bytes;
+		*model_call_args_new(m, e) = (struct m_call_args){ s->bytes, s->dst };
 		break;
 	}
 	case TRACE_REC_SYNC: {
 		const struct trace_rec_sync *s = p;
 
 		e = new_call(m, r, &s->call, MC_SYNC);
-		e->addr = s->target;
 		e->sub = (uint8_t)s->kind;
 		/* A query that finds work pending reports CUDA_ERROR_NOT_READY: not a failure. */
 		if ((s->kind == TRACE_SYNC_STREAM_QUERY || s->kind == TRACE_SYNC_EVENT_QUERY) &&
@@ -347,7 +370,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_capture *c = p;
 
 		e = new_call(m, r, &c->call, MC_CAPTURE);
-		e->addr = c->graph;
 		e->sub = (uint8_t)c->op;
 		break;
 	}
@@ -355,7 +377,6 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_graph *g = p;
 
 		e = new_call(m, r, &g->call, MC_GRAPH);
-		e->addr = g->exec;
 		e->sub = (uint8_t)g->op;
 		break;
 	}
@@ -363,16 +384,11 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_module *mod = p;
 
 		e = new_call(m, r, &mod->call, MC_MODULE);
-		e->addr = mod->handle;
 		e->sub = (uint8_t)mod->op;
 		break;
 	}
 	case TRACE_REC_CALL: {
-		const struct trace_rec_call *c = p;
-
-		e = new_call(m, r, &c->call, MC_OTHER);
-		e->addr = c->arg0;
-		e->bytes = c->arg1;
+		new_call(m, r, &((const struct trace_rec_call *)p)->call, MC_OTHER);
 		break;
 	}
 	case TRACE_REC_LOST:
@@ -592,6 +608,8 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	case TRACE_REC_GPU_CORR: {
 		const struct trace_rec_gpu_corr *c = p;
 
+		if (!m->needs_seq)
+			m->needs_seq = NEEDS_SEQ_SEEN;	/* read again, keeping each call's seq */
 		XGROW(m->corrs, m->corrs_cap, m->nr_corrs + 1);
 		m->corrs[m->nr_corrs].ext_id = c->ext_id;
 		m->corrs[m->nr_corrs].cupti_corr = c->cupti_corr;
@@ -728,13 +746,16 @@ struct ext_calls {
 	size_t nr_slots;
 };
 
-/* Without GPU_CORR records (the shim writes none since it stopped pushing ids) no list is made:
- * the lookup finds no thread slot. */
-static void ext_calls_make(struct ext_calls *x, const struct model *m)
+/*
+ * Without GPU_CORR records (the shim writes none since it stopped pushing ids) no list is made:
+ * the lookup finds no thread slot. The seqs are in the order the calls were read; @moved says
+ * where the sort put each call (NULL: nowhere else).
+ */
+static void ext_calls_make(struct ext_calls *x, const struct model *m, const uint32_t *moved)
 {
-	size_t i;
+	size_t i, j;
 
-	if (!m->nr_corrs) {
+	if (!m->nr_corrs || !m->call_seq) {
 		*x = (struct ext_calls){ NULL, NULL, 0 };
 		return;
 	}
@@ -744,15 +765,17 @@ static void ext_calls_make(struct ext_calls *x, const struct model *m)
 	for (i = 0; i < m->nr_threads; i++)
 		x->order[i] = (uint64_t)m->threads[i].index << 32 | i;
 	xsort_u64(x->order, m->nr_threads);
-	for (i = 0; i < m->nr_calls && i < M_NO_CALL; i++) {
-		const struct m_call *c = &m->calls[i];
+	for (j = 0; j < m->nr_calls && j < M_NO_CALL; j++) {
+		const struct m_call *c;
 		struct seq_list *l;
 
-		if (!c->seq || c->thread >= m->nr_threads)
+		i = moved ? moved[j] : j;
+		c = &m->calls[i];
+		if (!m->call_seq[j] || c->thread >= m->nr_threads)
 			continue;
 		l = &x->slot[c->thread];
 		XGROW(l->v, l->cap, l->n + 1);
-		l->v[l->n++] = (uint64_t)c->seq << 32 | i;
+		l->v[l->n++] = (uint64_t)m->call_seq[j] << 32 | i;
 	}
 	for (i = 0; i < m->nr_threads; i++)
 		xsort_u64(x->slot[i].v, x->slot[i].n);
@@ -1194,7 +1217,7 @@ static int api_reached(size_t i, const void *ctx)
  * the call (GPU_CORR, older traces), then by the API record's thread and interval (GPU_API:
  * the call on that thread whose interval overlaps it). See trace_format.h.
  */
-static void join_gpu(struct model *m, int is_early)
+static void join_gpu(struct model *m, int is_early, const uint32_t *moved)
 {
 	struct ext_calls by_ext;
 	struct thread_calls_by_tid *by_thread = NULL;
@@ -1204,7 +1227,9 @@ static void join_gpu(struct model *m, int is_early)
 	xsort_by(m->corrs, m->nr_corrs, sizeof(*m->corrs), key_corr, cmp_corr);
 	xsort_by(m->api_joins, m->nr_api_joins, sizeof(*m->api_joins), key_api_join,
 		 cmp_api_join);
-	ext_calls_make(&by_ext, m);
+	ext_calls_make(&by_ext, m, moved);
+	free(m->call_seq);		/* read only for the lists */
+	m->call_seq = NULL;
 	if (!is_early)
 		by_thread = calls_by_thread(m, &nr_by_thread);
 
@@ -1361,10 +1386,10 @@ static int order_key_call(const struct model *m, const struct host_span *spans, 
 		return 1;
 	}
 	case MC_COPY:
-		*key = ORDER_KEY(MG_MEMCPY, c->bytes);
+		*key = ORDER_KEY(MG_MEMCPY, model_call_args(m, c)->bytes);
 		return 1;
 	case MC_SET:
-		*key = ORDER_KEY(MG_MEMSET, c->bytes);
+		*key = ORDER_KEY(MG_MEMSET, model_call_args(m, c)->bytes);
 		return 1;
 	default:
 		return 0;
@@ -1420,31 +1445,48 @@ out:
 	free(calls);
 }
 
-/* Sort the calls; operations joined as they were read follow their calls to where they went. */
-static void sort_calls(struct model *m, int is_early)
+/*
+ * Sort the calls; operations joined as they were read and the kept results follow their calls
+ * to where they went. Returns where each call went when anything else needs it (the seqs of an
+ * older trace's calls; the caller frees it), else NULL.
+ */
+static uint32_t *sort_calls(struct model *m, int is_early)
 {
 	uint32_t *moved;
 	size_t i;
 
-	if (!is_early || !m->nr_gpu) {
+	if ((!is_early || !m->nr_gpu) && !m->nr_results && !m->call_seq) {
 		xsort_by(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call);
-		return;
+		return NULL;
 	}
 	moved = xmalloc((m->nr_calls + 1) * sizeof(*moved));
 	if (xsort_by_moved(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call,
 			   moved) < 0) {
-		for (i = 0; i < m->nr_gpu; i++)	/* 2^32 calls: none is a join target */
+		/* 2^32 calls: none is a join target; the results and seqs cannot follow */
+		for (i = 0; i < m->nr_gpu; i++)
 			m->gpu[i].call = M_NO_CALL;
-	} else {
+		m->nr_results = 0;
+		free(m->call_seq);
+		m->call_seq = NULL;
+		free(moved);
+		return NULL;
+	}
+	if (is_early)
 		for (i = 0; i < m->nr_gpu; i++)
 			if (m->gpu[i].call != M_NO_CALL)
 				m->gpu[i].call = moved[m->gpu[i].call];
-	}
+	for (i = 0; i < m->nr_results; i++)
+		m->results[i].call = moved[m->results[i].call];
+	xqsort(m->results, m->nr_results, sizeof(*m->results), cmp_result);
+	if (m->call_seq)
+		return moved;
 	free(moved);
+	return NULL;
 }
 
 static void model_finish(struct model *m, int is_early)
 {
+	uint32_t *moved;
 	size_t i;
 
 	/* The shapes are all in: their hashes served the interning only (rebuilt if ever needed). */
@@ -1460,13 +1502,16 @@ static void model_finish(struct model *m, int is_early)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
 	name_undefined_apis(m);
-	sort_calls(m, is_early);
+	moved = sort_calls(m, is_early);
 	xsort_by(m->gpu, m->nr_gpu, sizeof(*m->gpu), key_gpu, cmp_gpu);
 	xqsort(m->pm, m->nr_pm, sizeof(*m->pm), cmp_pm);
 	if (m->nr_gpu) {
-		join_gpu(m, is_early);
+		join_gpu(m, is_early, moved);
 		join_by_order(m);
 	}
+	free(moved);
+	free(m->call_seq);
+	m->call_seq = NULL;
 	if (m->is_complete && m->lost_in_end > m->lost_records)
 		m->lost_records = m->lost_in_end;
 	/* Counter set-up stalls the driver once: from its PM_SETUP note to PM_ON or PM_OFF. */
@@ -1487,7 +1532,8 @@ static void model_finish(struct model *m, int is_early)
 	}
 }
 
-static int load_records(struct model *m, struct trace_reader *rd, struct early_join *ej)
+static int load_records(struct model *m, struct trace_reader *rd, struct early_join *ej,
+			int keep_seq)
 {
 	struct trace_record r;
 	int ret;
@@ -1507,6 +1553,7 @@ static int load_records(struct model *m, struct trace_reader *rd, struct early_j
 	m->file_flags = rd->hdr.flags;
 
 	m->ej = ej;
+	m->needs_seq = keep_seq ? NEEDS_SEQ_KEEP : 0;
 	while ((ret = trace_reader_next(rd, &r)) > 0) {
 		m->nr_by_type[r.type < 64 ? r.type : 0]++;
 		if (r.is_thread)
@@ -1523,44 +1570,64 @@ static int load_records(struct model *m, struct trace_reader *rd, struct early_j
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * Read the trace (again) from the start into @m, freed first: *@cur becomes a reader of its own
+ * (closed by the caller) when @rd has been read already.
+ */
+static int read_again(struct model *m, struct trace_reader *rd, struct trace_reader *again,
+		      struct trace_reader **cur)
+{
+	model_free(m);
+	if (*cur == again)
+		trace_reader_close(again);
+	*cur = again;
+	if (trace_reader_open(again, rd->path) < 0) {
+		memcpy(rd->err, again->err, sizeof(rd->err));
+		*cur = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
 int model_load_opts(struct model *m, struct trace_reader *rd, const struct model_load_opts *o)
 {
 	struct early_join ej;
-	struct trace_reader again;
-	const char *why;
-	int ret;
+	struct trace_reader again, *cur = rd;
+	const char *why = NULL;
+	int batch = o && o->batch_join, keep_seq = 0, nr_reads = 0, ret;
 
-	if (o && o->batch_join) {
-		ret = load_records(m, rd, NULL);
-		model_finish(m, 0);
-		return ret;
-	}
-	memset(&ej, 0, sizeof(ej));
-	ej.slots = EJ_SLOTS;
-	if (o && o->join_window)	/* a power of two, at least 2 */
-		for (ej.slots = 2; ej.slots < o->join_window && ej.slots < EJ_SLOTS;)
-			ej.slots *= 2;
-	ret = load_records(m, rd, &ej);
-	if (!ej.failed) {
-		ej_finish(m, &ej);
+	for (;;) {
+		memset(&ej, 0, sizeof(ej));
+		ej.slots = EJ_SLOTS;
+		if (o && o->join_window)	/* a power of two, at least 2 */
+			for (ej.slots = 2; ej.slots < o->join_window && ej.slots < EJ_SLOTS;)
+				ej.slots *= 2;
+		ret = load_records(m, cur, batch ? NULL : &ej, keep_seq);
+		nr_reads++;
+		if (!batch && ej.failed) {
+			/* Records the join as they come cannot place: again, joined at the end. */
+			why = ej.failed;
+			batch = 1;
+			keep_seq |= m->needs_seq != 0;
+		} else if (m->needs_seq && !keep_seq) {
+			keep_seq = 1;	/* an older trace's pushed ids: again, with each call's seq */
+		} else {
+			break;
+		}
 		ej_free(&ej);
-		model_finish(m, 1);
-		return ret;
+		if (read_again(m, rd, &again, &cur) < 0)
+			return -EIO;
 	}
-	/* Records the join as they come cannot place: read the trace again, join at the end. */
-	why = ej.failed;
+	if (ret < 0 && cur != rd)
+		memcpy(rd->err, cur->err, sizeof(rd->err));
+	if (cur != rd)
+		trace_reader_close(cur);
+	if (!batch)
+		ej_finish(m, &ej);
 	ej_free(&ej);
-	model_free(m);
-	if (trace_reader_open(&again, rd->path) < 0) {
-		memcpy(rd->err, again.err, sizeof(rd->err));
-		return -EIO;
-	}
-	ret = load_records(m, &again, NULL);
-	if (ret < 0)
-		memcpy(rd->err, again.err, sizeof(rd->err));
-	trace_reader_close(&again);
 	m->join_redone = why;
-	model_finish(m, 0);
+	m->nr_reads = nr_reads;
+	model_finish(m, !batch);
 	return ret;
 }
 
@@ -1583,6 +1650,9 @@ void model_free(struct model *m)
 	free(m->fill_memo);
 	free(m->threads);
 	free(m->calls);
+	free(m->call_args);
+	free(m->results);
+	free(m->call_seq);
 	free(m->gpu);
 	free(m->gpu_shapes);
 	free(m->gpu_shape_slots);

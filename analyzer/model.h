@@ -47,31 +47,41 @@ struct m_launch_shape {
 };
 _Static_assert(sizeof(struct m_launch_shape) == 28, "no padding the compare would read");
 
+/* What a copy, set or allocation call carries beyond its kind (model.call_args). */
+struct m_call_args {
+	uint64_t bytes;			/* copies, sets, allocations */
+	uint64_t addr;			/* allocations: the address (copies, sets: the destination) */
+};
+
 /*
- * One intercepted call: 56 bytes (a run holds millions). A launch's shape index shares its
- * bytes with the fields of every other kind: read them only after checking kind. What no
- * analysis reads (the stream handle) stays in the trace (`gpushim dump`).
+ * One intercepted call: 32 bytes (a run holds millions). A launch's shape index shares its
+ * bytes with the index of what copies, sets and allocations carry: read either only after
+ * checking kind. What no analysis reads (the stream handle, a sync's target, a graph's handle)
+ * stays in the trace (`gpushim dump`); the result of a failed call is kept apart
+ * (model_call_result), the correlation number only while an older trace's pushed ids are
+ * joined.
  */
 struct m_call {
 	uint64_t t0, t1;		/* CLOCK_MONOTONIC ns: hook entry, real call returned */
 	union {
 		uint32_t launch;	/* kind MC_LAUNCH: index into model.launch_shapes */
-		struct {		/* every other kind */
-			uint64_t bytes;		/* copies, sets, allocations */
-			uint64_t addr;		/* allocation; sync target; copy dst */
-			int16_t device;		/* mem: device ordinal, -1 unknown */
-			uint8_t sub;		/* sync/mem kind, copy direction, graph op... */
-			uint8_t op;		/* mem: enum trace_mem_op */
-		};
+		uint32_t args;		/* MC_MEM, MC_COPY, MC_SET: index into model.call_args */
 	};
-	uint32_t seq;			/* correlation number, 0 none: see model_call_corr() */
 	uint32_t thread;		/* index into model.threads */
-	uint32_t result;
+	int16_t device;			/* mem: device ordinal; -1 unknown (every other kind) */
+	uint8_t sub;			/* sync/mem kind, copy direction, graph op... */
+	uint8_t op;			/* mem: enum trace_mem_op */
 	uint16_t api;
 	uint8_t kind;			/* enum m_call_kind */
 	uint8_t flags;			/* enum m_call_flags */
 };
-_Static_assert(sizeof(struct m_call) == 56, "the model's bulk: keep it small");
+_Static_assert(sizeof(struct m_call) == 32, "the model's bulk: keep it small");
+
+/* A call's result where it is not 0 (model.results, by call index). */
+struct m_call_result {
+	uint32_t call;
+	uint32_t result;
+};
 
 enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
 
@@ -217,6 +227,12 @@ struct model {
 	/* Events */
 	struct m_call *calls;		/* sorted by t0 after model_finish */
 	size_t nr_calls, calls_cap;
+	struct m_call_args *call_args;	/* calls[].args indexes them */
+	size_t nr_call_args, call_args_cap;
+	struct m_call_result *results;	/* the calls whose result is not 0, by call */
+	size_t nr_results, results_cap;
+	uint32_t *call_seq;		/* while loading an older trace: each call's seq */
+	size_t call_seq_cap;
 	struct m_gpu_op *gpu;		/* sorted by start after model_finish */
 	size_t nr_gpu, gpu_cap;
 	struct m_gpu_shape *gpu_shapes;	/* distinct; gpu[].shape indexes them */
@@ -258,6 +274,8 @@ struct model {
 	char **owned_names;		/* "api N" names made for undefined entry points */
 	size_t nr_owned_names;
 	const char *join_redone;	/* why the trace was read twice to join after loading */
+	int nr_reads;			/* 2 or 3: read again to join later or by pushed ids */
+	int needs_seq;			/* while loading: GPU_CORR records seen (older traces) */
 	struct early_join *ej;		/* while loading: the join as the records come */
 };
 
@@ -274,7 +292,8 @@ void model_free(struct model *m);
  * to their calls as the records come (through a table of @join_window correlation numbers,
  * rounded up to a power of two; 0: 2^17) or, with @batch_join, after loading from all of the
  * API records (24 bytes an operation more); both give the same join (m->join_redone says why
- * a load read the trace twice to get it).
+ * a load read the trace twice to get it). A trace with GPU_CORR records (an older shim's pushed
+ * ids) is read once more to keep each call's seq for them (m->nr_reads counts the reads).
  */
 struct model_load_opts {
 	int batch_join;
@@ -336,8 +355,20 @@ static inline const struct m_launch_shape *model_launch(const struct model *m,
 	return &m->launch_shapes[c->launch];
 }
 
-/* A call's TRACE_CORR_ID (trace_format.h), 0 when it has none. */
-uint64_t model_call_corr(const struct model *m, const struct m_call *c);
+/*
+ * model_call_args - what copy, set or allocation call @c carries. model_call_args_new - give
+ * @c (such a call) a new, zeroed one (the loader's; tests build models with it).
+ */
+static inline const struct m_call_args *model_call_args(const struct model *m,
+							const struct m_call *c)
+{
+	return &m->call_args[c->args];
+}
+
+struct m_call_args *model_call_args_new(struct model *m, struct m_call *c);
+
+/* The result call m->calls[@idx] returned (CUresult; 0 for most). */
+uint32_t model_call_result(const struct model *m, size_t idx);
 
 /* Blocks of a launch's grid (x*y*z). */
 static inline uint64_t model_launch_blocks(const struct m_launch_shape *l)

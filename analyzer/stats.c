@@ -95,7 +95,7 @@ static void compute_span(struct stats *s, const struct model *m, uint64_t lo, ui
 	s->span_ns = hi - lo;
 }
 
-static void count_call(struct s_counts *n, const struct m_call *c)
+static void count_call(struct s_counts *n, const struct model *m, const struct m_call *c)
 {
 	int is_err = (c->flags & MCF_ERROR) != 0;
 
@@ -135,12 +135,12 @@ static void count_call(struct s_counts *n, const struct m_call *c)
 	case MC_COPY:
 		n->memcpys++;
 		if (!is_err)
-			n->memcpy_bytes += c->bytes;
+			n->memcpy_bytes += model_call_args(m, c)->bytes;
 		break;
 	case MC_SET:
 		n->memsets++;
 		if (!is_err)
-			n->memset_bytes += c->bytes;
+			n->memset_bytes += model_call_args(m, c)->bytes;
 		break;
 	default:
 		break;
@@ -499,6 +499,7 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const si
 	mem->peak_pct = -1;
 	for (i = 0; i < nr_idx; i++) {
 		const struct m_call *c = &m->calls[idx[i]];
+		const struct m_call_args *arg = model_call_args(m, c);
 		struct live_entry key;
 
 		if (stats_is_device_mem(c->sub) || c->sub == TRACE_MEM_HOST)
@@ -506,20 +507,20 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const si
 		if (!stats_is_device_mem(c->sub) || (c->flags & MCF_ERROR))
 			continue;
 		memset(&key, 0, sizeof(key));
-		key.key.addr = c->addr;
+		key.key.addr = arg->addr;
 		key.key.is_vmm = c->sub == TRACE_MEM_VMM_PHYS;
 		order++;
 		if (c->op == TRACE_MEM_ALLOC) {
 			struct s_alloc *a;
 			size_t d;
 
-			if (!c->addr)
+			if (!arg->addr)
 				continue;
 			XGROW(mem->allocs, cap, mem->nr_allocs + 1);
 			XGROW(seq, seq_cap, mem->nr_allocs + 1);
 			a = &mem->allocs[mem->nr_allocs];
-			a->addr = c->addr;
-			a->bytes = c->bytes;
+			a->addr = arg->addr;
+			a->bytes = arg->bytes;
 			a->t_alloc = c->t1;
 			a->t_free = UINT64_MAX;
 			a->api = c->api;
@@ -562,7 +563,7 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const si
 		} else if (c->op == TRACE_MEM_FREE) {
 			HASH_FIND(hh, live, &key.key, sizeof(key.key), e);
 			if (!e) {
-				if (c->addr)
+				if (arg->addr)
 					mem->unmatched_frees++;
 				continue;
 			}
@@ -731,7 +732,7 @@ void stats_compute(struct stats *s, const struct model *m)
 			lo = c->t0;
 		if (c->t1 > hi)
 			hi = c->t1;
-		count_call(&s->counts, c);
+		count_call(&s->counts, m, c);
 		api_add(by_api, m, c);
 		if (c->kind == MC_MEM) {
 			XGROW(mem_idx, mem_cap, nr_mem + 1);

@@ -70,6 +70,8 @@ static int64_t call(struct model *m, uint8_t kind, uint16_t api, uint64_t t0, ui
 		c->sub = TRACE_COPY_H2D;
 	if (kind == MC_LAUNCH)
 		c->launch = model_launch_shape_add(m, &(struct m_launch_shape){ 0 });
+	if (kind == MC_MEM || kind == MC_COPY || kind == MC_SET)
+		model_call_args_new(m, c);
 	return (int64_t)m->nr_calls++;
 }
 
@@ -107,6 +109,7 @@ static void done(struct model *m, struct stats *s)
 {
 	stats_free(s);
 	free(m->calls);
+	free(m->call_args);
 	free(m->gpu);
 	free(m->gpu_shapes);
 	free(m->gpu_shape_slots);
@@ -406,8 +409,7 @@ static void test_low_parallelism_and_memory(void)
 	c = &m.calls[i];
 	c->sub = TRACE_MEM_DEVICE;
 	c->op = TRACE_MEM_ALLOC;
-	c->addr = 0x1000;
-	c->bytes = 950;			/* 95 % of the device */
+	m.call_args[c->args] = (struct m_call_args){ .bytes = 950, .addr = 0x1000 };	/* 95 % */
 	/* 8 blocks where 32 fill the GPU: a quarter of the SMs for 100 us. */
 	g = op(&m, MG_KERNEL, 10 * US, 110 * US, call(&m, MC_LAUNCH, 1, 2, 3));
 	gpu_shape(&m, g, (struct m_gpu_shape){ .name = 2, .blocks = 8, .block_threads = 256 });

@@ -185,7 +185,8 @@ static const char *build(struct tb *t)
 	return tb_write(t, "join.trace", 0);
 }
 
-/* The call a GPU operation starting at @start joined, as its seq; 0 when unjoined. */
+/* The call a GPU operation starting at @start joined, as its seq (the thread's calls are in
+ * time order: call i has seq i + 1); 0 when unjoined. */
 static uint32_t joined_seq(const struct model *m, uint64_t start)
 {
 	size_t i;
@@ -195,7 +196,7 @@ static uint32_t joined_seq(const struct model *m, uint64_t start)
 			continue;
 		if (m->gpu[i].call == M_NO_CALL)
 			return 0;
-		return (uint32_t)model_call_corr(m, &m->calls[m->gpu[i].call]);
+		return m->gpu[i].call + 1;
 	}
 	return 0xffffffff;
 }
@@ -412,9 +413,82 @@ static void test_join_by_ext(void)
 	CHECK_EQ(misjoined(&m, m.nr_gpu - 1), 0);	/* but the last, 6 us after its launch */
 	CHECK(m.gpu[m.nr_gpu - 1].call != M_NO_CALL);
 	CHECK_EQ(m.calls[m.gpu[m.nr_gpu - 1].call].t0, BASE);
+	CHECK_EQ(m.nr_reads, 2);	/* again, keeping each call's seq for the pushed ids */
 	model_free(&m);
 	trace_reader_close(&rd);
 	tb_free(&t);
+}
+
+/* A launch of kern_a @dt ns after the previous thread record that returned @result. */
+static void launch_result(struct tb *t, uint32_t dt, uint32_t result)
+{
+	struct trace_rec_launch l;
+
+	memset(&l, 0, sizeof(l));
+	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, 5000, result, 0);
+	l.func = 1;
+	l.grid[0] = l.grid[1] = l.grid[2] = 1;
+	l.block[0] = l.block[1] = l.block[2] = 32;
+	tb_rec(t, &l, sizeof(l));
+}
+
+/*
+ * A call's result follows it through the sort: two threads whose launches interleave in time
+ * (A at 0, 20, 40 ... us, B at 10, 30 ...) are written one after the other; every third
+ * launch failed with a result naming its time. Without GPU operations, with one (the calls
+ * joined as read move too) and with the join after loading. Read once: no pushed ids.
+ */
+static void test_results(void)
+{
+	int with_gpu, batch;
+
+	for (with_gpu = 0; with_gpu < 2; with_gpu++) {
+		for (batch = 0; batch < 2; batch++) {
+			const struct model_load_opts o = { .batch_join = batch };
+			struct trace_reader rd;
+			struct model m;
+			struct tb t;
+			size_t i, failed = 0;
+			uint32_t k;
+
+			begin_launches(&t);
+			for (k = 0; k < 2; k++) {
+				uint32_t j;
+
+				tb_block(&t, TID + k, k, BASE + 10000 * k);
+				for (j = 0; j < 10; j++) {
+					uint32_t at = 2 * j + k;	/* in 10 us */
+
+					launch_result(&t, j ? 20000 : 0, at % 3 ? 0 : 700 + at);
+				}
+			}
+			if (with_gpu) {
+				api_rec(&t, BASE + 1000, BASE + 4000, 1, TID);
+				kernel(&t, BASE + 6000, 1, S_KERN_A);
+			}
+			tb_flush(&t);
+			CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "results.trace", 0)), 0);
+			CHECK_EQ(model_load_opts(&m, &rd, &o), 0);
+			CHECK_EQ(m.nr_calls, 20);
+			CHECK_EQ(m.nr_reads, 1);
+			for (i = 0; i < m.nr_calls; i++) {
+				uint32_t at = (uint32_t)((m.calls[i].t0 - BASE) / 10000);
+				uint32_t want = at % 3 ? 0 : 700 + at;
+
+				CHECK_EQ(at, i);
+				CHECK_EQ(model_call_result(&m, i), want);
+				CHECK_EQ(!!(m.calls[i].flags & MCF_ERROR), want != 0);
+				failed += want != 0;
+			}
+			CHECK_EQ(failed, 7);
+			CHECK_EQ(m.nr_gpu, (size_t)with_gpu);
+			if (with_gpu)
+				CHECK_EQ(m.gpu[0].call, 0);
+			model_free(&m);
+			trace_reader_close(&rd);
+			tb_free(&t);
+		}
+	}
 }
 
 /*
@@ -491,6 +565,7 @@ int main(int argc, char **argv)
 	RUN(test_join_many);
 	RUN(test_join_by_ext);
 	RUN(test_join_tid_reused);
+	RUN(test_results);
 	RUN(test_hostile_ids);
 	RUN(test_shapes_remade);
 	test_join_traces(argc, argv);

@@ -27,6 +27,8 @@ static struct m_call *add_call(struct model *m, uint8_t kind, uint64_t t0, uint6
 	c->device = 0;
 	if (kind == MC_LAUNCH)
 		c->launch = model_launch_shape_add(m, &(struct m_launch_shape){ 0 });
+	if (kind == MC_MEM || kind == MC_COPY || kind == MC_SET)
+		model_call_args_new(m, c);
 	return c;
 }
 
@@ -37,8 +39,7 @@ static struct m_call *add_mem(struct model *m, uint64_t t, uint8_t kind, uint8_t
 
 	c->sub = kind;
 	c->op = op;
-	c->addr = addr;
-	c->bytes = bytes;
+	m->call_args[c->args] = (struct m_call_args){ .bytes = bytes, .addr = addr };
 	return c;
 }
 
@@ -90,6 +91,7 @@ static void base_model(struct model *m)
 static void free_base(struct model *m)
 {
 	free(m->calls);
+	free(m->call_args);
 	free(m->gpu);
 	free(m->gpu_shapes);
 	free(m->gpu_shape_slots);
@@ -115,8 +117,10 @@ static void test_counts(void)
 	add_call(&m, MC_SYNC, 60, 70)->sub = TRACE_SYNC_EVENT;
 	add_call(&m, MC_SYNC, 70, 80)->sub = TRACE_SYNC_STREAM_QUERY;
 	add_call(&m, MC_SYNC, 80, 90)->sub = TRACE_SYNC_STREAM_WAIT_EVENT;
-	add_call(&m, MC_COPY, 90, 100)->bytes = 64;
-	add_call(&m, MC_SET, 100, 110)->bytes = 8;
+	c = add_call(&m, MC_COPY, 90, 100);
+	m.call_args[c->args].bytes = 64;
+	c = add_call(&m, MC_SET, 100, 110);
+	m.call_args[c->args].bytes = 8;
 	stats_compute(&s, &m);
 	CHECK_EQ(s.counts.launches, 4);
 	CHECK_EQ(s.counts.kernel_launches, 2);
