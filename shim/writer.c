@@ -222,16 +222,9 @@ static int open_trace(void)
 		shim_disable("GPUSHIM_OUTPUT expands to a path that is too long");
 		return ret;
 	}
-	w.fd = open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (w.fd < 0 && errno == EEXIST && strstr(shim.cfg.output, "%p"))
-		w.fd = open_next_free(w.path, sizeof(w.path));
-	if (w.fd < 0) {
-		ret = -errno;
-		shim_disable("cannot create trace %s: %s", w.path, strerror(errno));
-		return ret;
-	}
-	w.file_off = 0;
-
+	/* The header is made before the file is created (it reads /proc): a process killed
+	 * after the creation and before the header is written leaves an empty file, and that
+	 * window is now the one system call between them. */
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
 	cmd_len = read_cmdline(cmdline, sizeof(cmdline));
@@ -259,6 +252,16 @@ static int open_trace(void)
 	iov[2] = (struct iovec){ host, host_len };
 	iov[3] = (struct iovec){ cmdline, cmd_len };
 	iov[4] = (struct iovec){ (void *)zeros, hdr.header_bytes - total };
+
+	w.fd = open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w.fd < 0 && errno == EEXIST && strstr(shim.cfg.output, "%p"))
+		w.fd = open_next_free(w.path, sizeof(w.path));
+	if (w.fd < 0) {
+		ret = -errno;
+		shim_disable("cannot create trace %s: %s", w.path, strerror(errno));
+		return ret;
+	}
+	w.file_off = 0;
 	ret = write_all(iov, 5);
 	if (ret < 0) {
 		shim_disable("cannot write trace %s: %s", w.path, strerror(-ret));
