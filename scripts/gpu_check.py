@@ -729,22 +729,40 @@ class Checker:
 
     # ---- the analyzer on real traces of millions of records ----
 
+    @staticmethod
+    def vm_hwm(pid):
+        """A running process's peak RSS in KiB (VmHWM), 0 once it is gone."""
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
     def timed_report(self, trace, gpushim=None):
-        """(seconds, peak RSS in KiB, exit status, parsed JSON or None) of `gpushim report`."""
+        """(seconds, peak RSS in KiB, exit status, parsed JSON or None) of `gpushim report`.
+        The peak is the child's own VmHWM, read while it runs: wait4's ru_maxrss would count
+        this Python process's resident memory, which the child had between fork and exec."""
         path = os.path.join(self.work, "scratch", "timed_report.json")
         with open(path, "w") as f:
             t0 = time.perf_counter()
             p = subprocess.Popen([gpushim or self.gpushim, "report", "--format", "json", trace],
                                  stdout=f, stderr=subprocess.DEVNULL)
-            _, status, usage = os.wait4(p.pid, 0)
+            hwm = 0
+            while p.poll() is None:
+                hwm = max(hwm, self.vm_hwm(p.pid))
+                time.sleep(0.001)
             dt = time.perf_counter() - t0
-        rc = os.waitstatus_to_exitcode(status)
+            status = p.returncode
+        rc = status
         try:
             with open(path) as f:
                 js = json.load(f)
         except ValueError:
             js = None
-        return dt, usage.ru_maxrss, rc, js
+        return dt, hwm, rc, js
 
     def analyzer(self):
         script = os.path.join(self.py, "torch_bench.py")
