@@ -103,8 +103,9 @@ static struct stretch *busy_stretches(const struct model *m, uint32_t device, si
 	*n = 0;
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 
-		if (g->device != device || g->kind == MG_MEMCPY || g->end <= g->start)
+		if (sh->device != device || sh->kind == MG_MEMCPY || g->end <= g->start)
 			continue;
 		if (*n && g->start <= v[*n - 1].end) {
 			if (g->end > v[*n - 1].end)

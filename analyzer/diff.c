@@ -163,13 +163,13 @@ void run_summary_add(struct run_summary *r, const struct model *m, const struct 
 		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 		double d = (double)(g->end - g->start);
 
-		if (g->kind == MG_KERNEL) {
+		if (sh->kind == MG_KERNEL) {
 			struct run_kernel *rk = kernel_get(r, model_string(m, sh->name, "<unknown>"));
 
 			rk->count++;
 			rk->sum_ns += d;
 			rk->sumsq_ns += d * d;
-		} else if (g->kind == MG_MEMCPY) {
+		} else if (sh->kind == MG_MEMCPY) {
 			int dir = gpu_copy_dir(sh->copy_kind);
 
 			r->copy_count[dir]++;

@@ -220,17 +220,17 @@ static void gpu_ops(struct export_ctx *x, int pid, const struct model *m)
 		size_t k;
 		uint64_t tid;
 
-		if (last != SIZE_MAX && keys[last].device == g->device &&
+		if (last != SIZE_MAX && keys[last].device == sh->device &&
 		    keys[last].stream == sh->stream) {
 			k = last;
 		} else {
 			size_t before = nk;
 
-			k = stream_index(&keys, &nk, &capk, g->device, sh->stream);
+			k = stream_index(&keys, &nk, &capk, sh->device, sh->stream);
 			if (nk != before) {
 				char name[64];
 
-				snprintf(name, sizeof(name), "GPU %u stream %u", g->device,
+				snprintf(name, sizeof(name), "GPU %u stream %u", sh->device,
 					 sh->stream);
 				meta(x, pid, GPU_TID_BASE + k, "thread_name", name, 1000 + (int64_t)k);
 			}
@@ -242,7 +242,7 @@ static void gpu_ops(struct export_ctx *x, int pid, const struct model *m)
 		fprintf(x->f, ",\"tid\":%" PRIu64, tid);
 		put_time(x, "ts", g->start);
 		put_dur(x, g->end > g->start ? g->end - g->start : 0);
-		switch (g->kind) {
+		switch (sh->kind) {
 		case MG_KERNEL: {
 			int is_est;
 			double fill = stats_fill_op(m, g, &is_est);

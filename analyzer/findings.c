@@ -174,7 +174,7 @@ static const char *op_name(const struct model *m, const struct m_gpu_op *g)
 {
 	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 
-	switch (g->kind) {
+	switch (sh->kind) {
 	case MG_KERNEL:
 		return model_string(m, sh->name, "<kernel>");
 	case MG_MEMCPY:
@@ -574,12 +574,13 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	 */
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 
-		if ((int)g->device != device)
+		if ((int)sh->device != device)
 			continue;
 		if (begin == UINT64_MAX)
 			begin = g->start;	/* ops are in start order */
-		if (g->kind == MG_KERNEL && !has_kernel) {
+		if (sh->kind == MG_KERNEL && !has_kernel) {
 			begin = g->start;
 			has_kernel = 1;
 		}
@@ -593,8 +594,9 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 	 */
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
+		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 
-		if ((int)g->device != device || g->start < begin)
+		if ((int)sh->device != device || g->start < begin)
 			continue;
 		if (first == UINT64_MAX) {
 			first = cur_begin = g->start;
@@ -610,10 +612,10 @@ static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uin
 			cur_end = g->end;
 			prev = g;
 		}
-		if (g->kind != MG_MEMCPY)
+		if (sh->kind != MG_MEMCPY)
 			stats_union_add(&work, g->start, g->end);
 
-		if (g->kind == MG_KERNEL) {
+		if (sh->kind == MG_KERNEL) {
 			int is_est;
 			double fill = stats_fill_op(m, g, &is_est);
 			uint64_t dur = g->end - g->start;
@@ -652,12 +654,11 @@ static void copies_evidence(struct dev_state *ds)
 	c->time_ns += ds->f->exposed_copy_ns;
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_gpu_shape *sh;
+		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 		int is_pageable;
 
-		if (g->kind != MG_MEMCPY)
+		if (sh->kind != MG_MEMCPY)
 			continue;
-		sh = model_gpu_shape(m, g);
 		is_pageable = sh->src_kind == TRACE_GPU_MEM_PAGEABLE ||
 			      sh->dst_kind == TRACE_GPU_MEM_PAGEABLE;
 		c->bytes += sh->bytes;
@@ -680,7 +681,7 @@ static void launch_evidence(struct dev_state *ds)
 		const struct m_gpu_op *g = &m->gpu[i];
 		const struct m_call *c;
 
-		if (g->kind != MG_KERNEL || g->call == M_NO_CALL)
+		if (model_gpu_shape(m, g)->kind != MG_KERNEL || g->call == M_NO_CALL)
 			continue;
 		c = &m->calls[g->call];
 		if (c->kind == MC_LAUNCH && g->end - g->start < c->t1 - c->t0)

@@ -476,21 +476,20 @@ uint32_t model_launch_shape_add(struct model *m, const struct m_launch_shape *s)
 		      &m->launch_shape_slots, &m->nr_launch_shape_slots, s, sizeof(*s));
 }
 
-/* A GPU operation of @shape (whose kind it takes). */
-static struct m_gpu_op *new_gpu(struct model *m, const struct m_gpu_shape *shape, uint64_t start,
+/* A GPU operation of @shape on @device, CUPTI's number @corr kept beside it for the join. */
+static struct m_gpu_op *new_gpu(struct model *m, struct m_gpu_shape *shape, uint64_t start,
 				uint64_t end, uint32_t corr, uint64_t device)
 {
 	struct m_gpu_op *g;
 
 	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
+	XGROW(m->gpu_corr, m->gpu_corr_cap, m->nr_gpu + 1);
+	m->gpu_corr[m->nr_gpu] = corr;
 	g = &m->gpu[m->nr_gpu++];
-	memset(g, 0, sizeof(*g));
-	g->kind = shape->kind;
 	g->start = start;
 	g->end = end >= start ? end : start;
 	g->call = M_NO_CALL;
-	g->cupti_corr = corr;
-	g->device = sat_u16(device);
+	shape->device = sat_u16(device);
 	g->shape = model_gpu_shape_add(m, shape);
 	m->has_cupti = 1;
 	return g;
@@ -553,7 +552,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	}
 	case TRACE_REC_GPU_KERNEL: {
 		const struct trace_rec_gpu_kernel *k = p;
-		const struct m_gpu_shape sh = {
+		struct m_gpu_shape sh = {
 			.blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2],
 			.name = k->name,
 			.dyn_smem = k->dyn_smem_bytes,
@@ -568,7 +567,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	}
 	case TRACE_REC_GPU_MEMCPY: {
 		const struct trace_rec_gpu_memcpy *c = p;
-		const struct m_gpu_shape sh = {
+		struct m_gpu_shape sh = {
 			.bytes = c->bytes,
 			.stream = c->stream,
 			.graph_id = c->graph_id,
@@ -583,7 +582,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	}
 	case TRACE_REC_GPU_MEMSET: {
 		const struct trace_rec_gpu_memset *ms = p;
-		const struct m_gpu_shape sh = {
+		struct m_gpu_shape sh = {
 			.bytes = ms->bytes,
 			.stream = ms->stream,
 			.graph_id = ms->graph_id,
@@ -688,15 +687,15 @@ static int cmp_pm(const void *a, const void *b)
 	return x->device < y->device ? -1 : x->device > y->device;
 }
 
+/* By start, then end; operations that start and end together by CUPTI's number after the sort
+ * (sort_gpu). */
 static int cmp_gpu(const void *a, const void *b)
 {
 	const struct m_gpu_op *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return x->cupti_corr < y->cupti_corr ? -1 : x->cupti_corr > y->cupti_corr;
+	return x->end < y->end ? -1 : x->end > y->end;
 }
 
 static uint64_t key_gpu(const void *a)
@@ -1132,7 +1131,7 @@ static void ej_api(struct model *m, struct early_join *ej, const struct m_api_jo
 
 static void ej_op(struct model *m, struct early_join *ej, size_t op)
 {
-	const uint32_t corr = m->gpu[op].cupti_corr, key = corr + 1;
+	const uint32_t corr = m->gpu_corr[op], key = corr + 1;
 	const struct ej_api *e;
 	struct ej_wait *w;
 
@@ -1239,7 +1238,8 @@ static void join_gpu(struct model *m, int is_early, const uint32_t *moved)
 	 */
 	for (i = 0; i < m->nr_gpu; i++) {
 		struct m_gpu_op *g = &m->gpu[i];
-		struct corr_query q = { m, g->cupti_corr };
+		const uint32_t corr = m->gpu_corr[i];
+		struct corr_query q = { m, corr };
 		/* Joined as it was read: through its API record, unless its pushed id says else. */
 		const int64_t early = is_early && g->call != M_NO_CALL ? (int64_t)g->call : -1;
 		int64_t call = -1;
@@ -1247,7 +1247,7 @@ static void join_gpu(struct model *m, int is_early, const uint32_t *moved)
 
 		ci = gallop_search(m->nr_corrs, ci, corr_reached, &q);
 		ai = gallop_search(m->nr_api_joins, ai, api_reached, &q);
-		if (ci < m->nr_corrs && m->corrs[ci].cupti_corr == g->cupti_corr) {
+		if (ci < m->nr_corrs && m->corrs[ci].cupti_corr == corr) {
 			call = ext_call(&by_ext, m->corrs[ci].ext_id);
 			m->gpu_joined_by_corr += call >= 0;
 		}
@@ -1255,7 +1255,7 @@ static void join_gpu(struct model *m, int is_early, const uint32_t *moved)
 			call = early;
 			is_by_api = call >= 0;
 		} else if (call < 0 && ai < m->nr_api_joins &&
-			   m->api_joins[ai].cupti_corr == g->cupti_corr) {
+			   m->api_joins[ai].cupti_corr == corr) {
 			call = call_at(m, by_thread, nr_by_thread, &m->api_joins[ai]);
 			is_by_api = call >= 0;
 		}
@@ -1366,7 +1366,7 @@ static int order_key_op(const struct model *m, const struct m_gpu_op *g, uint64_
 
 	if (g->call != M_NO_CALL || sh->graph_id)
 		return 0;
-	*key = ORDER_KEY(g->kind, g->kind == MG_KERNEL ? sh->name : sh->bytes);
+	*key = ORDER_KEY(sh->kind, sh->kind == MG_KERNEL ? sh->name : sh->bytes);
 	return 1;
 }
 
@@ -1484,6 +1484,56 @@ static uint32_t *sort_calls(struct model *m, int is_early)
 	return NULL;
 }
 
+/*
+ * Sort the operations by start and end, those that start and end together by CUPTI's number,
+ * then as they came (what cmp_gpu cannot see); the numbers follow their operations.
+ */
+static void sort_gpu(struct model *m)
+{
+	const size_t n = m->nr_gpu;
+	uint32_t *moved, *corr;
+	size_t i, j, k;
+
+	if (!n)
+		return;
+	moved = xmalloc(n * sizeof(*moved));
+	if (xsort_by_moved(m->gpu, n, sizeof(*m->gpu), key_gpu, cmp_gpu, moved) < 0) {
+		memset(m->gpu_corr, 0, n * sizeof(*m->gpu_corr));	/* 2^32: lost */
+		free(moved);
+		return;
+	}
+	corr = xmalloc(n * sizeof(*corr));
+	for (i = 0; i < n; i++)
+		corr[moved[i]] = m->gpu_corr[i];
+	free(m->gpu_corr);
+	free(moved);
+	m->gpu_corr = corr;
+	m->gpu_corr_cap = n;
+	for (i = 0; i < n; i = j) {
+		uint64_t *by;
+		struct m_gpu_op *ops;
+
+		for (j = i + 1; j < n && m->gpu[j].start == m->gpu[i].start &&
+				m->gpu[j].end == m->gpu[i].end;
+		     j++)
+			;
+		if (j - i < 2)
+			continue;
+		by = xmalloc((j - i) * sizeof(*by));
+		ops = xmalloc((j - i) * sizeof(*ops));
+		for (k = i; k < j; k++)
+			by[k - i] = (uint64_t)corr[k] << 32 | (k - i);
+		xsort_u64(by, j - i);
+		memcpy(ops, m->gpu + i, (j - i) * sizeof(*ops));
+		for (k = i; k < j; k++) {
+			m->gpu[k] = ops[(uint32_t)by[k - i]];
+			corr[k] = (uint32_t)(by[k - i] >> 32);
+		}
+		free(by);
+		free(ops);
+	}
+}
+
 static void model_finish(struct model *m, int is_early)
 {
 	uint32_t *moved;
@@ -1503,12 +1553,15 @@ static void model_finish(struct model *m, int is_early)
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
 	name_undefined_apis(m);
 	moved = sort_calls(m, is_early);
-	xsort_by(m->gpu, m->nr_gpu, sizeof(*m->gpu), key_gpu, cmp_gpu);
+	sort_gpu(m);
 	xqsort(m->pm, m->nr_pm, sizeof(*m->pm), cmp_pm);
 	if (m->nr_gpu) {
 		join_gpu(m, is_early, moved);
 		join_by_order(m);
 	}
+	free(m->gpu_corr);		/* the joins are done */
+	m->gpu_corr = NULL;
+	m->gpu_corr_cap = 0;
 	free(moved);
 	free(m->call_seq);
 	m->call_seq = NULL;
@@ -1654,6 +1707,7 @@ void model_free(struct model *m)
 	free(m->results);
 	free(m->call_seq);
 	free(m->gpu);
+	free(m->gpu_corr);
 	free(m->gpu_shapes);
 	free(m->gpu_shape_slots);
 	free(m->launch_shapes);

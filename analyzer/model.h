@@ -89,10 +89,10 @@ enum m_gpu_kind { MG_KERNEL = 1, MG_MEMCPY, MG_MEMSET };
 #define M_NO_CALL UINT32_MAX
 
 /*
- * What GPU operations have in common, held once (model.gpu_shapes): a kernel's name and launch
- * shape, a copy's or set's size and memory kinds, the stream and graph. A training step repeats
- * a few hundred of them. A kernel's block count shares its bytes with a copy's or set's size:
- * read each after checking kind.
+ * What GPU operations have in common, held once (model.gpu_shapes): the kind and device, a
+ * kernel's name and launch shape, a copy's or set's size and memory kinds, the stream and graph.
+ * A training step repeats a few hundred of them. A kernel's block count shares its bytes with a
+ * copy's or set's size: read each after checking kind.
  */
 struct m_gpu_shape {
 	union {
@@ -107,21 +107,20 @@ struct m_gpu_shape {
 	uint8_t kind;			/* enum m_gpu_kind */
 	uint8_t copy_kind;		/* CUpti_ActivityMemcpyKind */
 	uint8_t src_kind, dst_kind;	/* CUpti_ActivityMemoryKind (a set's memory: dst_kind) */
-	uint8_t pad_[2];		/* zero: shapes compare as bytes */
+	uint16_t device;		/* CUPTI device id; larger ones (no GPU has them) as 65535 */
 };
 _Static_assert(sizeof(struct m_gpu_shape) == 32, "no padding the compare would read");
 
-/* One GPU operation from CUPTI: 32 bytes (a run holds millions). */
+/*
+ * One GPU operation from CUPTI: 24 bytes (a run holds millions). Its kind and device are its
+ * shape's (model_gpu_shape); CUPTI's correlation number is kept only while joining.
+ */
 struct m_gpu_op {
 	uint64_t start, end;
 	uint32_t call;			/* index into model.calls, M_NO_CALL when not joined */
-	uint32_t cupti_corr;
 	uint32_t shape;			/* index into model.gpu_shapes */
-	uint16_t device;		/* CUPTI device id; larger ones (no GPU has them) as 65535 */
-	uint8_t kind;			/* enum m_gpu_kind (also the shape's) */
-	uint8_t pad_;
 };
-_Static_assert(sizeof(struct m_gpu_op) == 32, "the model's bulk: keep it small");
+_Static_assert(sizeof(struct m_gpu_op) == 24, "the model's bulk: keep it small");
 
 struct m_api {
 	const char *name;		/* NULL: never defined */
@@ -235,6 +234,8 @@ struct model {
 	size_t call_seq_cap;
 	struct m_gpu_op *gpu;		/* sorted by start after model_finish */
 	size_t nr_gpu, gpu_cap;
+	uint32_t *gpu_corr;		/* while loading and joining: each operation's CUPTI number */
+	size_t gpu_corr_cap;
 	struct m_gpu_shape *gpu_shapes;	/* distinct; gpu[].shape indexes them */
 	size_t nr_gpu_shapes, gpu_shapes_cap;
 	uint32_t *gpu_shape_slots;	/* while loading: a hash of gpu_shapes (index + 1) */

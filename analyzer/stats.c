@@ -63,12 +63,12 @@ double stats_fill_op(const struct model *m, const struct m_gpu_op *g, int *is_es
 
 	if (!m->fill_memo)
 		return fill_of(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
-			       (int)g->device, is_estimate);
+			       (int)sh->device, is_estimate);
 	e = &m->fill_memo[g->shape];
-	if (e->device != (int)g->device) {
+	if (e->device != (int)sh->device) {
 		e->fill = fill_of(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
-				  (int)g->device, &e->is_estimate);
-		e->device = (int)g->device;
+				  (int)sh->device, &e->is_estimate);
+		e->device = (int)sh->device;
 	}
 	*is_estimate = e->is_estimate;
 	return e->fill;
@@ -361,15 +361,14 @@ static void compute_kernels(struct stats *s, const struct model *m)
 
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_gpu_shape *sh;
+		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 		struct s_kernel *k;
 		size_t ki;
 		int is_est;
 		double f;
 
-		if (g->kind != MG_KERNEL)
+		if (sh->kind != MG_KERNEL)
 			continue;
-		sh = model_gpu_shape(m, g);
 		k = KERNEL_SLOT(sh->name);
 		ki = (size_t)(k - s->kernels);
 		if (aux_cap < cap) {
@@ -400,7 +399,7 @@ static void compute_kernels(struct stats *s, const struct model *m)
 			fill_w[ki] += (double)(g->end - g->start);
 			k->fill_is_estimate |= is_est;
 		}
-		counters_accumulate(m, g->device, g->start, g->end, pm_sum + ki * TRACE_PM_NR_SLOTS,
+		counters_accumulate(m, sh->device, g->start, g->end, pm_sum + ki * TRACE_PM_NR_SLOTS,
 				    pm_w + ki * TRACE_PM_NR_SLOTS, &pm_hint);
 	}
 #undef KERNEL_SLOT
@@ -634,20 +633,21 @@ static void compute_gpu(struct stats *s, const struct model *m)
 	g->unjoined = m->gpu_unjoined;
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *op = &m->gpu[i];
+		const struct m_gpu_shape *sh = model_gpu_shape(m, op);
 		struct s_gpu_device *d = NULL;
 		size_t j;
 		int is_est;
 		double f;
 
 		for (j = 0; j < nd; j++)
-			if (g->devices[j].device == (int)op->device)
+			if (g->devices[j].device == (int)sh->device)
 				d = &g->devices[j];
 		if (!d) {
 			g->devices = xrealloc(g->devices, (nd + 1) * sizeof(*g->devices));
 			acc = xrealloc(acc, (nd + 1) * 4 * sizeof(*acc));
 			memset(&g->devices[nd], 0, sizeof(*d));
 			memset(&acc[nd * 4], 0, 4 * sizeof(*acc));
-			g->devices[nd].device = (int)op->device;
+			g->devices[nd].device = (int)sh->device;
 			g->devices[nd].first_ns = op->start;
 			d = &g->devices[nd++];
 		}
@@ -655,8 +655,8 @@ static void compute_gpu(struct stats *s, const struct model *m)
 		if (op->end > d->last_ns)
 			d->last_ns = op->end;
 		stats_union_add(&acc[j * 4], op->start, op->end);
-		stats_union_add(&acc[j * 4 + op->kind], op->start, op->end);
-		switch (op->kind) {
+		stats_union_add(&acc[j * 4 + sh->kind], op->start, op->end);
+		switch (sh->kind) {
 		case MG_KERNEL:
 			g->nr_kernels++;
 			f = stats_fill_op(m, op, &is_est);

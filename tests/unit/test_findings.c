@@ -75,10 +75,11 @@ static int64_t call(struct model *m, uint8_t kind, uint16_t api, uint64_t t0, ui
 	return (int64_t)m->nr_calls++;
 }
 
-/* Give @g the shape @sh (its kind the operation's). */
+/* Give @g the shape @sh (its kind and device the operation's). */
 static void gpu_shape(struct model *m, struct m_gpu_op *g, struct m_gpu_shape sh)
 {
-	sh.kind = g->kind;
+	sh.kind = model_gpu_shape(m, g)->kind;
+	sh.device = model_gpu_shape(m, g)->device;
 	g->shape = model_gpu_shape_add(m, &sh);
 }
 
@@ -90,7 +91,7 @@ static struct m_gpu_op *op(struct model *m, uint8_t kind, uint64_t start, uint64
 	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
 	g = &m->gpu[m->nr_gpu++];
 	memset(g, 0, sizeof(*g));
-	g->kind = kind;
+	g->shape = model_gpu_shape_add(m, &(struct m_gpu_shape){ .kind = kind });	/* device 0 */
 	g->start = start;
 	g->end = end;
 	g->call = from;

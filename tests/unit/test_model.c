@@ -492,6 +492,49 @@ static void test_results(void)
 }
 
 /*
+ * Operations that start and end together are ordered by CUPTI's number, whatever order they
+ * came in (the number is not kept in the operation: the sort puts them right after). Launches at
+ * 0, 10 and 20 us own numbers 10, 20 and 30; their kernels, all at the same time, come as 30,
+ * 10, 20; after loading, in either join, the operations follow their launches.
+ */
+static void test_equal_ops_by_corr(void)
+{
+	static const uint32_t came[3] = { 30, 10, 20 };
+	int batch;
+
+	for (batch = 0; batch < 2; batch++) {
+		const struct model_load_opts o = { .batch_join = batch };
+		struct trace_reader rd;
+		struct model m;
+		struct tb t;
+		size_t i;
+
+		begin_launches(&t);
+		tb_block(&t, TID, 0, BASE);
+		for (i = 0; i < 3; i++)
+			launch(&t, i ? 10000 : 0, 0, 1);
+		for (i = 0; i < 3; i++)
+			api_rec(&t, BASE + 10000 * i + 1000, BASE + 10000 * i + 4000,
+				(uint32_t)(10 * i + 10), TID);
+		for (i = 0; i < 3; i++)
+			kernel(&t, BASE + 50000, came[i], S_KERN_A);
+		tb_flush(&t);
+		CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "equal_ops.trace", 0)), 0);
+		CHECK_EQ(model_load_opts(&m, &rd, &o), 0);
+		CHECK_EQ(m.nr_gpu, 3);
+		for (i = 0; i < m.nr_gpu; i++) {
+			CHECK(m.gpu[i].call != M_NO_CALL);
+			if (m.gpu[i].call != M_NO_CALL)
+				CHECK_EQ(m.calls[m.gpu[i].call].t0, BASE + 10000 * i);
+		}
+		CHECK(m.gpu_corr == NULL);	/* let go after the join */
+		model_free(&m);
+		trace_reader_close(&rd);
+		tb_free(&t);
+	}
+}
+
+/*
  * Ids a trace defines index dense tables: a FUNC or STRING id far beyond what the trace has
  * defined so far (hostile; the writer numbers densely from 1) is ignored instead of growing a
  * table to it (2 GiB for one FUNC id near 2^26); a dense one, even after a gap, is taken.
@@ -566,6 +609,7 @@ int main(int argc, char **argv)
 	RUN(test_join_by_ext);
 	RUN(test_join_tid_reused);
 	RUN(test_results);
+	RUN(test_equal_ops_by_corr);
 	RUN(test_hostile_ids);
 	RUN(test_shapes_remade);
 	test_join_traces(argc, argv);

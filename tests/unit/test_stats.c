@@ -43,10 +43,11 @@ static struct m_call *add_mem(struct model *m, uint64_t t, uint8_t kind, uint8_t
 	return c;
 }
 
-/* Give @g the shape @sh (its kind the operation's). */
+/* Give @g the shape @sh (its kind and device the operation's). */
 static void gpu_shape(struct model *m, struct m_gpu_op *g, struct m_gpu_shape sh)
 {
-	sh.kind = g->kind;
+	sh.kind = model_gpu_shape(m, g)->kind;
+	sh.device = model_gpu_shape(m, g)->device;
 	g->shape = model_gpu_shape_add(m, &sh);
 }
 
@@ -57,7 +58,7 @@ static struct m_gpu_op *add_gpu(struct model *m, uint8_t kind, uint64_t start, u
 	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
 	g = &m->gpu[m->nr_gpu++];
 	memset(g, 0, sizeof(*g));
-	g->kind = kind;
+	g->shape = model_gpu_shape_add(m, &(struct m_gpu_shape){ .kind = kind });	/* device 0 */
 	g->start = start;
 	g->end = end;
 	g->call = -1;
