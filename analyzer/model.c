@@ -1405,19 +1405,25 @@ static int order_key_call(const struct model *m, const struct host_span *spans, 
  */
 static void join_by_order(struct model *m)
 {
-	struct order_item *ops = xcalloc(m->nr_gpu + 1, sizeof(*ops));
-	struct order_item *calls = xcalloc(m->nr_calls + 1, sizeof(*calls));
+	struct order_item *ops, *calls = NULL;
 	struct host_span *spans = NULL;
 	size_t i, no = 0, nc = 0, a = 0, b = 0, nr_spans = 0;
 	uint64_t key;
 
+	/* Counted first: most traces have no operation left to join, so no table. */
 	for (i = 0; i < m->nr_gpu; i++)
+		no += order_key_op(m, &m->gpu[i], &key);
+	if (!no)
+		return;
+	ops = xmalloc(no * sizeof(*ops));
+	for (i = 0, no = 0; i < m->nr_gpu; i++)
 		if (order_key_op(m, &m->gpu[i], &key))
 			ops[no++] = (struct order_item){ key, m->gpu[i].start, i };
-	if (!no)
-		goto out;
 	spans = host_only_spans(m, &nr_spans);
 	for (i = 0; i < m->nr_calls; i++)
+		nc += order_key_call(m, spans, nr_spans, &m->calls[i], &key);
+	calls = xmalloc((nc + 1) * sizeof(*calls));
+	for (i = 0, nc = 0; i < m->nr_calls; i++)
 		if (order_key_call(m, spans, nr_spans, &m->calls[i], &key))
 			calls[nc++] = (struct order_item){ key, m->calls[i].t0, i };
 	xqsort(ops, no, sizeof(*ops), cmp_order);
@@ -1439,7 +1445,6 @@ static void join_by_order(struct model *m)
 			a++;	/* an execution with no launch before it: left unjoined */
 		}
 	}
-out:
 	free(spans);
 	free(ops);
 	free(calls);
