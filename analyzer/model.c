@@ -1496,7 +1496,7 @@ static uint32_t *sort_calls(struct model *m, int is_early)
 static void sort_gpu(struct model *m)
 {
 	const size_t n = m->nr_gpu;
-	uint32_t *moved, *corr;
+	uint32_t *moved, *corr = m->gpu_corr;
 	size_t i, j, k;
 
 	if (!n)
@@ -1507,13 +1507,8 @@ static void sort_gpu(struct model *m)
 		free(moved);
 		return;
 	}
-	corr = xmalloc(n * sizeof(*corr));
-	for (i = 0; i < n; i++)
-		corr[moved[i]] = m->gpu_corr[i];
-	free(m->gpu_corr);
+	xmove_to(corr, n, sizeof(*corr), moved);
 	free(moved);
-	m->gpu_corr = corr;
-	m->gpu_corr_cap = n;
 	for (i = 0; i < n; i = j) {
 		uint64_t *by;
 		struct m_gpu_op *ops;

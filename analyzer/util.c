@@ -400,6 +400,70 @@ static int cmp_in_run(const void *x, const void *y, void *ctx)
 	return a < b ? -1 : a > b;
 }
 
+/* A mark in the top bit of a permutation's entries: only for fewer than 2^31 of them. */
+#define PERM_MARK 0x80000000u
+
+/* @p (position i takes element p[i]) becomes its inverse (element i goes to p[i]), in place. */
+static void invert_perm(uint32_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t prev = (uint32_t)i, cur, next;
+
+		if (p[i] & PERM_MARK)
+			continue;
+		for (cur = p[i]; cur != i; prev = cur, cur = next) {
+			next = p[cur];
+			p[cur] = prev | PERM_MARK;
+		}
+		p[i] = prev | PERM_MARK;
+	}
+	for (i = 0; i < n; i++)
+		p[i] &= ~PERM_MARK;
+}
+
+/* Element i of @p goes to position @to[i], following the cycles (@to is left as it was). */
+static void move_to(char *p, size_t n, size_t size, uint32_t *to)
+{
+	char *hold = xmalloc(size), *swap = xmalloc(size);
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (to[i] & PERM_MARK)
+			continue;
+		copy_elem(hold, p + i * size, size);
+		for (j = to[i]; j != i; j = to[j] & ~PERM_MARK) {
+			copy_elem(swap, p + j * size, size);
+			copy_elem(p + j * size, hold, size);
+			copy_elem(hold, swap, size);
+			to[j] |= PERM_MARK;
+		}
+		copy_elem(p + i * size, hold, size);
+		to[i] |= PERM_MARK;
+	}
+	for (i = 0; i < n; i++)
+		to[i] &= ~PERM_MARK;
+	free(hold);
+	free(swap);
+}
+
+void xmove_to(void *base, size_t n, size_t size, uint32_t *to)
+{
+	char *copy;
+	size_t i;
+
+	if (n < PERM_MARK) {
+		move_to(base, n, size, to);
+		return;
+	}
+	copy = xmalloc(n * size);
+	for (i = 0; i < n; i++)
+		memcpy(copy + (size_t)to[i] * size, (char *)base + i * size, size);
+	memcpy(base, copy, n * size);
+	free(copy);
+}
+
 static int sort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		   int (*cmp)(const void *, const void *), uint32_t *moved_to)
 {
@@ -408,6 +472,7 @@ static int sort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void
 	uint32_t *perm;			/* position i takes element perm[i] */
 	size_t i, j, runs = 1;
 	uint64_t k, last = 0, ki;
+	int in_place;
 
 	for (i = 1; i < n; i++)
 		if (cmp(p + (i - 1) * size, p + i * size) > 0)
@@ -425,7 +490,10 @@ static int sort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void
 		k = key(p + i * size);
 		runs += i > 0 && k < last;
 	}
-	perm = xmalloc(n * sizeof(*perm));
+	/* Where the caller wants to know where each went, the permutation is made in its array,
+	 * then inverted there: 4 bytes an element of scratch, not 8. */
+	in_place = moved_to && size > 16 && n < PERM_MARK;
+	perm = in_place ? moved_to : xmalloc(n * sizeof(*perm));
 	if (is_for_merge(n, runs)) {
 		/* Keys read from the elements as the runs merge: 4 bytes an element beside them. */
 		const struct key_src src = { .base = p, .size = size, .key = key };
@@ -450,6 +518,11 @@ static int sort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void
 			;
 		if (j - i > 1)
 			qsort_r(perm + i, j - i, sizeof(*perm), cmp_in_run, &ctx);
+	}
+	if (in_place) {
+		invert_perm(perm, n);
+		move_to(p, n, size, perm);
+		return 0;
 	}
 	for (i = 0; moved_to && i < n; i++)
 		moved_to[perm[i]] = (uint32_t)i;

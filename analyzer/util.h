@@ -49,6 +49,13 @@ void xsort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 int xsort_by_moved(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
 		   int (*cmp)(const void *, const void *), uint32_t *moved_to);
 
+/*
+ * xmove_to - put element i of @base (@n of @size bytes) at position @to[i], as xsort_by_moved
+ * moved another array: in place along the cycles for fewer than 2^31 elements (@to left as it
+ * was), through a copy beyond.
+ */
+void xmove_to(void *base, size_t n, size_t size, uint32_t *to);
+
 /* xsort_u64 - sort values ascending (radix; 8 bytes a value beside the array). */
 void xsort_u64(uint64_t *v, size_t n);
 

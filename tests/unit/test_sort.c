@@ -3,7 +3,8 @@
  * test_sort.c - xsort_by, xsort_by_moved and xsort_u64 (util.c) against a stable reference sort,
  * for every path they take: already sorted, long interleaved runs (merged), shuffled and
  * reversed (radix), equal keys ordered by the comparator's further criteria, elements small
- * (gathered) and large (moved along the permutation's cycles), keys using all eight bytes; and
+ * (gathered) and large (moved along the permutation's cycles), keys using all eight bytes;
+ * xmove_to on random permutations, some with fixed points, and on single long cycles; and
  * gallop_search from every kind of hint against a linear scan.
  */
 #include <stdlib.h>
@@ -230,10 +231,53 @@ static void test_gallop(void)
 	CHECK(tries > 10000);
 }
 
+/* xmove_to: element i ends at to[i], for 4-byte and 40-byte elements; @to is left intact. */
+static void test_move_to(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 7, 1000, 4096 };
+	size_t si, i;
+
+	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		size_t n = sizes[si], bad = 0;
+		uint32_t *to = malloc((n + 1) * sizeof(*to)), *keep = malloc((n + 1) * sizeof(*to));
+		uint32_t *small = malloc((n + 1) * sizeof(*small));
+		struct big *b = malloc((n + 1) * sizeof(*b));
+
+		for (i = 0; i < n; i++)		/* one cycle through all, for every third size */
+			to[i] = si % 3 == 2 ? (uint32_t)((i + 1) % n) : (uint32_t)i;
+		for (i = n; i > 1 && si % 3 != 2; i--) {	/* Fisher-Yates */
+			size_t j = next() % i;
+			uint32_t t;
+
+			if (si % 2 && i % 3 == 0)
+				continue;	/* fixed points and shorter cycles */
+			t = to[i - 1];
+			to[i - 1] = to[j];
+			to[j] = t;
+		}
+		for (i = 0; i < n; i++) {
+			keep[i] = to[i];
+			small[i] = (uint32_t)i * 7 + 1;
+			b[i] = (struct big){ .key = i, .orig = (uint32_t)i };
+		}
+		xmove_to(small, n, sizeof(*small), to);
+		xmove_to(b, n, sizeof(*b), to);
+		for (i = 0; i < n; i++)
+			bad += to[i] != keep[i] || small[to[i]] != (uint32_t)i * 7 + 1 ||
+			       b[to[i]].orig != i || b[to[i]].key != i;
+		CHECK_EQ(bad, 0);
+		free(to);
+		free(keep);
+		free(small);
+		free(b);
+	}
+}
+
 int main(void)
 {
 	RUN(test_patterns);
 	RUN(test_select);
 	RUN(test_gallop);
+	RUN(test_move_to);
 	return TEST_RESULT();
 }
