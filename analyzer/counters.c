@@ -90,33 +90,74 @@ static void means(double out[TRACE_PM_NR_SLOTS], const double sum[TRACE_PM_NR_SL
 		out[k] = weight[k] > 0 ? sum[k] / weight[k] : NAN;
 }
 
-/* Union of the device's kernels and memsets, in time order. */
+/*
+ * The union of the device's kernels and memsets in time order, made as the samples ask for
+ * it: the stretches that may still overlap a sample are queued (those ending before the
+ * current sample's start are let go), not the whole union (16 bytes a gap: a launch-bound
+ * trace has one between most kernels).
+ */
 struct stretch {
 	uint64_t start, end;
 };
 
-static struct stretch *busy_stretches(const struct model *m, uint32_t device, size_t *n)
-{
-	struct stretch *v = NULL;
-	size_t i, cap = 0;
+struct busy_walk {
+	const struct model *m;
+	uint32_t device;
+	size_t next;			/* the next operation to merge */
+	struct stretch *q;		/* queued stretches, [head, n) in time order */
+	size_t head, n, cap;
+	int done;			/* the last stretch is queued */
+};
 
-	*n = 0;
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
+/* Queue the next stretch of the union; 0 when there is none. */
+static int busy_more(struct busy_walk *w)
+{
+	const struct model *m = w->m;
+	struct stretch st = { 0, 0 };
+	int has = 0;
+
+	for (; w->next < m->nr_gpu; w->next++) {
+		const struct m_gpu_op *g = &m->gpu[w->next];
 		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 
-		if (sh->device != device || sh->kind == MG_MEMCPY || g->end <= g->start)
+		if (sh->device != w->device || sh->kind == MG_MEMCPY || g->end <= g->start)
 			continue;
-		if (*n && g->start <= v[*n - 1].end) {
-			if (g->end > v[*n - 1].end)
-				v[*n - 1].end = g->end;
-			continue;
-		}
-		XGROW(v, cap, *n + 1);
-		v[*n].start = g->start;
-		v[(*n)++].end = g->end;
+		if (has && g->start > st.end)
+			break;		/* the next stretch begins here */
+		if (!has)
+			st = (struct stretch){ g->start, g->end };
+		else if (g->end > st.end)
+			st.end = g->end;
+		has = 1;
 	}
-	return v;
+	if (!has) {
+		w->done = 1;
+		return 0;
+	}
+	if (w->head && w->n == w->cap) {	/* slide what is left to the front */
+		memmove(w->q, w->q + w->head, (w->n - w->head) * sizeof(*w->q));
+		w->n -= w->head;
+		w->head = 0;
+	}
+	XGROW(w->q, w->cap, w->n + 1);
+	w->q[w->n++] = st;
+	return 1;
+}
+
+/* The device's busy time inside [start, end); samples asked in order of start. */
+static uint64_t busy_in(struct busy_walk *w, uint64_t start, uint64_t end)
+{
+	uint64_t sum = 0;
+	size_t j;
+
+	while (w->head < w->n && w->q[w->head].end <= start)
+		w->head++;
+	while (!w->done && (w->head == w->n || w->q[w->n - 1].start < end))
+		if (busy_more(w) && w->q[w->n - 1].end <= start)
+			w->head = w->n;	/* ended before this sample: let go */
+	for (j = w->head; j < w->n && w->q[j].start < end; j++)
+		sum += overlap_ns(w->q[j].start, w->q[j].end, start, end);
+	return sum;
 }
 
 static const char *absent_reason(const struct model *m)
@@ -142,8 +183,8 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 	double sum[TRACE_PM_NR_SLOTS] = { 0 }, weight[TRACE_PM_NR_SLOTS] = { 0 };
 	double bw_sum[TRACE_PM_NR_SLOTS] = { 0 }, bw_w[TRACE_PM_NR_SLOTS] = { 0 };
 	double cb_sum[TRACE_PM_NR_SLOTS] = { 0 }, cb_w[TRACE_PM_NR_SLOTS] = { 0 };
-	struct stretch *busy;
-	size_t i, nb, b = 0, hint;
+	struct busy_walk busy = { .m = m };
+	size_t i, hint;
 	uint32_t dev;
 	int k;
 
@@ -163,15 +204,14 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 	}
 	/* The first device sampled (the shim samples one per process). */
 	dev = (uint32_t)c->device;
-	busy = busy_stretches(m, dev, &nb);
+	busy.device = dev;
 	hint = 0;
 	for (i = first_candidate(m, win_start, &hint); i < m->nr_pm && m->pm[i].start < win_end;
 	     i++) {
 		const struct m_pm_sample *s = &m->pm[i];
-		uint64_t o = overlap_ns(s->start, s->end, win_start, win_end), in_busy = 0;
+		uint64_t o = overlap_ns(s->start, s->end, win_start, win_end), in_busy;
 		double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
 		double tensor = isnan(s->value[TRACE_PM_TENSOR]) ? 0 : s->value[TRACE_PM_TENSOR];
-		size_t j;
 
 		if (s->device != dev || !o)
 			continue;
@@ -181,10 +221,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 			c->nr_overflow++;
 		add_sample(s, (double)o, sum, weight);
 		/* Busy time inside the sample (stretches and samples both in time order). */
-		while (b < nb && busy[b].end <= s->start)
-			b++;
-		for (j = b; j < nb && busy[j].start < s->end; j++)
-			in_busy += overlap_ns(busy[j].start, busy[j].end, s->start, s->end);
+		in_busy = busy_in(&busy, s->start, s->end);
 		if (isnan(dram) || isnan(sm))
 			continue;
 		if (dram >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT && tensor < PM_SM_LOW_PCT) {
@@ -197,7 +234,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 			add_sample(s, 1, cb_sum, cb_w);
 		}
 	}
-	free(busy);
+	free(busy.q);
 	if (!c->nr_samples) {
 		c->absent = absent_reason(m);
 		return;
