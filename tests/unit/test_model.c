@@ -35,17 +35,23 @@ static void def_func(struct tb *t, uint32_t id, uint32_t name)
 	tb_rec(t, &f, sizeof(f));
 }
 
-/* A launch @dt ns after the previous thread record, lasting 5 us. */
-static void launch(struct tb *t, uint32_t dt, uint32_t seq, uint32_t func)
+/* A launch @dt ns after the previous thread record, lasting 5 us, that returned @result. */
+static void launch_result(struct tb *t, uint32_t dt, uint32_t seq, uint32_t func,
+			  uint32_t result)
 {
 	struct trace_rec_launch l;
 
 	memset(&l, 0, sizeof(l));
-	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, 5000, 0, seq);
+	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, 5000, result, seq);
 	l.func = func;
 	l.grid[0] = l.grid[1] = l.grid[2] = 1;
 	l.block[0] = l.block[1] = l.block[2] = 32;
 	tb_rec(t, &l, sizeof(l));
+}
+
+static void launch(struct tb *t, uint32_t dt, uint32_t seq, uint32_t func)
+{
+	launch_result(t, dt, seq, func, 0);
 }
 
 static void set(struct tb *t, uint32_t dt, uint32_t seq, uint64_t bytes)
@@ -286,6 +292,17 @@ static void begin_launches(struct tb *t)
 	def_func(t, 1, S_KERN_A);
 }
 
+/* Begin a trace with @n launches of kern_a on one thread, 10 us apart from BASE. */
+static void launches_10us(struct tb *t, size_t n)
+{
+	size_t i;
+
+	begin_launches(t);
+	tb_block(t, TID, 0, BASE);
+	for (i = 0; i < n; i++)
+		launch(t, i ? 10000 : 0, 0, 1);
+}
+
 /* GPU operations among the first @n that did not join the launch that began 6 us before. */
 static size_t misjoined(const struct model *m, size_t n)
 {
@@ -312,10 +329,7 @@ static void test_join_many(void)
 	struct tb t;
 	size_t i;
 
-	begin_launches(&t);
-	tb_block(&t, TID, 0, BASE);
-	for (i = 0; i < MANY; i++)	/* launch i: [BASE + 10 us i, + 5 us), no number pushed */
-		launch(&t, i ? 10000 : 0, 0, 1);
+	launches_10us(&t, MANY);	/* launch i: [BASE + 10 us i, + 5 us), no number pushed */
 	for (i = 0; i < MANY; i++) {
 		size_t j = i * 1237 % MANY;	/* a scrambled order; 1237 is prime to MANY */
 		uint32_t corr = (uint32_t)((j * 2903 + 11) % MANY) + 100;
@@ -419,19 +433,6 @@ static void test_join_by_ext(void)
 	tb_free(&t);
 }
 
-/* A launch of kern_a @dt ns after the previous thread record that returned @result. */
-static void launch_result(struct tb *t, uint32_t dt, uint32_t result)
-{
-	struct trace_rec_launch l;
-
-	memset(&l, 0, sizeof(l));
-	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, 5000, result, 0);
-	l.func = 1;
-	l.grid[0] = l.grid[1] = l.grid[2] = 1;
-	l.block[0] = l.block[1] = l.block[2] = 32;
-	tb_rec(t, &l, sizeof(l));
-}
-
 /*
  * A call's result follows it through the sort: two threads whose launches interleave in time
  * (A at 0, 20, 40 ... us, B at 10, 30 ...) are written one after the other; every third
@@ -459,7 +460,7 @@ static void test_results(void)
 				for (j = 0; j < 10; j++) {
 					uint32_t at = 2 * j + k;	/* in 10 us */
 
-					launch_result(&t, j ? 20000 : 0, at % 3 ? 0 : 700 + at);
+					launch_result(&t, j ? 20000 : 0, 0, 1, at % 3 ? 0 : 700 + at);
 				}
 			}
 			if (with_gpu) {
@@ -509,10 +510,7 @@ static void test_equal_ops_by_corr(void)
 		struct tb t;
 		size_t i;
 
-		begin_launches(&t);
-		tb_block(&t, TID, 0, BASE);
-		for (i = 0; i < 3; i++)
-			launch(&t, i ? 10000 : 0, 0, 1);
+		launches_10us(&t, 3);
 		for (i = 0; i < 3; i++)
 			api_rec(&t, BASE + 10000 * i + 1000, BASE + 10000 * i + 4000,
 				(uint32_t)(10 * i + 10), TID);
