@@ -1507,7 +1507,7 @@ static void sort_gpu(struct model *m)
 		free(moved);
 		return;
 	}
-	xmove_to(corr, n, sizeof(*corr), moved);
+	xmove_u32(corr, n, moved);
 	free(moved);
 	for (i = 0; i < n; i = j) {
 		uint64_t *by;

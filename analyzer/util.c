@@ -362,15 +362,22 @@ static void merge_runs(const struct key_src *s, size_t n, size_t nr_runs, uint32
 	free(h);
 }
 
-/* memcpy for the model's records (multiples of 8 bytes): inline words, not a libc call. */
+/* memcpy for the model's records (multiples of 4 or 8 bytes): inline words, not a libc call. */
 static inline void copy_elem(void *dst, const void *src, size_t size)
 {
+	size_t k;
+
 	if (size % 8 == 0) {
 		uint64_t *d = dst;
 		const uint64_t *s = src;
-		size_t k;
 
 		for (k = 0; k < size / 8; k++)
+			d[k] = s[k];
+	} else if (size % 4 == 0) {
+		uint32_t *d = dst;
+		const uint32_t *s = src;
+
+		for (k = 0; k < size / 4; k++)
 			d[k] = s[k];
 	} else {
 		memcpy(dst, src, size);
@@ -423,45 +430,59 @@ static void invert_perm(uint32_t *p, size_t n)
 		p[i] &= ~PERM_MARK;
 }
 
-/* Element i of @p goes to position @to[i], following the cycles (@to is left as it was). */
-static void move_to(char *p, size_t n, size_t size, uint32_t *to)
+/* Position i of @p takes element @from[i], following the cycles: one copy an element (@from is
+ * left as it was). */
+static void take_from(char *p, size_t n, size_t size, uint32_t *from)
 {
-	char *hold = xmalloc(size), *swap = xmalloc(size);
-	size_t i, j;
+	char *hold = xmalloc(size);
+	size_t i, j, k;
 
 	for (i = 0; i < n; i++) {
-		if (to[i] & PERM_MARK)
+		if (from[i] & PERM_MARK)
 			continue;
 		copy_elem(hold, p + i * size, size);
+		for (j = i; (k = from[j] & ~PERM_MARK) != i; j = k) {
+			copy_elem(p + j * size, p + k * size, size);
+			from[j] |= PERM_MARK;
+		}
+		copy_elem(p + j * size, hold, size);
+		from[j] |= PERM_MARK;
+	}
+	for (i = 0; i < n; i++)
+		from[i] &= ~PERM_MARK;
+	free(hold);
+}
+
+void xmove_u32(uint32_t *v, size_t n, uint32_t *to)
+{
+	uint32_t *copy;
+	size_t i, j;
+
+	if (n >= PERM_MARK) {
+		copy = xmalloc(n * sizeof(*copy));
+		for (i = 0; i < n; i++)
+			copy[to[i]] = v[i];
+		memcpy(v, copy, n * sizeof(*v));
+		free(copy);
+		return;
+	}
+	for (i = 0; i < n; i++) {	/* along the cycles: what is held goes where it belongs */
+		uint32_t hold, t;
+
+		if (to[i] & PERM_MARK)
+			continue;
+		hold = v[i];
 		for (j = to[i]; j != i; j = to[j] & ~PERM_MARK) {
-			copy_elem(swap, p + j * size, size);
-			copy_elem(p + j * size, hold, size);
-			copy_elem(hold, swap, size);
+			t = v[j];
+			v[j] = hold;
+			hold = t;
 			to[j] |= PERM_MARK;
 		}
-		copy_elem(p + i * size, hold, size);
+		v[i] = hold;
 		to[i] |= PERM_MARK;
 	}
 	for (i = 0; i < n; i++)
 		to[i] &= ~PERM_MARK;
-	free(hold);
-	free(swap);
-}
-
-void xmove_to(void *base, size_t n, size_t size, uint32_t *to)
-{
-	char *copy;
-	size_t i;
-
-	if (n < PERM_MARK) {
-		move_to(base, n, size, to);
-		return;
-	}
-	copy = xmalloc(n * size);
-	for (i = 0; i < n; i++)
-		memcpy(copy + (size_t)to[i] * size, (char *)base + i * size, size);
-	memcpy(base, copy, n * size);
-	free(copy);
 }
 
 static int sort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void *),
@@ -520,8 +541,8 @@ static int sort_by(void *base, size_t n, size_t size, uint64_t (*key)(const void
 			qsort_r(perm + i, j - i, sizeof(*perm), cmp_in_run, &ctx);
 	}
 	if (in_place) {
+		take_from(p, n, size, perm);
 		invert_perm(perm, n);
-		move_to(p, n, size, perm);
 		return 0;
 	}
 	for (i = 0; moved_to && i < n; i++)

@@ -50,11 +50,11 @@ int xsort_by_moved(void *base, size_t n, size_t size, uint64_t (*key)(const void
 		   int (*cmp)(const void *, const void *), uint32_t *moved_to);
 
 /*
- * xmove_to - put element i of @base (@n of @size bytes) at position @to[i], as xsort_by_moved
- * moved another array: in place along the cycles for fewer than 2^31 elements (@to left as it
- * was), through a copy beyond.
+ * xmove_u32 - put value i of @v (@n of them) at position @to[i], as xsort_by_moved moved
+ * another array: in place along the cycles for fewer than 2^31 values (@to left as it was),
+ * through a copy beyond.
  */
-void xmove_to(void *base, size_t n, size_t size, uint32_t *to);
+void xmove_u32(uint32_t *v, size_t n, uint32_t *to);
 
 /* xsort_u64 - sort values ascending (radix; 8 bytes a value beside the array). */
 void xsort_u64(uint64_t *v, size_t n);
