@@ -1544,9 +1544,7 @@ static void model_finish(struct model *m, int is_early)
 	free(m->launch_shape_slots);
 	m->gpu_shape_slots = m->launch_shape_slots = NULL;
 	m->nr_gpu_shape_slots = m->nr_launch_shape_slots = 0;
-	m->fill_memo = xmalloc((m->nr_gpu_shapes + 1) * sizeof(*m->fill_memo));
-	for (i = 0; i < m->nr_gpu_shapes; i++)
-		m->fill_memo[i].device = -1;
+	m->fill_memo = xcalloc(m->nr_gpu_shapes + 1, sizeof(*m->fill_memo));
 
 	for (i = 0; i < m->nr_occ; i++)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;

@@ -138,12 +138,12 @@ struct m_func {
 	uint32_t have;
 };
 
-/* stats_fill_op's answer for a GPU shape (asked up to three times an operation: statistics,
- * findings, export), kept for the device last asked. */
+/* stats_fill_op's answer for a GPU shape, device included (asked up to three times an
+ * operation: statistics, findings, export). */
 struct m_fill_memo {
 	double fill;
-	int32_t device;			/* the device the answer is for; -1 none yet */
 	int is_estimate;
+	int known;			/* 0: not asked yet */
 };
 
 struct m_occupancy {

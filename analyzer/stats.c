@@ -25,8 +25,8 @@ int stats_is_device_mem(uint8_t kind)
 	       kind == TRACE_MEM_ASYNC || kind == TRACE_MEM_POOL || kind == TRACE_MEM_VMM_PHYS;
 }
 
-static double fill_of(const struct model *m, uint32_t name, uint64_t blocks,
-		      uint32_t block_threads, uint32_t dyn_smem, int device, int *is_estimate)
+double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_t block_threads,
+		  uint32_t dyn_smem, int device, int *is_estimate)
 {
 	const struct trace_rec_device *d = model_device(m, device);
 	uint32_t per_sm = model_occupancy(m, name, block_threads, dyn_smem);
@@ -50,25 +50,19 @@ static double fill_of(const struct model *m, uint32_t name, uint64_t blocks,
 	return fill > 1 ? 1 : fill;
 }
 
-double stats_fill(const struct model *m, uint32_t name, uint64_t blocks, uint32_t block_threads,
-		  uint32_t dyn_smem, int device, int *is_estimate)
-{
-	return fill_of(m, name, blocks, block_threads, dyn_smem, device, is_estimate);
-}
-
 double stats_fill_op(const struct model *m, const struct m_gpu_op *g, int *is_estimate)
 {
 	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 	struct m_fill_memo *e;
 
 	if (!m->fill_memo)
-		return fill_of(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
-			       (int)sh->device, is_estimate);
+		return stats_fill(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
+				  (int)sh->device, is_estimate);
 	e = &m->fill_memo[g->shape];
-	if (e->device != (int)sh->device) {
-		e->fill = fill_of(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
-				  (int)sh->device, &e->is_estimate);
-		e->device = (int)sh->device;
+	if (!e->known) {
+		e->fill = stats_fill(m, sh->name, sh->blocks, sh->block_threads, sh->dyn_smem,
+				     (int)sh->device, &e->is_estimate);
+		e->known = 1;
 	}
 	*is_estimate = e->is_estimate;
 	return e->fill;
