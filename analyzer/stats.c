@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "prepass.h"
 #include "uthash.h"
 #include "util.h"
 
@@ -69,25 +70,6 @@ double stats_fill_op(const struct model *m, const struct m_gpu_op *g, int *is_es
 }
 
 /* ---- Span and counts ---- */
-
-/* The span: from the first call or GPU operation to the end of the last; the calls' [lo, hi)
- * come from stats_compute's pass over them. */
-static void compute_span(struct stats *s, const struct model *m, uint64_t lo, uint64_t hi)
-{
-	size_t i;
-
-	for (i = 0; i < m->nr_gpu; i++) {
-		if (m->gpu[i].start < lo)
-			lo = m->gpu[i].start;
-		if (m->gpu[i].end > hi)
-			hi = m->gpu[i].end;
-	}
-	if (lo > hi)
-		lo = hi = 0;
-	s->span_start = lo;
-	s->span_end = hi;
-	s->span_ns = hi - lo;
-}
 
 static void count_call(struct s_counts *n, const struct model *m, const struct m_call *c)
 {
@@ -190,11 +172,6 @@ static void compute_apis(struct stats *s, const struct model *m, const struct s_
 
 /* ---- Kernels ---- */
 
-struct durs {
-	uint64_t *v;
-	size_t n, cap;
-};
-
 struct shape_key {
 	uint32_t grid[3];
 	uint32_t block[3];
@@ -252,19 +229,83 @@ static int shape_set_add(struct shape_set *set, const struct shape_id *k)
 	return 1;
 }
 
-/* The nearest-rank @p percentile of @v (reordered). */
-static uint64_t percentile(uint64_t *v, size_t n, double p)
-{
-	size_t idx;
+/*
+ * A kernel's p50 and p99. The first look (prepass.h) counted its durations by bucket, so only
+ * the executions in the two buckets holding them are counted here, by value: a bucket is 1/32
+ * of an octave wide (exact below 64 ns), so it holds at most that many distinct values, however
+ * long the run.
+ */
+struct vcount {
+	uint64_t v, n;			/* n == 0: an empty slot */
+};
 
-	if (!n)
-		return 0;
-	idx = (size_t)ceil(p * (double)n);
-	if (idx < 1)
-		idx = 1;
-	if (idx > n)
-		idx = n;
-	return xselect_u64(v, n, idx - 1);
+struct k_aux {
+	struct pp_rank rank[2];		/* where the p50 and p99 are */
+	int has_rank;
+	struct vcount *vc;		/* open addressing by value, at most half full */
+	size_t nr_vc, nr_slots;
+	double fill_sum, fill_w;
+	double pm_sum[TRACE_PM_NR_SLOTS], pm_w[TRACE_PM_NR_SLOTS];
+};
+
+static void vc_add(struct k_aux *x, uint64_t v)
+{
+	size_t j;
+
+	if (2 * (x->nr_vc + 1) > x->nr_slots) {
+		struct vcount *old = x->vc;
+		size_t i, n = x->nr_slots;
+
+		x->nr_slots = n ? 2 * n : 16;
+		x->vc = xcalloc(x->nr_slots, sizeof(*x->vc));
+		x->nr_vc = 0;
+		for (i = 0; i < n; i++)
+			if (old[i].n) {
+				for (j = (size_t)(old[i].v * 0x9e3779b97f4a7c15ull >> 17) &
+					 (x->nr_slots - 1);
+				     x->vc[j].n; j = (j + 1) & (x->nr_slots - 1))
+					;
+				x->vc[j] = old[i];
+				x->nr_vc++;
+			}
+		free(old);
+	}
+	for (j = (size_t)(v * 0x9e3779b97f4a7c15ull >> 17) & (x->nr_slots - 1); x->vc[j].n;
+	     j = (j + 1) & (x->nr_slots - 1))
+		if (x->vc[j].v == v) {
+			x->vc[j].n++;
+			return;
+		}
+	x->vc[j] = (struct vcount){ v, 1 };
+	x->nr_vc++;
+}
+
+static int cmp_vcount(const void *a, const void *b)
+{
+	const struct vcount *x = a, *y = b;
+
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* The @r.rank-th smallest value counted in bucket @r.bucket. */
+static uint64_t vc_rank(struct k_aux *x, struct pp_rank r)
+{
+	struct vcount *v = xmalloc((x->nr_vc + 1) * sizeof(*v));
+	size_t i, n = 0;
+	uint64_t seen = 0, ans = 0;
+
+	for (i = 0; i < x->nr_slots; i++)
+		if (x->vc[i].n && prepass_bucket(x->vc[i].v) == r.bucket)
+			v[n++] = x->vc[i];
+	xqsort(v, n, sizeof(*v), cmp_vcount);
+	for (i = 0; i < n; i++) {
+		ans = v[i].v;
+		seen += v[i].n;
+		if (seen >= r.rank)
+			break;
+	}
+	free(v);
+	return ans;
 }
 
 static int cmp_kernel(const void *a, const void *b)
@@ -278,161 +319,148 @@ static int cmp_kernel(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void compute_kernels(struct stats *s, const struct model *m)
+/* What statistics_call and _op add to as they come; stats_end makes struct stats of it. */
+struct stats_acc {
+	struct stats *s;
+	const struct model *m;
+	const struct prepass *p;
+	struct s_api *by_api;		/* by entry point id: nr_apis + 1 */
+	uint64_t lo, hi;		/* the span */
+	struct mem_call *mem;		/* the memory calls, in order */
+	size_t nr_mem, mem_cap;
+	/* Kernels, keyed by name (STRING id): one entry per distinct kernel name */
+	int64_t *slot;			/* index into s->kernels by STRING id; -1 none */
+	size_t nr_ids, kernels_cap;
+	struct k_aux *aux;		/* beside s->kernels */
+	size_t pm_hint;			/* counters_accumulate's search, kernels in start order */
+	/* The GPU timeline: 4 unions per device (all, kernel, memcpy, memset) */
+	struct stats_union *unions;
+};
+
+static struct s_kernel *kernel_slot(struct stats_acc *a, uint32_t key_id)
 {
-	/* Kernels are keyed by name (STRING id): one entry per distinct kernel name. */
-	size_t nr_ids = m->nr_strings + 1;
-	int64_t *slot = xmalloc(nr_ids * sizeof(*slot));
-	struct durs *durs = NULL;
-	double *fill_sum = NULL, *fill_w = NULL, *pm_sum = NULL, *pm_w = NULL;
-	size_t pm_hint = 0;		/* counters_accumulate's search, kernels in start order */
-	struct shape_id key;
-	struct shape_set shapes = { NULL, NULL, 0, 0 };
-	size_t i, n = 0, cap = 0, aux_cap = 0;
+	struct stats *s = a->s;
+	uint32_t id = key_id < a->nr_ids ? key_id : 0;
+	size_t n = s->nr_kernels, old = a->kernels_cap;
 	int j;
 
-	for (i = 0; i < nr_ids; i++)
-		slot[i] = -1;
-	s->kernels = NULL;
-	memset(&key, 0, sizeof(key));	/* no padding, but memcmp reads all of it */
-
-#define KERNEL_SLOT(key_id)                                                                        \
-	({                                                                                         \
-		uint32_t id_ = (key_id) < nr_ids ? (key_id) : 0;                                   \
-		if (slot[id_] < 0) {                                                               \
-			XGROW(s->kernels, cap, n + 1);                                             \
-			memset(&s->kernels[n], 0, sizeof(s->kernels[n]));                          \
-			s->kernels[n].name_id = id_;                                               \
-			s->kernels[n].name = model_string(m, id_, "<unknown kernel>");             \
-			s->kernels[n].fill = -1;                                                   \
-			for (j = 0; j < TRACE_PM_NR_SLOTS; j++)                                    \
-				s->kernels[n].pm[j] = NAN;                                         \
-			slot[id_] = (int64_t)n++;                                                  \
-		}                                                                                  \
-		&s->kernels[slot[id_]];                                                            \
-	})
-
-	for (i = 0; i < m->nr_calls; i++) {
-		const struct m_call *c = &m->calls[i];
-		const struct m_launch_shape *l;
-		uint32_t name;
-		struct s_kernel *k;
-
-		if (c->kind != MC_LAUNCH)
-			continue;
-		l = model_launch(m, c);
-		name = l->func < m->nr_funcs ? m->funcs[l->func].name : 0;
-		k = KERNEL_SLOT(name);
-		if (!k->launches) {
-			memcpy(k->grid_first, l->grid, sizeof(k->grid_first));
-			k->block_first[0] = l->block[0];
-			k->block_first[1] = l->block[1];
-			k->block_first[2] = l->block[2];
-		}
-		k->launches++;
-		k->launch_errors += (c->flags & MCF_ERROR) != 0;
-		k->captured += (c->flags & MCF_CAPTURING) != 0;
-		k->blocks_total += model_launch_blocks(l);
-		k->launch_host_ns += c->t1 - c->t0;
+	if (a->slot[id] >= 0)
+		return &s->kernels[a->slot[id]];
+	XGROW(s->kernels, a->kernels_cap, n + 1);
+	if (a->kernels_cap > old) {
+		a->aux = xrealloc(a->aux, a->kernels_cap * sizeof(*a->aux));
+		memset(a->aux + old, 0, (a->kernels_cap - old) * sizeof(*a->aux));
 	}
-	/* Each kernel's launch shapes: the model's distinct launches, by grid and block. */
+	memset(&s->kernels[n], 0, sizeof(s->kernels[n]));
+	s->kernels[n].name_id = id;
+	s->kernels[n].name = model_string(a->m, id, "<unknown kernel>");
+	s->kernels[n].fill = -1;
+	for (j = 0; j < TRACE_PM_NR_SLOTS; j++)
+		s->kernels[n].pm[j] = NAN;
+	a->aux[n].has_rank = prepass_ranks(a->p, id, a->aux[n].rank);
+	a->slot[id] = (int64_t)n;
+	s->nr_kernels = n + 1;
+	return &s->kernels[n];
+}
+
+static void kernel_call(struct stats_acc *a, const struct m_call *c)
+{
+	const struct model *m = a->m;
+	const struct m_launch_shape *l = model_launch(m, c);
+	struct s_kernel *k = kernel_slot(a, l->func < m->nr_funcs ? m->funcs[l->func].name : 0);
+
+	if (!k->launches) {
+		memcpy(k->grid_first, l->grid, sizeof(k->grid_first));
+		k->block_first[0] = l->block[0];
+		k->block_first[1] = l->block[1];
+		k->block_first[2] = l->block[2];
+	}
+	k->launches++;
+	k->launch_errors += (c->flags & MCF_ERROR) != 0;
+	k->captured += (c->flags & MCF_CAPTURING) != 0;
+	k->blocks_total += model_launch_blocks(l);
+	k->launch_host_ns += c->t1 - c->t0;
+}
+
+static void kernel_op(struct stats_acc *a, const struct m_gpu_op *g,
+		      const struct m_gpu_shape *sh)
+{
+	struct s_kernel *k = kernel_slot(a, sh->name);
+	struct k_aux *x = &a->aux[k - a->s->kernels];
+	uint64_t dur = g->end - g->start;
+	int is_est;
+	double f;
+
+	if (!k->gpu_count || dur < k->gpu_min_ns)
+		k->gpu_min_ns = dur;
+	if (dur > k->gpu_max_ns)
+		k->gpu_max_ns = dur;
+	k->gpu_count++;
+	k->gpu_total_ns += dur;
+	k->from_graphs += sh->graph_id != 0;
+	if (x->has_rank) {
+		uint32_t b = prepass_bucket(dur);
+
+		if (b == x->rank[0].bucket || b == x->rank[1].bucket)
+			vc_add(x, dur);
+	}
+	f = stats_fill_op(a->m, g, &is_est);
+	if (f >= 0) {
+		x->fill_sum += f * (double)dur;
+		x->fill_w += (double)dur;
+		k->fill_is_estimate |= is_est;
+	}
+	counters_accumulate(a->m, sh->device, g->start, g->end, x->pm_sum, x->pm_w, &a->pm_hint);
+}
+
+static void kernels_end(struct stats_acc *a)
+{
+	struct stats *s = a->s;
+	const struct model *m = a->m;
+	struct shape_set shapes = { NULL, NULL, 0, 0 };
+	struct shape_id key;
+	size_t i;
+	int j;
+
+	/* Each launched kernel's shapes: the model's distinct launches, by grid and block. */
+	memset(&key, 0, sizeof(key));	/* no padding, but memcmp reads all of it */
 	for (i = 0; i < m->nr_launch_shapes; i++) {
 		const struct m_launch_shape *l = &m->launch_shapes[i];
 		uint32_t name = l->func < m->nr_funcs ? m->funcs[l->func].name : 0;
-		struct s_kernel *k;
+		int64_t at = a->slot[name < a->nr_ids ? name : 0];
 
-		if (slot[name < nr_ids ? name : 0] < 0)
+		if (at < 0 || !s->kernels[at].launches)
 			continue;	/* no launch call has it */
-		k = KERNEL_SLOT(name);
-		key.kernel = (uint32_t)(k - s->kernels);
+		key.kernel = (uint32_t)at;
 		memcpy(key.shape.grid, l->grid, sizeof(l->grid));
 		key.shape.block[0] = l->block[0];
 		key.shape.block[1] = l->block[1];
 		key.shape.block[2] = l->block[2];
-		if (shape_set_add(&shapes, &key) && k->nr_shapes < 255)
-			k->nr_shapes++;
+		if (shape_set_add(&shapes, &key) && s->kernels[at].nr_shapes < 255)
+			s->kernels[at].nr_shapes++;
 	}
-
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
-		struct s_kernel *k;
-		size_t ki;
-		int is_est;
-		double f;
-
-		if (sh->kind != MG_KERNEL)
-			continue;
-		k = KERNEL_SLOT(sh->name);
-		ki = (size_t)(k - s->kernels);
-		if (aux_cap < cap) {
-			size_t old = aux_cap;
-
-			durs = xrealloc(durs, cap * sizeof(*durs));
-			fill_sum = xrealloc(fill_sum, cap * sizeof(*fill_sum));
-			fill_w = xrealloc(fill_w, cap * sizeof(*fill_w));
-			memset(durs + old, 0, (cap - old) * sizeof(*durs));
-			memset(fill_sum + old, 0, (cap - old) * sizeof(*fill_sum));
-			memset(fill_w + old, 0, (cap - old) * sizeof(*fill_w));
-			pm_sum = xrealloc(pm_sum, cap * TRACE_PM_NR_SLOTS * sizeof(*pm_sum));
-			pm_w = xrealloc(pm_w, cap * TRACE_PM_NR_SLOTS * sizeof(*pm_w));
-			memset(pm_sum + old * TRACE_PM_NR_SLOTS, 0,
-			       (cap - old) * TRACE_PM_NR_SLOTS * sizeof(*pm_sum));
-			memset(pm_w + old * TRACE_PM_NR_SLOTS, 0,
-			       (cap - old) * TRACE_PM_NR_SLOTS * sizeof(*pm_w));
-			aux_cap = cap;
-		}
-		k->gpu_count++;
-		k->gpu_total_ns += g->end - g->start;
-		k->from_graphs += sh->graph_id != 0;
-		XGROW(durs[ki].v, durs[ki].cap, durs[ki].n + 1);
-		durs[ki].v[durs[ki].n++] = g->end - g->start;
-		f = stats_fill_op(m, g, &is_est);
-		if (f >= 0) {
-			fill_sum[ki] += f * (double)(g->end - g->start);
-			fill_w[ki] += (double)(g->end - g->start);
-			k->fill_is_estimate |= is_est;
-		}
-		counters_accumulate(m, sh->device, g->start, g->end, pm_sum + ki * TRACE_PM_NR_SLOTS,
-				    pm_w + ki * TRACE_PM_NR_SLOTS, &pm_hint);
-	}
-#undef KERNEL_SLOT
-
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < s->nr_kernels; i++) {
 		struct s_kernel *k = &s->kernels[i];
+		struct k_aux *x = &a->aux[i];
 
-		if (i < aux_cap && durs[i].n) {
-			size_t d;
-
-			k->gpu_min_ns = k->gpu_max_ns = durs[i].v[0];
-			for (d = 1; d < durs[i].n; d++) {
-				if (durs[i].v[d] < k->gpu_min_ns)
-					k->gpu_min_ns = durs[i].v[d];
-				if (durs[i].v[d] > k->gpu_max_ns)
-					k->gpu_max_ns = durs[i].v[d];
+		if (k->gpu_count) {
+			if (x->has_rank) {
+				k->gpu_p50_ns = vc_rank(x, x->rank[0]);
+				k->gpu_p99_ns = vc_rank(x, x->rank[1]);
 			}
-			k->gpu_p50_ns = percentile(durs[i].v, durs[i].n, 0.50);
-			k->gpu_p99_ns = percentile(durs[i].v, durs[i].n, 0.99);
-			if (fill_w[i] > 0)
-				k->fill = fill_sum[i] / fill_w[i];
+			if (x->fill_w > 0)
+				k->fill = x->fill_sum / x->fill_w;
 			for (j = 0; j < TRACE_PM_NR_SLOTS; j++)
-				if (pm_w[i * TRACE_PM_NR_SLOTS + j] > 0)
-					k->pm[j] = pm_sum[i * TRACE_PM_NR_SLOTS + j] /
-						   pm_w[i * TRACE_PM_NR_SLOTS + j];
-			free(durs[i].v);
+				if (x->pm_w[j] > 0)
+					k->pm[j] = x->pm_sum[j] / x->pm_w[j];
 		}
+		free(x->vc);
 	}
-
 	free(shapes.v);
 	free(shapes.used);
-	free(durs);
-	free(fill_sum);
-	free(fill_w);
-	free(pm_sum);
-	free(pm_w);
-	free(slot);
-	s->nr_kernels = n;
-	xqsort(s->kernels, n, sizeof(*s->kernels), cmp_kernel);
+	free(a->aux);
+	free(a->slot);
+	xqsort(s->kernels, s->nr_kernels, sizeof(*s->kernels), cmp_kernel);
 }
 
 /* ---- Memory ---- */
@@ -479,8 +507,14 @@ static size_t dev_slot(struct s_memory *mem, const struct model *m, int device)
 	return i;
 }
 
-static void compute_memory(struct s_memory *mem, const struct model *m, const size_t *idx,
-			   size_t nr_idx)
+/* A memory call with what it carries, kept for the walk at the end (they are few). */
+struct mem_call {
+	struct m_call c;
+	struct m_call_args arg;
+};
+
+static void compute_memory(struct s_memory *mem, const struct model *m, const struct mem_call *v,
+			   size_t nr_v)
 {
 	struct live_entry *live = NULL, *e, *tmp;
 	struct alloc_seq *seq = NULL;
@@ -490,9 +524,9 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const si
 	memset(mem, 0, sizeof(*mem));
 	mem->peak_device = -1;
 	mem->peak_pct = -1;
-	for (i = 0; i < nr_idx; i++) {
-		const struct m_call *c = &m->calls[idx[i]];
-		const struct m_call_args *arg = model_call_args(m, c);
+	for (i = 0; i < nr_v; i++) {
+		const struct m_call *c = &v[i].c;
+		const struct m_call_args *arg = &v[i].arg;
 		struct live_entry key;
 
 		if (stats_is_device_mem(c->sub) || c->sub == TRACE_MEM_HOST)
@@ -612,67 +646,68 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const si
 
 /* ---- GPU timeline ---- */
 
-static void compute_gpu(struct stats *s, const struct model *m)
+static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct m_gpu_shape *sh)
 {
+	struct s_gpu *g = &a->s->gpu;
+	struct s_gpu_device *d = NULL;
+	size_t j, nd = g->nr_devices;
+	int is_est;
+	double f;
+
+	for (j = 0; j < nd; j++)
+		if (g->devices[j].device == (int)sh->device)
+			d = &g->devices[j];
+	if (!d) {
+		g->devices = xrealloc(g->devices, (nd + 1) * sizeof(*g->devices));
+		a->unions = xrealloc(a->unions, (nd + 1) * 4 * sizeof(*a->unions));
+		memset(&g->devices[nd], 0, sizeof(*d));
+		memset(&a->unions[nd * 4], 0, 4 * sizeof(*a->unions));
+		g->devices[nd].device = (int)sh->device;
+		g->devices[nd].first_ns = op->start;
+		d = &g->devices[nd];
+		g->nr_devices++;
+	}
+	j = (size_t)(d - g->devices);
+	if (op->end > d->last_ns)
+		d->last_ns = op->end;
+	stats_union_add(&a->unions[j * 4], op->start, op->end);
+	stats_union_add(&a->unions[j * 4 + sh->kind], op->start, op->end);
+	switch (sh->kind) {
+	case MG_KERNEL:
+		g->nr_kernels++;
+		f = stats_fill_op(a->m, op, &is_est);
+		if (f >= 0)
+			d->fill_ns += f * (double)(op->end - op->start);
+		break;
+	case MG_MEMCPY:
+		g->nr_memcpys++;
+		break;
+	default:
+		g->nr_memsets++;
+		break;
+	}
+}
+
+static void gpu_end(struct stats_acc *a)
+{
+	struct stats *s = a->s;
+	const struct model *m = a->m;
 	struct s_gpu *g = &s->gpu;
-	struct stats_union *acc = NULL;	/* 4 per device: all, kernel, memcpy, memset */
-	size_t i, nd = 0;
+	size_t i, nd = g->nr_devices;
 	double span_dev;
 	uint64_t off_since = 0;
 	int is_off = 0;
 
-	memset(g, 0, sizeof(*g));
 	g->has_cupti = m->has_cupti;
 	g->joined = m->gpu_joined;
 	g->unjoined = m->gpu_unjoined;
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *op = &m->gpu[i];
-		const struct m_gpu_shape *sh = model_gpu_shape(m, op);
-		struct s_gpu_device *d = NULL;
-		size_t j;
-		int is_est;
-		double f;
-
-		for (j = 0; j < nd; j++)
-			if (g->devices[j].device == (int)sh->device)
-				d = &g->devices[j];
-		if (!d) {
-			g->devices = xrealloc(g->devices, (nd + 1) * sizeof(*g->devices));
-			acc = xrealloc(acc, (nd + 1) * 4 * sizeof(*acc));
-			memset(&g->devices[nd], 0, sizeof(*d));
-			memset(&acc[nd * 4], 0, 4 * sizeof(*acc));
-			g->devices[nd].device = (int)sh->device;
-			g->devices[nd].first_ns = op->start;
-			d = &g->devices[nd++];
-		}
-		j = (size_t)(d - g->devices);
-		if (op->end > d->last_ns)
-			d->last_ns = op->end;
-		stats_union_add(&acc[j * 4], op->start, op->end);
-		stats_union_add(&acc[j * 4 + sh->kind], op->start, op->end);
-		switch (sh->kind) {
-		case MG_KERNEL:
-			g->nr_kernels++;
-			f = stats_fill_op(m, op, &is_est);
-			if (f >= 0)
-				d->fill_ns += f * (double)(op->end - op->start);
-			break;
-		case MG_MEMCPY:
-			g->nr_memcpys++;
-			break;
-		default:
-			g->nr_memsets++;
-			break;
-		}
-	}
-	g->nr_devices = nd;
 	for (i = 0; i < nd; i++) {
 		struct s_gpu_device *d = &g->devices[i];
 
-		d->busy_ns = acc[i * 4].total;
-		d->kernel_ns = acc[i * 4 + MG_KERNEL].total;
-		d->memcpy_ns = acc[i * 4 + MG_MEMCPY].total;
-		d->memset_ns = acc[i * 4 + MG_MEMSET].total;
+		d->busy_ns = a->unions[i * 4].total;
+		d->kernel_ns = a->unions[i * 4 + MG_KERNEL].total;
+		d->memcpy_ns = a->unions[i * 4 + MG_MEMCPY].total;
+		d->memset_ns = a->unions[i * 4 + MG_MEMSET].total;
 		g->busy_ns += d->busy_ns;
 		g->kernel_ns += d->kernel_ns;
 		g->memcpy_ns += d->memcpy_ns;
@@ -706,40 +741,93 @@ static void compute_gpu(struct stats *s, const struct model *m)
 			g->host_only_ns += n->ts > off_since ? n->ts - off_since : 0;
 		}
 	}
-	if (is_off && s->span_end > off_since && m->nr_gpu)
+	if (is_off && s->span_end > off_since && nd)
 		g->host_only_ns += s->span_end - off_since;
-	free(acc);
+	free(a->unions);
+}
+
+/* ---- As the calls and operations come ---- */
+
+struct stats_acc *stats_begin(struct stats *s, const struct model *m, const struct prepass *p)
+{
+	struct stats_acc *a = xcalloc(1, sizeof(*a));
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	a->s = s;
+	a->m = m;
+	a->p = p;
+	a->by_api = xcalloc(m->nr_apis + 1, sizeof(*a->by_api));
+	a->lo = UINT64_MAX;
+	a->nr_ids = m->nr_strings + 1;
+	a->slot = xmalloc(a->nr_ids * sizeof(*a->slot));
+	for (i = 0; i < a->nr_ids; i++)
+		a->slot[i] = -1;
+	return a;
+}
+
+void stats_call(struct stats_acc *a, const struct m_call *c)
+{
+	if (c->t0 < a->lo)
+		a->lo = c->t0;
+	if (c->t1 > a->hi)
+		a->hi = c->t1;
+	count_call(&a->s->counts, a->m, c);
+	api_add(a->by_api, a->m, c);
+	if (c->kind == MC_LAUNCH)
+		kernel_call(a, c);
+	if (c->kind == MC_MEM) {
+		XGROW(a->mem, a->mem_cap, a->nr_mem + 1);
+		a->mem[a->nr_mem++] = (struct mem_call){ *c, *model_call_args(a->m, c) };
+	}
+}
+
+void stats_op(struct stats_acc *a, const struct m_gpu_op *g)
+{
+	const struct m_gpu_shape *sh = model_gpu_shape(a->m, g);
+
+	if (g->start < a->lo)
+		a->lo = g->start;
+	if (g->end > a->hi)
+		a->hi = g->end;
+	if (sh->kind == MG_KERNEL)
+		kernel_op(a, g, sh);
+	gpu_op(a, g, sh);
+}
+
+void stats_end(struct stats_acc *a)
+{
+	struct stats *s = a->s;
+
+	/* The span: from the first call or GPU operation to the end of the last. */
+	if (a->lo > a->hi)
+		a->lo = a->hi = 0;
+	s->span_start = a->lo;
+	s->span_end = a->hi;
+	s->span_ns = a->hi - a->lo;
+	compute_apis(s, a->m, a->by_api);
+	kernels_end(a);
+	compute_memory(&s->mem, a->m, a->mem, a->nr_mem);
+	gpu_end(a);
+	free(a->by_api);
+	free(a->mem);
+	free(a);
 }
 
 void stats_compute(struct stats *s, const struct model *m)
 {
-	struct s_api *by_api = xcalloc(m->nr_apis + 1, sizeof(*by_api));
-	uint64_t lo = UINT64_MAX, hi = 0;
-	size_t *mem_idx = NULL, nr_mem = 0, mem_cap = 0, i;
+	struct prepass p;
+	struct stats_acc *a;
+	size_t i;
 
-	memset(s, 0, sizeof(*s));
-	/* One pass over the calls (the bulk of a trace) for everything that sums over them. */
-	for (i = 0; i < m->nr_calls; i++) {
-		const struct m_call *c = &m->calls[i];
-
-		if (c->t0 < lo)
-			lo = c->t0;
-		if (c->t1 > hi)
-			hi = c->t1;
-		count_call(&s->counts, m, c);
-		api_add(by_api, m, c);
-		if (c->kind == MC_MEM) {
-			XGROW(mem_idx, mem_cap, nr_mem + 1);
-			mem_idx[nr_mem++] = i;
-		}
-	}
-	compute_span(s, m, lo, hi);
-	compute_apis(s, m, by_api);
-	compute_kernels(s, m);
-	compute_memory(&s->mem, m, mem_idx, nr_mem);
-	compute_gpu(s, m);
-	free(by_api);
-	free(mem_idx);
+	prepass_of_model(&p, m);
+	a = stats_begin(s, m, &p);
+	for (i = 0; i < m->nr_calls; i++)
+		stats_call(a, &m->calls[i]);
+	for (i = 0; i < m->nr_gpu; i++)
+		stats_op(a, &m->gpu[i]);
+	stats_end(a);
+	prepass_free(&p);
 }
 
 void stats_free(struct stats *s)

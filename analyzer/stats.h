@@ -145,6 +145,21 @@ struct stats {
 
 /* stats_compute - fill @s from @m. Free with stats_free. */
 void stats_compute(struct stats *s, const struct model *m);
+
+/*
+ * The same as the calls and operations come: stats_begin with what a first look at them all
+ * found (@p, kept until stats_end), then every call in order of start (stats_call) and every
+ * operation in order of start (stats_op; the two orders may interleave), then stats_end, which
+ * fills @s and frees what stats_begin returned. @m holds the dictionaries (strings, entry
+ * points, kernels, devices, shapes, notes, counter samples); its calls and operations are not
+ * read.
+ */
+struct prepass;
+struct stats_acc;
+struct stats_acc *stats_begin(struct stats *s, const struct model *m, const struct prepass *p);
+void stats_call(struct stats_acc *a, const struct m_call *c);
+void stats_op(struct stats_acc *a, const struct m_gpu_op *g);
+void stats_end(struct stats_acc *a);
 void stats_free(struct stats *s);
 
 /* Is a call with this sync kind an explicit host synchronization? */

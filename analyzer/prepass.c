@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prepass.c - the analyses' first look at every call and operation (prepass.h). A kernel's
+ * buckets are kept in blocks of 32, made when first used: a kernel's durations span a few
+ * octaves, so a few hundred bytes a kernel.
+ */
+#include "prepass.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "util.h"
+
+#define NR_BLOCKS (PREPASS_NR_BUCKETS / 32)
+
+struct pp_kernel {
+	UT_hash_handle hh;
+	uint32_t name;
+	uint64_t n;
+	uint64_t *block[NR_BLOCKS];	/* 32 counts each; NULL: none there */
+};
+
+void prepass_init(struct prepass *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->launch_hist = xcalloc(PREPASS_LAUNCH_HIST_N, sizeof(*p->launch_hist));
+}
+
+static void kernel_free(struct pp_kernel *k)
+{
+	size_t i;
+
+	for (i = 0; i < NR_BLOCKS; i++)
+		free(k->block[i]);
+	free(k);
+}
+
+void prepass_free(struct prepass *p)
+{
+	struct pp_kernel *k, *tmp;
+
+	HASH_ITER(hh, p->kernels, k, tmp) {
+		HASH_DEL(p->kernels, k);
+		kernel_free(k);
+	}
+	free(p->launch_hist);
+	free(p->devices);
+	memset(p, 0, sizeof(*p));
+}
+
+void prepass_arrival(struct prepass *p, uint64_t t)
+{
+	if (t > p->watermark)
+		p->watermark = t;
+	else if (p->watermark - t > p->max_late_ns)
+		p->max_late_ns = p->watermark - t;
+}
+
+void prepass_call(struct prepass *p, const struct model *m, const struct m_call *c)
+{
+	uint64_t dur = c->t1 - c->t0;
+
+	if (dur > p->max_call_ns)
+		p->max_call_ns = dur;
+	if (c->kind == MC_LAUNCH && model_launch(m, c)->func) {
+		uint64_t b = dur / PREPASS_LAUNCH_HIST_NS;
+
+		p->launch_hist[b < PREPASS_LAUNCH_HIST_N ? b : PREPASS_LAUNCH_HIST_N - 1]++;
+		p->nr_launches++;
+	}
+}
+
+static struct pp_device *device_of(struct prepass *p, uint32_t device)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_devices; i++)
+		if (p->devices[i].device == device)
+			return &p->devices[i];
+	XGROW(p->devices, p->devices_cap, p->nr_devices + 1);
+	p->devices[i] = (struct pp_device){ .device = device, .first_op = UINT64_MAX,
+					    .first_kernel = UINT64_MAX };
+	p->nr_devices++;
+	return &p->devices[i];
+}
+
+static struct pp_kernel *kernel_of(struct prepass *p, uint32_t name)
+{
+	struct pp_kernel *k;
+
+	HASH_FIND(hh, p->kernels, &name, sizeof(name), k);
+	if (!k) {
+		k = xcalloc(1, sizeof(*k));
+		k->name = name;
+		HASH_ADD(hh, p->kernels, name, sizeof(k->name), k);
+	}
+	return k;
+}
+
+static void kernel_count(struct pp_kernel *k, uint32_t bucket, uint64_t n)
+{
+	uint64_t **blk = &k->block[bucket / 32];
+
+	if (!*blk)
+		*blk = xcalloc(32, sizeof(**blk));
+	(*blk)[bucket % 32] += n;
+	k->n += n;
+}
+
+void prepass_op(struct prepass *p, const struct model *m, const struct m_gpu_op *g)
+{
+	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+	struct pp_device *d = device_of(p, sh->device);
+
+	if (g->start < d->first_op)
+		d->first_op = g->start;
+	if (sh->kind != MG_KERNEL)
+		return;
+	d->has_kernel = 1;
+	if (g->start < d->first_kernel)
+		d->first_kernel = g->start;
+	kernel_count(kernel_of(p, sh->name), prepass_bucket(g->end - g->start), 1);
+}
+
+void prepass_finish(struct prepass *p, const struct model *m)
+{
+	struct pp_kernel *k, *tmp, *zero;
+	uint64_t seen = 0;
+	size_t i, b;
+
+	p->median_launch_ns = 0;
+	for (i = 0; i < PREPASS_LAUNCH_HIST_N && p->nr_launches; i++) {
+		seen += p->launch_hist[i];
+		if (2 * seen >= p->nr_launches) {
+			p->median_launch_ns =
+				(uint64_t)i * PREPASS_LAUNCH_HIST_NS + PREPASS_LAUNCH_HIST_NS / 2;
+			break;
+		}
+	}
+	/* Names the trace never defined are one kernel, as the statistics key them. */
+	zero = kernel_of(p, 0);
+	HASH_ITER(hh, p->kernels, k, tmp) {
+		if (k == zero || k->name <= m->nr_strings)
+			continue;
+		for (b = 0; b < PREPASS_NR_BUCKETS; b++)
+			if (k->block[b / 32] && k->block[b / 32][b % 32])
+				kernel_count(zero, (uint32_t)b, k->block[b / 32][b % 32]);
+		HASH_DEL(p->kernels, k);
+		kernel_free(k);
+	}
+	p->finished = 1;
+}
+
+void prepass_of_model(struct prepass *p, const struct model *m)
+{
+	size_t i;
+
+	prepass_init(p);
+	for (i = 0; i < m->nr_calls; i++)
+		prepass_call(p, m, &m->calls[i]);
+	for (i = 0; i < m->nr_gpu; i++)
+		prepass_op(p, m, &m->gpu[i]);
+	prepass_finish(p, m);
+}
+
+const struct pp_device *prepass_device(const struct prepass *p, uint32_t device)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_devices; i++)
+		if (p->devices[i].device == device)
+			return &p->devices[i];
+	return NULL;
+}
+
+/* The nearest rank (from 1) of percentile @pct among @n values (stats: percentile()). */
+static uint64_t nearest_rank(uint64_t n, double pct)
+{
+	uint64_t idx = (uint64_t)ceil(pct * (double)n);
+
+	return idx < 1 ? 1 : idx > n ? n : idx;
+}
+
+int prepass_ranks(const struct prepass *p, uint32_t name, struct pp_rank out[2])
+{
+	static const double pct[2] = { 0.50, 0.99 };
+	const struct pp_kernel *k;
+	int t;
+
+	HASH_FIND(hh, p->kernels, &name, sizeof(name), k);
+	if (!k || !k->n)
+		return 0;
+	for (t = 0; t < 2; t++) {
+		uint64_t rank = nearest_rank(k->n, pct[t]), below = 0;
+		uint32_t b;
+
+		for (b = 0; b < PREPASS_NR_BUCKETS; b++) {
+			uint64_t c = k->block[b / 32] ? k->block[b / 32][b % 32] : 0;
+
+			if (below + c >= rank)
+				break;
+			below += c;
+		}
+		out[t] = (struct pp_rank){ b, rank - below };
+	}
+	return 1;
+}

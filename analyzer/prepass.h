@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prepass.h - what the analyses must know before they take the first call or GPU operation in
+ * time order, and how late records arrive. Fed every call and operation once, in any order:
+ * by a first read of the trace (model_stream), or from a loaded model (prepass_of_model).
+ *
+ *   median launch call   lazy loading: a kernel's first launch loaded its module for what it
+ *                        took beyond the median (findings.c)
+ *   longest call         how far back a wait that owns a gap can have begun
+ *   each device's begin  its first kernel's start (its first operation's without kernels):
+ *                        where its analysis window opens
+ *   each kernel's        durations counted in buckets of 1/32 of an octave: the p50 and p99
+ *   durations            are then found exactly among the executions of two buckets
+ *   lateness             in the order records arrive, how far behind the latest time read so
+ *                        far a call, operation or API record starts: what a reader that
+ *                        releases them in time order must wait
+ * Pure: no I/O.
+ */
+#ifndef GPUSHIM_PREPASS_H
+#define GPUSHIM_PREPASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define PREPASS_LAUNCH_HIST_NS 256	/* median launch call: buckets of 256 ns ... */
+#define PREPASS_LAUNCH_HIST_N 4096	/* ... up to ~1 ms; longer ones count in the last */
+
+struct pp_kernel;			/* a kernel's duration buckets (prepass.c) */
+
+struct pp_device {
+	uint32_t device;		/* CUPTI device id */
+	int has_kernel;
+	uint64_t first_kernel;		/* start of its first kernel */
+	uint64_t first_op;		/* start of its first operation */
+};
+
+/* Where a kernel's percentile is: in bucket @bucket, the @rank-th smallest (from 1) there. */
+struct pp_rank {
+	uint32_t bucket;
+	uint64_t rank;
+};
+
+struct prepass {
+	uint64_t *launch_hist;		/* PREPASS_LAUNCH_HIST_N buckets */
+	uint64_t nr_launches;		/* launch calls of a known kernel */
+	uint64_t median_launch_ns;	/* after prepass_finish */
+	uint64_t max_call_ns;
+	struct pp_device *devices;
+	size_t nr_devices, devices_cap;
+	struct pp_kernel *kernels;	/* by STRING id (uthash) */
+	uint64_t watermark;		/* the latest start read so far */
+	uint64_t max_late_ns;		/* the most a start came behind the watermark */
+	int finished;
+};
+
+void prepass_init(struct prepass *p);
+void prepass_free(struct prepass *p);
+
+/* A call, an operation, an API record's start as they arrive. */
+void prepass_call(struct prepass *p, const struct model *m, const struct m_call *c);
+void prepass_op(struct prepass *p, const struct model *m, const struct m_gpu_op *g);
+void prepass_arrival(struct prepass *p, uint64_t t);
+
+/* All fed: the median. Kernels whose STRING id @m does not define count as id 0. */
+void prepass_finish(struct prepass *p, const struct model *m);
+
+/* prepass_of_model - @p from the calls and operations of loaded model @m. */
+void prepass_of_model(struct prepass *p, const struct model *m);
+
+/* The device's entry, NULL when it ran nothing. */
+const struct pp_device *prepass_device(const struct prepass *p, uint32_t device);
+
+/*
+ * prepass_ranks - where the nearest-rank 50th and 99th percentiles of kernel @name's durations
+ * lie (out[0], out[1]); 0 when it has none.
+ */
+int prepass_ranks(const struct prepass *p, uint32_t name, struct pp_rank out[2]);
+
+/* The duration bucket of @ns: exact below 64 ns, then 32 a power of two. */
+static inline uint32_t prepass_bucket(uint64_t ns)
+{
+	int e;
+
+	if (ns < 64)
+		return (uint32_t)ns;
+	e = 63 - __builtin_clzll(ns);
+	return 64 + (uint32_t)(e - 6) * 32 + (uint32_t)((ns >> (e - 5)) & 31);
+}
+
+#define PREPASS_NR_BUCKETS (64 + 58 * 32)
+
+#endif /* GPUSHIM_PREPASS_H */
