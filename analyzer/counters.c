@@ -91,73 +91,52 @@ static void means(double out[TRACE_PM_NR_SLOTS], const double sum[TRACE_PM_NR_SL
 }
 
 /*
- * The union of the device's kernels and memsets in time order, made as the samples ask for
- * it: the stretches that may still overlap a sample are queued (those ending before the
- * current sample's start are let go), not the whole union (16 bytes a gap: a launch-bound
- * trace has one between most kernels).
+ * The busy time of the sampled device inside each sample: the union of its kernels and memsets
+ * in order of start, one stretch at a time, each stretch added to the samples it overlaps (the
+ * union itself is not kept: a launch-bound trace has a gap between most kernels).
  */
-struct stretch {
-	uint64_t start, end;
-};
-
-struct busy_walk {
-	const struct model *m;
-	uint32_t device;
-	size_t next;			/* the next operation to merge */
-	struct stretch *q;		/* queued stretches, [head, n) in time order */
-	size_t head, n, cap;
-	int done;			/* the last stretch is queued */
-};
-
-/* Queue the next stretch of the union; 0 when there is none. */
-static int busy_more(struct busy_walk *w)
+void counters_busy_init(struct ctr_busy *b, const struct model *m)
 {
-	const struct model *m = w->m;
-	struct stretch st = { 0, 0 };
-	int has = 0;
-
-	for (; w->next < m->nr_gpu; w->next++) {
-		const struct m_gpu_op *g = &m->gpu[w->next];
-		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
-
-		if (sh->device != w->device || sh->kind == MG_MEMCPY || g->end <= g->start)
-			continue;
-		if (has && g->start > st.end)
-			break;		/* the next stretch begins here */
-		if (!has)
-			st = (struct stretch){ g->start, g->end };
-		else if (g->end > st.end)
-			st.end = g->end;
-		has = 1;
-	}
-	if (!has) {
-		w->done = 1;
-		return 0;
-	}
-	if (w->head && w->n == w->cap) {	/* slide what is left to the front */
-		memmove(w->q, w->q + w->head, (w->n - w->head) * sizeof(*w->q));
-		w->n -= w->head;
-		w->head = 0;
-	}
-	XGROW(w->q, w->cap, w->n + 1);
-	w->q[w->n++] = st;
-	return 1;
+	memset(b, 0, sizeof(*b));
+	b->m = m;
+	b->device = m->nr_pm_configs ? (int)m->pm_configs[0].device : -1;
+	if (b->device >= 0 && m->nr_pm)
+		b->busy = xcalloc(m->nr_pm, sizeof(*b->busy));
 }
 
-/* The device's busy time inside [start, end); samples asked in order of start. */
-static uint64_t busy_in(struct busy_walk *w, uint64_t start, uint64_t end)
+/* The current stretch is closed: into the samples it overlaps. */
+static void busy_flush(struct ctr_busy *b)
 {
-	uint64_t sum = 0;
-	size_t j;
+	const struct model *m = b->m;
+	size_t i;
 
-	while (w->head < w->n && w->q[w->head].end <= start)
-		w->head++;
-	while (!w->done && (w->head == w->n || w->q[w->n - 1].start < end))
-		if (busy_more(w) && w->q[w->n - 1].end <= start)
-			w->head = w->n;	/* ended before this sample: let go */
-	for (j = w->head; j < w->n && w->q[j].start < end; j++)
-		sum += overlap_ns(w->q[j].start, w->q[j].end, start, end);
-	return sum;
+	if (!b->has)
+		return;
+	for (i = first_candidate(m, b->start, &b->hint); i < m->nr_pm && m->pm[i].start < b->end;
+	     i++)
+		if (m->pm[i].device == (uint32_t)b->device)
+			b->busy[i] += overlap_ns(m->pm[i].start, m->pm[i].end, b->start, b->end);
+	b->has = 0;
+}
+
+void counters_busy_op(struct ctr_busy *b, const struct m_gpu_op *g)
+{
+	const struct m_gpu_shape *sh;
+
+	if (!b->busy)
+		return;
+	sh = model_gpu_shape(b->m, g);
+	if (sh->device != (uint32_t)b->device || sh->kind == MG_MEMCPY || g->end <= g->start)
+		return;
+	if (b->has && g->start > b->end)
+		busy_flush(b);
+	if (!b->has) {
+		b->start = g->start;
+		b->end = g->end;
+		b->has = 1;
+	} else if (g->end > b->end) {
+		b->end = g->end;
+	}
 }
 
 static const char *absent_reason(const struct model *m)
@@ -178,16 +157,16 @@ static const char *absent_reason(const struct model *m)
 }
 
 void counters_compute(struct counters *c, const struct model *m, uint64_t win_start,
-		      uint64_t win_end)
+		      uint64_t win_end, struct ctr_busy *busy)
 {
 	double sum[TRACE_PM_NR_SLOTS] = { 0 }, weight[TRACE_PM_NR_SLOTS] = { 0 };
 	double bw_sum[TRACE_PM_NR_SLOTS] = { 0 }, bw_w[TRACE_PM_NR_SLOTS] = { 0 };
 	double cb_sum[TRACE_PM_NR_SLOTS] = { 0 }, cb_w[TRACE_PM_NR_SLOTS] = { 0 };
-	struct busy_walk busy = { .m = m };
 	size_t i, hint;
 	uint32_t dev;
 	int k;
 
+	busy_flush(busy);
 	memset(c, 0, sizeof(*c));
 	c->device = -1;
 	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
@@ -200,11 +179,10 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 	}
 	if (!m->nr_pm_configs || win_end <= win_start) {
 		c->absent = absent_reason(m);
-		return;
+		goto out;
 	}
 	/* The first device sampled (the shim samples one per process). */
 	dev = (uint32_t)c->device;
-	busy.device = dev;
 	hint = 0;
 	for (i = first_candidate(m, win_start, &hint); i < m->nr_pm && m->pm[i].start < win_end;
 	     i++) {
@@ -220,8 +198,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 		if (s->flags & TRACE_PM_OVERFLOW)
 			c->nr_overflow++;
 		add_sample(s, (double)o, sum, weight);
-		/* Busy time inside the sample (stretches and samples both in time order). */
-		in_busy = busy_in(&busy, s->start, s->end);
+		in_busy = busy->busy[i];
 		if (isnan(dram) || isnan(sm))
 			continue;
 		if (dram >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT && tensor < PM_SM_LOW_PCT) {
@@ -234,10 +211,9 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 			add_sample(s, 1, cb_sum, cb_w);
 		}
 	}
-	free(busy.q);
 	if (!c->nr_samples) {
 		c->absent = absent_reason(m);
-		return;
+		goto out;
 	}
 	c->has = 1;
 	c->coverage_pct = 100.0 * (double)c->covered_ns / (double)(win_end - win_start);
@@ -268,4 +244,7 @@ void counters_compute(struct counters *c, const struct model *m, uint64_t win_st
 		counters_accumulate(m, dev, bk->start, bk->end, bs, bwt, &hint);
 		means(bk->mean, bs, bwt);
 	}
+out:
+	free(busy->busy);
+	busy->busy = NULL;
 }

@@ -51,9 +51,28 @@ struct counters {
 	int nr_buckets;
 };
 
-/* counters_compute - everything above over [win_start, win_end) (the analysis window). */
+/*
+ * The sampled device's busy time (kernels and memsets) inside each sample, from its operations:
+ * counters_busy_init, then counters_busy_op for every operation in order of start.
+ */
+struct ctr_busy {
+	const struct model *m;
+	int device;			/* the first device sampled; -1 none */
+	uint64_t *busy;			/* by sample (model.pm); NULL: nothing to measure */
+	uint64_t start, end;		/* the stretch being merged */
+	int has;
+	size_t hint;			/* the first sample the next stretch may overlap */
+};
+
+void counters_busy_init(struct ctr_busy *b, const struct model *m);
+void counters_busy_op(struct ctr_busy *b, const struct m_gpu_op *g);
+
+/*
+ * counters_compute - everything above over [win_start, win_end) (the analysis window), with
+ * the busy time @busy measured (released here).
+ */
 void counters_compute(struct counters *c, const struct model *m, uint64_t win_start,
-		      uint64_t win_end);
+		      uint64_t win_end, struct ctr_busy *busy);
 
 /*
  * counters_accumulate - add the samples of @device overlapping [start, end) to per-slot sums:

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prepass.h"
 #include "uthash.h"
 #include "util.h"
 
@@ -162,18 +163,25 @@ static void sites_finish(struct f_cause *c, struct site_acc *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* ---- Helpers over the model ---- */
+/* ---- The calls a gap's walk reads ---- */
 
-struct thread_calls {
-	uint32_t *idx;			/* indices into model.calls, by t0 (model.h: < M_NO_CALL) */
-	size_t n, cap;
-	size_t hint;			/* where the last search ended (gaps come in time order) */
+/* A call as the gap walks read it (48 bytes), kept while a gap can still reach it. */
+struct fw_call {
+	struct m_call c;
+	uint64_t max_t1;		/* the latest end of the thread's calls up to this one */
+	uint32_t id;			/* the call's number (the driver's: compared, not read) */
+	uint32_t is_load;		/* the first launch of its kernel, long enough to have loaded */
 };
 
-static const char *op_name(const struct model *m, const struct m_gpu_op *g)
-{
-	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+/* A thread's calls in order of start: [head, n) of v, those ending after the keep bound. */
+struct fw_thread {
+	struct fw_call *v;
+	size_t head, n, cap;
+	uint64_t max_t1;
+};
 
+static const char *op_name(const struct model *m, const struct m_gpu_shape *sh)
+{
 	switch (sh->kind) {
 	case MG_KERNEL:
 		return model_string(m, sh->name, "<kernel>");
@@ -217,21 +225,29 @@ static int call_cause(const struct m_call *c)
 	}
 }
 
-/* First call of @tc whose end is after @t. */
-static size_t first_ending_after(const struct model *m, struct thread_calls *tc, uint64_t t)
+/* First call of @tc that ends after @t (by the running latest end: exact with nested calls). */
+static size_t first_ending_after(const struct fw_thread *tc, uint64_t t)
 {
-	tc->hint = model_first_after(m, tc->idx, tc->n, tc->hint, t, 1);
-	return tc->hint;
+	size_t lo = tc->head, hi = tc->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tc->v[mid].max_t1 > t)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
 /* Time the thread spent in module/library loads inside [g0, g1), from call @i on. */
-static uint64_t module_time(const struct model *m, const struct thread_calls *tc, size_t i,
-			    uint64_t g0, uint64_t g1)
+static uint64_t module_time(const struct fw_thread *tc, size_t i, uint64_t g0, uint64_t g1)
 {
 	uint64_t sum = 0;
 
 	for (; i < tc->n; i++) {
-		const struct m_call *c = &m->calls[tc->idx[i]];
+		const struct m_call *c = &tc->v[i].c;
 
 		if (c->t0 >= g1)
 			break;
@@ -248,24 +264,20 @@ struct stretch {				/* 16 bytes: one a gap */
 	uint64_t busy;			/* busy time of the stretches up to this one's end */
 };
 
-struct dev_state {
-	struct findings *f;
-	const struct model *m;
-	struct thread_calls *threads;
-	struct site_acc sites[NR_CAUSES];
-	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
+struct fw_dev {
+	uint32_t device;
+	uint64_t begin;			/* the window opens: its first kernel's start */
+	uint64_t first;			/* the first operation taken; UINT64_MAX none yet */
+	uint64_t cur_begin, cur_end;	/* the stretch being merged */
+	const struct m_gpu_shape *prev;	/* the operation the GPU ran last */
+	struct stats_union work;	/* kernels and sets: the GPU working */
 	/*
-	 * The current device's closed busy stretches, in order: those a wait can still reach.
-	 * A wait that owns a gap began at most the longest call before the gap, so the stretches
-	 * ending earlier than that are let go but the last of them (its busy total is the base).
+	 * The closed busy stretches, in order: those a wait can still reach. A wait that owns a
+	 * gap began at most the longest call before the gap, so the stretches ending earlier than
+	 * that are let go but the last of them (its busy total is the base).
 	 */
 	struct stretch *st;
 	size_t nr_st, cap_st;
-	uint64_t max_call_ns;		/* the longest call of the trace */
-	int device;			/* the device being attributed */
-	/* First launches of kernels that loaded their module inside the call (lazy loading). */
-	struct first_load *loads;	/* by call index */
-	size_t nr_loads, cap_loads;
 };
 
 /*
@@ -275,115 +287,39 @@ struct dev_state {
  * it took beyond the trace's median launch call, when that is at least LAZY_LOAD_MIN_NS.
  */
 #define LAZY_LOAD_MIN_NS 100000
-#define LAUNCH_HIST_NS 256		/* median launch call from a histogram of 256-ns buckets */
-#define LAUNCH_HIST_N 4096		/* ... up to ~1 ms; longer ones count in the last */
-
-struct first_load {
-	size_t call;			/* index into model.calls */
-	uint64_t load_ns;		/* the part of the call counted as loading */
-};
 
 struct first_launch {
 	UT_hash_handle hh;
 	uint32_t func;
-	size_t call;
 };
 
-static int cmp_first_load(const void *x, const void *y)
-{
-	const struct first_load *a = x, *b = y;
-
-	return a->call < b->call ? -1 : a->call > b->call;
-}
-
-/* A load candidate: @call, the first launch of its kernel, took long enough to have loaded. */
-static void check_first_load(struct dev_state *ds, size_t call, uint64_t median)
-{
-	const struct m_call *c = &ds->m->calls[call];
-
-	if (c->t1 - c->t0 >= median + LAZY_LOAD_MIN_NS) {
-		XGROW(ds->loads, ds->cap_loads, ds->nr_loads + 1);
-		ds->loads[ds->nr_loads++] = (struct first_load){ call, c->t1 - c->t0 - median };
-	}
-}
-
-static void find_first_loads(struct dev_state *ds)
-{
-	const struct model *m = ds->m;
-	struct first_launch *firsts = NULL, *e, *tmp;	/* kernels with no FUNC record */
-	size_t *first = xmalloc((m->nr_funcs ? m->nr_funcs : 1) * sizeof(*first));
-	uint64_t *hist = xcalloc(LAUNCH_HIST_N, sizeof(*hist));
-	uint64_t n = 0, seen = 0, median = 0;
-	uint32_t last_func = 0;
-	size_t i;
-
-	for (i = 0; i < m->nr_funcs; i++)
-		first[i] = SIZE_MAX;
-
-	/* Calls are in start order (model_finish): a kernel's first launch is the first seen. */
-	for (i = 0; i < m->nr_calls; i++) {
-		const struct m_call *c = &m->calls[i];
-		uint64_t b = (c->t1 - c->t0) / LAUNCH_HIST_NS;
-		uint32_t func;
-
-		if (c->kind != MC_LAUNCH || !(func = model_launch(m, c)->func))
-			continue;
-		hist[b < LAUNCH_HIST_N ? b : LAUNCH_HIST_N - 1]++;
-		n++;
-		if (func == last_func)
-			continue;	/* loops launch the same kernel again and again */
-		last_func = func;
-		if (func < m->nr_funcs) {
-			if (first[func] == SIZE_MAX)
-				first[func] = i;
-			continue;
-		}
-		HASH_FIND(hh, firsts, &func, sizeof(func), e);
-		if (!e) {
-			e = xcalloc(1, sizeof(*e));
-			e->func = func;
-			e->call = i;
-			HASH_ADD(hh, firsts, func, sizeof(e->func), e);
-		}
-	}
-	for (i = 0; i < LAUNCH_HIST_N && n; i++) {
-		seen += hist[i];
-		if (2 * seen >= n) {
-			median = (uint64_t)i * LAUNCH_HIST_NS + LAUNCH_HIST_NS / 2;
-			break;
-		}
-	}
-	for (i = 0; i < m->nr_funcs; i++)
-		if (first[i] != SIZE_MAX)
-			check_first_load(ds, first[i], median);
-	HASH_ITER(hh, firsts, e, tmp) {
-		check_first_load(ds, e->call, median);
-		HASH_DEL(firsts, e);
-		free(e);
-	}
-	xqsort(ds->loads, ds->nr_loads, sizeof(*ds->loads), cmp_first_load);
-	free(first);
-	free(hist);
-}
-
-/* The loading part of call @idx ([t0, t0 + it)), 0 for calls that loaded nothing. */
-static uint64_t first_load_ns(const struct dev_state *ds, size_t idx)
-{
-	const struct first_load key = { .call = idx };
-	const struct first_load *e =
-		bsearch(&key, ds->loads, ds->nr_loads, sizeof(*ds->loads), cmp_first_load);
-
-	return e ? e->load_ns : 0;
-}
+struct findings_acc {
+	struct findings *f;
+	const struct model *m;
+	const struct prepass *p;
+	struct fw_thread *threads;	/* by thread slot: nr_threads + 1 */
+	struct site_acc sites[NR_CAUSES];
+	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
+	uint64_t max_call_ns;		/* the longest call of the trace */
+	uint64_t first_call;
+	uint64_t keep_after;		/* every gap still to come starts at this or later */
+	struct fw_dev *devs;		/* in order of their first operation */
+	size_t nr_devs;
+	/* Kernels launched so far (lazy loading: the first launch of each) */
+	uint8_t *func_seen;		/* by FUNC id */
+	struct first_launch *firsts;	/* kernels with no FUNC record */
+	uint32_t last_func;
+	struct ctr_busy busy;
+};
 
 /* Close the stretch [b, e); the gap after it starts at e. */
-static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)
+static void stretch_push(struct fw_dev *ds, uint64_t max_call_ns, uint64_t b, uint64_t e)
 {
 	uint64_t busy = ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0;
 
 	if (ds->nr_st == ds->cap_st && ds->cap_st >= 4096) {
 		/* Full: a wait owning this gap or a later one began at e - max_call_ns or after. */
-		uint64_t reach = e > ds->max_call_ns ? e - ds->max_call_ns : 0;
+		uint64_t reach = e > max_call_ns ? e - max_call_ns : 0;
 		size_t k = 0;
 
 		while (k < ds->nr_st && ds->st[k].end <= reach)
@@ -398,7 +334,7 @@ static void stretch_push(struct dev_state *ds, uint64_t b, uint64_t e)
 }
 
 /* GPU busy time between @t and the end of the last closed stretch. */
-static uint64_t busy_since(const struct dev_state *ds, uint64_t t)
+static uint64_t busy_since(const struct fw_dev *ds, uint64_t t)
 {
 	size_t lo = 0, hi = ds->nr_st, n = ds->nr_st;
 	uint64_t before, begin, len;
@@ -423,9 +359,9 @@ static uint64_t busy_since(const struct dev_state *ds, uint64_t t)
 }
 
 /* Keep the gap's split for the timeline export, when asked. */
-static void keep_gap(struct dev_state *ds, uint64_t g0, uint64_t g1, const uint64_t *part)
+static void keep_gap(struct findings *f, uint32_t device, uint64_t g0, uint64_t g1,
+		     const uint64_t *part)
 {
-	struct findings *f = ds->f;
 	struct f_gap *g;
 
 	if (!f->want_gaps)
@@ -434,43 +370,42 @@ static void keep_gap(struct dev_state *ds, uint64_t g0, uint64_t g1, const uint6
 	g = &f->gaps[f->nr_gaps_kept++];
 	g->start = g0;
 	g->end = g1;
-	g->device = ds->device;
+	g->device = (int)device;
 	memcpy(g->part, part, sizeof(g->part));
 }
 
 /*
- * One idle gap [g0, g1) that the operation @next ends (@prev: the operation the GPU ran
- * before). Splits the gap among the causes, adds it to their sites.
+ * One idle gap [g0, g1) of device @ds that operation @next ends (@prev: the operation the GPU
+ * ran before), issued by call @issuer (number @issuer_id; NULL: joined to none). Splits the
+ * gap among the causes, adds it to their sites.
  */
-static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
-			  const struct m_gpu_op *prev, const struct m_gpu_op *next)
+static void attribute_gap(struct findings_acc *a, const struct fw_dev *ds, uint64_t g0,
+			  uint64_t g1, const struct m_call *issuer, uint32_t issuer_id)
 {
-	const struct model *m = ds->m;
-	struct findings *f = ds->f;
-	const char *after = prev ? op_name(m, prev) : NULL;
+	const struct model *m = a->m;
+	struct findings *f = a->f;
+	const char *after = op_name(m, ds->prev);
 	uint64_t part[NR_GAP_PARTS] = { 0 };
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
-	const struct m_call *issuer;
-	struct thread_calls *tc;
+	const struct fw_thread *tc;
 	const uint64_t gap0 = g0;
 	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
 	size_t i;
 	int k;
 
 	f->nr_gaps++;
-	if (next->call == M_NO_CALL || m->calls[next->call].t1 <= g0) {
+	if (!issuer || issuer->t1 <= g0) {
 		/* Queued before the GPU ran dry: the wait is on the GPU side (or unknown). */
 		if (len < NOISE_GAP_NS)
 			f->noise_ns += len, part[GAP_NOISE] = len;
 		else
 			f->dependency_ns += len, part[GAP_DEPENDENCY] = len;
-		keep_gap(ds, g0, g1, part);
+		keep_gap(f, ds->device, g0, g1, part);
 		return;
 	}
-	issuer = &m->calls[next->call];
-	tc = &ds->threads[issuer->thread];
-	i = first_ending_after(m, tc, g0);
+	tc = &a->threads[issuer->thread < m->nr_threads ? issuer->thread : m->nr_threads];
+	i = first_ending_after(tc, g0);
 
 	/*
 	 * The host was blocked waiting when the GPU ran out of work: the wait drained the queue.
@@ -480,29 +415,29 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 	 * not the sync's, nor is a wait on a GPU that was already idle). Module loading is
 	 * one-time warm-up either way.
 	 */
-	if (i < tc->n && m->calls[tc->idx[i]].t0 <= g0 &&
-	    is_blocking_wait(&m->calls[tc->idx[i]]) &&
-	    busy_since(ds, m->calls[tc->idx[i]].t0) > 0) {
-		const struct m_call *w = &m->calls[tc->idx[i]];
+	if (i < tc->n && tc->v[i].c.t0 <= g0 && is_blocking_wait(&tc->v[i].c) &&
+	    busy_since(ds, tc->v[i].c.t0) > 0) {
+		const struct m_call *w = &tc->v[i].c;
 		uint64_t hidden = busy_since(ds, w->t0);
 		uint64_t own = len < hidden ? len : hidden;
-		uint64_t load = module_time(m, tc, i, g0, g0 + own);
+		uint64_t load = module_time(tc, i, g0, g0 + own);
 
 		part[GAP_MODULE] += load;
 		waited = own - load;
 		f->causes[CAUSE_HOST_SYNC].time_ns += waited;
 		f->causes[CAUSE_HOST_SYNC].count++;
-		site_add(&ds->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, waited, 0);
+		site_add(&a->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, waited, 0);
 		pos = g0 + own;
 		g0 = pos;
-		i = first_ending_after(m, tc, g0);
+		i = first_ending_after(tc, g0);
 		if (own == len)
 			i = tc->n;	/* nothing left to walk */
 	}
 
 	/* Walk the issuing thread's calls through the gap; between calls it was outside CUDA. */
 	for (; i < tc->n; i++) {
-		const struct m_call *c = &m->calls[tc->idx[i]];
+		const struct fw_call *fc = &tc->v[i];
+		const struct m_call *c = &fc->c;
 		uint64_t s = c->t0 > g0 ? c->t0 : g0;
 		uint64_t e = c->t1 < g1 ? c->t1 : g1;
 
@@ -517,9 +452,9 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 			uint64_t stall = overlap_ns(s, e, m->pm_setup_start, m->pm_setup_end);
 			uint64_t load = 0;
 
-			if (c->kind == MC_LAUNCH && ds->nr_loads) {
-				load = first_load_ns(ds, tc->idx[i]);
-				load = overlap_ns(s, e, c->t0, c->t0 + load);
+			if (fc->is_load) {
+				load = overlap_ns(s, e, c->t0,
+						  c->t0 + (c->t1 - c->t0 - a->p->median_launch_ns));
 				if (load > e - s - stall)
 					load = e - s - stall;
 			}
@@ -534,7 +469,7 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 		}
 		if (e > pos)
 			pos = e;
-		if (c == issuer)
+		if (fc->id == issuer_id)
 			break;
 	}
 	/* After the issuing call returned, the GPU takes a moment to start: launch latency. */
@@ -549,144 +484,191 @@ static void attribute_gap(struct dev_state *ds, uint64_t g0, uint64_t g1,
 		f->causes[k].time_ns += part[k];
 		f->causes[k].count++;
 		/* Host work outside CUDA is named by the call the host made when it came back. */
-		site_add(&ds->sites[k], what[k] ? what[k] : model_api_name(m, issuer->api), after,
+		site_add(&a->sites[k], what[k] ? what[k] : model_api_name(m, issuer->api), after,
 			 part[k], 0);
 	}
 	part[CAUSE_HOST_SYNC] += waited;
-	keep_gap(ds, gap0, g1, part);
+	keep_gap(f, ds->device, gap0, g1, part);
 }
 
-static void do_device(struct dev_state *ds, int device, uint64_t *win_start, uint64_t *win_end)
+static struct fw_dev *dev_of(struct findings_acc *a, uint32_t device)
 {
-	const struct model *m = ds->m;
-	struct findings *f = ds->f;
-	struct stats_union work = { 0 };	/* kernels and sets: the GPU working */
+	const struct pp_device *pd;
+	struct fw_dev *d;
 	size_t i;
-	uint64_t first = UINT64_MAX, cur_end = 0, cur_begin = 0, busy;
-	const struct m_gpu_op *prev = NULL;
-	uint64_t begin = UINT64_MAX;
-	int has_kernel = 0;
 
+	for (i = 0; i < a->nr_devs; i++)
+		if (a->devs[i].device == device)
+			return &a->devs[i];
+	a->devs = xrealloc(a->devs, (a->nr_devs + 1) * sizeof(*a->devs));
+	d = &a->devs[a->nr_devs++];
+	memset(d, 0, sizeof(*d));
+	d->device = device;
+	d->first = UINT64_MAX;
 	/*
 	 * The window opens with the first kernel: what comes before (weights uploaded, then
 	 * seconds of Python setup before the first step) is start-up, not the steady state the
 	 * analysis is about. Without kernels it opens with the first operation.
 	 */
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+	pd = prepass_device(a->p, device);
+	d->begin = !pd ? 0 : pd->has_kernel ? pd->first_kernel : pd->first_op;
+	return d;
+}
 
-		if ((int)sh->device != device)
-			continue;
-		if (begin == UINT64_MAX)
-			begin = g->start;	/* ops are in start order */
-		if (sh->kind == MG_KERNEL && !has_kernel) {
-			begin = g->start;
-			has_kernel = 1;
-		}
+/* Exposed copy time goes to memcpy, with the bytes and how much of them were pageable. */
+static void copy_evidence(struct findings_acc *a, const struct m_gpu_op *g,
+			  const struct m_gpu_shape *sh)
+{
+	struct f_cause *c = &a->f->causes[CAUSE_MEMCPY];
+	int is_pageable = sh->src_kind == TRACE_GPU_MEM_PAGEABLE ||
+			  sh->dst_kind == TRACE_GPU_MEM_PAGEABLE;
+
+	c->bytes += sh->bytes;
+	if (is_pageable)
+		c->pageable_bytes += sh->bytes;
+	/* Sites: the copies by direction and memory kind, with their time on the GPU. */
+	site_add(&a->sites[CAUSE_MEMCPY], op_name(a->m, sh),
+		 is_pageable ? "pageable" : "pinned/device", g->end - g->start, (double)sh->bytes);
+}
+
+/* ---- As the calls and operations come ---- */
+
+struct findings_acc *findings_begin(struct findings *f, const struct model *m,
+				    const struct prepass *p, int want_gaps)
+{
+	struct findings_acc *a = xcalloc(1, sizeof(*a));
+
+	memset(f, 0, sizeof(*f));
+	f->want_gaps = want_gaps;
+	a->f = f;
+	a->m = m;
+	a->p = p;
+	a->threads = xcalloc(m->nr_threads + 1, sizeof(*a->threads));
+	a->max_call_ns = p->max_call_ns;
+	a->first_call = UINT64_MAX;
+	a->func_seen = xcalloc(m->nr_funcs + 1, 1);
+	counters_busy_init(&a->busy, m);
+	return a;
+}
+
+/* Is launch @c the first of its kernel? (calls come in order of start) */
+static int is_first_launch(struct findings_acc *a, const struct m_call *c)
+{
+	const struct model *m = a->m;
+	uint32_t func = model_launch(m, c)->func;
+	struct first_launch *e;
+
+	if (!func || func == a->last_func)
+		return 0;	/* loops launch the same kernel again and again */
+	a->last_func = func;
+	if (func < m->nr_funcs) {
+		if (a->func_seen[func])
+			return 0;
+		a->func_seen[func] = 1;
+		return 1;
 	}
-	ds->nr_st = 0;
-	ds->device = device;
+	HASH_FIND(hh, a->firsts, &func, sizeof(func), e);
+	if (e)
+		return 0;
+	e = xcalloc(1, sizeof(*e));
+	e->func = func;
+	HASH_ADD(hh, a->firsts, func, sizeof(e->func), e);
+	return 1;
+}
+
+void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
+{
+	const struct model *m = a->m;
+	struct fw_thread *tc;
+	struct fw_call *fc;
+	int is_load = 0;
+
+	if (c->t0 < a->first_call)
+		a->first_call = c->t0;
+	if (c->kind == MC_LAUNCH && is_first_launch(a, c))
+		is_load = c->t1 - c->t0 >= a->p->median_launch_ns + LAZY_LOAD_MIN_NS;
+	if (id >= M_NO_CALL)
+		return;		/* no gap's walk can name it */
+	tc = &a->threads[c->thread < m->nr_threads ? c->thread : m->nr_threads];
+	/* What no gap can reach any more goes; the rest slides to the front now and then. */
+	while (tc->head < tc->n && tc->v[tc->head].max_t1 <= a->keep_after)
+		tc->head++;
+	if (tc->head == tc->n) {
+		tc->head = tc->n = 0;
+	} else if (tc->head >= 64 && tc->head >= tc->n / 2) {
+		memmove(tc->v, tc->v + tc->head, (tc->n - tc->head) * sizeof(*tc->v));
+		tc->n -= tc->head;
+		tc->head = 0;
+	}
+	XGROW(tc->v, tc->cap, tc->n + 1);
+	if (c->t1 > tc->max_t1)
+		tc->max_t1 = c->t1;
+	fc = &tc->v[tc->n++];
+	fc->c = *c;
+	fc->max_t1 = tc->max_t1;
+	fc->id = id;
+	fc->is_load = is_load;
+}
+
+void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
+		 uint32_t call_id)
+{
+	const struct model *m = a->m;
+	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+	struct fw_dev *ds = dev_of(a, sh->device);
+	uint64_t keep = g->start;
+	size_t i;
+
+	counters_busy_op(&a->busy, g);
+	if (sh->kind == MG_MEMCPY)
+		copy_evidence(a, g, sh);
+	/* Kernels shorter than the call that launched them (HTA's "short GPU kernels"). */
+	if (sh->kind == MG_KERNEL && call && call->kind == MC_LAUNCH &&
+	    g->end - g->start < call->t1 - call->t0)
+		a->f->causes[CAUSE_LAUNCH_OVERHEAD].aux++;
+	if (g->start < ds->begin)
+		return;
 
 	/*
 	 * Gaps of the union of all operations, in start order. Copies that run while no work
 	 * does are exposed: the union of everything less the union of the work.
 	 */
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+	if (ds->first == UINT64_MAX) {
+		ds->first = ds->cur_begin = g->start;
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	} else if (g->start > ds->cur_end) {
+		stretch_push(ds, a->max_call_ns, ds->cur_begin, ds->cur_end);
+		attribute_gap(a, ds, ds->cur_end, g->start, call, call_id);
+		ds->cur_begin = g->start;
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	} else if (g->end > ds->cur_end) {
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	}
+	if (sh->kind != MG_MEMCPY)
+		stats_union_add(&ds->work, g->start, g->end);
 
-		if ((int)sh->device != device || g->start < begin)
-			continue;
-		if (first == UINT64_MAX) {
-			first = cur_begin = g->start;
-			cur_end = g->end;
-			prev = g;
-		} else if (g->start > cur_end) {
-			stretch_push(ds, cur_begin, cur_end);
-			attribute_gap(ds, cur_end, g->start, prev, g);
-			cur_begin = g->start;
-			cur_end = g->end;
-			prev = g;
-		} else if (g->end > cur_end) {
-			cur_end = g->end;
-			prev = g;
-		}
-		if (sh->kind != MG_MEMCPY)
-			stats_union_add(&work, g->start, g->end);
+	if (sh->kind == MG_KERNEL) {
+		int is_est;
+		double fill = stats_fill_op(m, g, &is_est);
+		uint64_t dur = g->end - g->start;
 
-		if (sh->kind == MG_KERNEL) {
-			int is_est;
-			double fill = stats_fill_op(m, g, &is_est);
-			uint64_t dur = g->end - g->start;
+		a->lp_work += dur;
+		if (fill >= 0 && fill < 1) {
+			uint64_t lost = (uint64_t)((double)dur * (1 - fill));
 
-			ds->lp_work += dur;
-			if (fill >= 0 && fill < 1) {
-				uint64_t lost = (uint64_t)((double)dur * (1 - fill));
-
-				ds->lp_lost += lost;
-				site_add(&ds->sites[CAUSE_LOW_PARALLELISM], op_name(m, g), NULL,
-					 lost, fill);
-			}
+			a->lp_lost += lost;
+			site_add(&a->sites[CAUSE_LOW_PARALLELISM], op_name(m, sh), NULL, lost,
+				 fill);
 		}
 	}
-	if (first == UINT64_MAX)
-		return;
-	/* The closed stretches' busy time, and the last one's. */
-	busy = (ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0) + (cur_end - cur_begin);
-
-	f->work_ns += work.total;
-	f->exposed_copy_ns += busy - work.total;
-	f->window_ns += cur_end - first;
-	if (first < *win_start)
-		*win_start = first;
-	if (cur_end > *win_end)
-		*win_end = cur_end;
-}
-
-/* Exposed copy time goes to memcpy, with the bytes and how much of them were pageable. */
-static void copies_evidence(struct dev_state *ds)
-{
-	const struct model *m = ds->m;
-	struct f_cause *c = &ds->f->causes[CAUSE_MEMCPY];
-	size_t i;
-
-	c->time_ns += ds->f->exposed_copy_ns;
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
-		int is_pageable;
-
-		if (sh->kind != MG_MEMCPY)
-			continue;
-		is_pageable = sh->src_kind == TRACE_GPU_MEM_PAGEABLE ||
-			      sh->dst_kind == TRACE_GPU_MEM_PAGEABLE;
-		c->bytes += sh->bytes;
-		if (is_pageable)
-			c->pageable_bytes += sh->bytes;
-		/* Sites: the copies by direction and memory kind, with their time on the GPU. */
-		site_add(&ds->sites[CAUSE_MEMCPY], op_name(m, g),
-			 is_pageable ? "pageable" : "pinned/device", g->end - g->start,
-			 (double)sh->bytes);
-	}
-}
-
-/* Kernels shorter than the call that launched them (HTA's "short GPU kernels"). */
-static void launch_evidence(struct dev_state *ds)
-{
-	const struct model *m = ds->m;
-	size_t i;
-
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_call *c;
-
-		if (model_gpu_shape(m, g)->kind != MG_KERNEL || g->call == M_NO_CALL)
-			continue;
-		c = &m->calls[g->call];
-		if (c->kind == MC_LAUNCH && g->end - g->start < c->t1 - c->t0)
-			ds->f->causes[CAUSE_LAUNCH_OVERHEAD].aux++;
-	}
+	/* Gaps to come start at a device's current end, or at operations yet to come. */
+	for (i = 0; i < a->nr_devs; i++)
+		if (a->devs[i].first != UINT64_MAX && a->devs[i].cur_end < keep)
+			keep = a->devs[i].cur_end;
+	a->keep_after = keep;
 }
 
 static int cmp_rank(const void *x, const void *y, void *ctx)
@@ -780,60 +762,81 @@ void findings_free(struct findings *f)
 	f->nr_gaps_kept = f->gaps_cap = 0;
 }
 
-static void compute(struct findings *f, const struct model *m, const struct stats *s,
-		    int want_gaps)
+
+static int cmp_gap(const void *x, const void *y)
 {
-	struct dev_state ds;
-	uint64_t win_start = UINT64_MAX, win_end = 0, first_call = UINT64_MAX;
-	size_t i, t;
+	const struct f_gap *a = x, *b = y;
+
+	/* .end holds the device's rank and the gap's place while sorting */
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* The gaps device by device (in order of their first operation), each in time order. */
+static void sort_gaps(struct findings_acc *a)
+{
+	struct findings *f = a->f;
+	uint64_t *end = xmalloc((f->nr_gaps_kept + 1) * sizeof(*end));
+	size_t i, d;
+
+	for (i = 0; i < f->nr_gaps_kept; i++) {
+		end[i] = f->gaps[i].end;
+		for (d = 0; d < a->nr_devs && a->devs[d].device != (uint32_t)f->gaps[i].device; d++)
+			;
+		f->gaps[i].end = (uint64_t)d << 48 | i;
+	}
+	xqsort(f->gaps, f->nr_gaps_kept, sizeof(*f->gaps), cmp_gap);
+	for (i = 0; i < f->nr_gaps_kept; i++)
+		f->gaps[i].end = end[f->gaps[i].end & ((1ull << 48) - 1)];
+	free(end);
+}
+
+void findings_end(struct findings_acc *a, const struct stats *s)
+{
+	struct findings *f = a->f;
+	const struct model *m = a->m;
+	uint64_t win_start = UINT64_MAX, win_end = 0;
+	struct first_launch *e, *tmp;
+	size_t i;
 	int k;
 
-	memset(f, 0, sizeof(*f));
-	f->want_gaps = want_gaps;
-	memset(&ds, 0, sizeof(ds));
-	ds.f = f;
-	ds.m = m;
 	f->primary = -1;
 	f->is_memory_full = -1;
 	f->memory_pct = s->mem.peak_pct;
 	f->busy_pct = -1;
 	f->fill_pct = -1;
-	f->has_gpu = m->nr_gpu > 0;
+	f->has_gpu = a->nr_devs > 0;
 
-	ds.threads = xcalloc(m->nr_threads + 1, sizeof(*ds.threads));
-	for (i = 0; i < m->nr_calls; i++) {
-		struct thread_calls *tc = &ds.threads[m->calls[i].thread];
+	for (i = 0; i < a->nr_devs; i++) {
+		struct fw_dev *ds = &a->devs[i];
+		uint64_t busy;
 
-		if (i < M_NO_CALL) {
-			XGROW(tc->idx, tc->cap, tc->n + 1);
-			tc->idx[tc->n++] = (uint32_t)i;
-		}
-		if (m->calls[i].t0 < first_call)
-			first_call = m->calls[i].t0;
-		if (m->calls[i].t1 - m->calls[i].t0 > ds.max_call_ns)
-			ds.max_call_ns = m->calls[i].t1 - m->calls[i].t0;
+		if (ds->first == UINT64_MAX)
+			continue;
+		/* The closed stretches' busy time, and the last one's. */
+		busy = (ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0) + (ds->cur_end - ds->cur_begin);
+		f->work_ns += ds->work.total;
+		f->exposed_copy_ns += busy - ds->work.total;
+		f->window_ns += ds->cur_end - ds->first;
+		if (ds->first < win_start)
+			win_start = ds->first;
+		if (ds->cur_end > win_end)
+			win_end = ds->cur_end;
 	}
-
-	if (f->has_gpu)
-		find_first_loads(&ds);
-	for (i = 0; i < s->gpu.nr_devices; i++)
-		do_device(&ds, s->gpu.devices[i].device, &win_start, &win_end);
 	if (f->has_gpu) {
 		f->window_start = win_start;
 		f->window_end = win_end;
-		f->startup_ns = first_call < win_start ? win_start - first_call : 0;
+		f->startup_ns = a->first_call < win_start ? win_start - a->first_call : 0;
 		f->idle_ns = f->window_ns > f->work_ns + f->exposed_copy_ns ?
 				     f->window_ns - f->work_ns - f->exposed_copy_ns :
 				     0;
-		copies_evidence(&ds);
-		launch_evidence(&ds);
-		f->causes[CAUSE_LOW_PARALLELISM].time_ns = ds.lp_lost;
+		f->causes[CAUSE_MEMCPY].time_ns += f->exposed_copy_ns;
+		f->causes[CAUSE_LOW_PARALLELISM].time_ns = a->lp_lost;
 		f->causes[CAUSE_LOW_PARALLELISM].value =
-			ds.lp_work ? 100.0 * (1 - (double)ds.lp_lost / (double)ds.lp_work) : -1;
+			a->lp_work ? 100.0 * (1 - (double)a->lp_lost / (double)a->lp_work) : -1;
 		/* Concurrent kernels: never more lost than the time kernels ran. */
-		if (ds.lp_work > f->work_ns && ds.lp_work)
+		if (a->lp_work > f->work_ns && a->lp_work)
 			f->causes[CAUSE_LOW_PARALLELISM].time_ns =
-				(uint64_t)((double)ds.lp_lost * f->work_ns / ds.lp_work);
+				(uint64_t)((double)a->lp_lost * f->work_ns / a->lp_work);
 		f->busy_pct = f->window_ns ? 100.0 * (f->work_ns + f->exposed_copy_ns) /
 						     (double)f->window_ns :
 					     0;
@@ -848,17 +851,26 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 		f->copy_bytes_per_s = f->window_ns ? (double)f->causes[CAUSE_MEMCPY].bytes * 1e9 /
 							     f->window_ns :
 						     0;
-		counters_compute(&f->ctr, m, win_start, win_end);
+		counters_compute(&f->ctr, m, win_start, win_end, &a->busy);
 	} else {
-		counters_compute(&f->ctr, m, 0, 0);
+		counters_compute(&f->ctr, m, 0, 0, &a->busy);
 	}
-	free(ds.st);
+	if (f->nr_gaps_kept > 1)
+		sort_gaps(a);
 	for (k = 0; k < NR_CAUSES; k++)
-		sites_finish(&f->causes[k], &ds.sites[k]);
-	for (t = 0; t <= m->nr_threads; t++)
-		free(ds.threads[t].idx);
-	free(ds.threads);
-	free(ds.loads);
+		sites_finish(&f->causes[k], &a->sites[k]);
+	for (i = 0; i < a->nr_devs; i++)
+		free(a->devs[i].st);
+	free(a->devs);
+	for (i = 0; i <= m->nr_threads; i++)
+		free(a->threads[i].v);
+	free(a->threads);
+	free(a->func_seen);
+	HASH_ITER(hh, a->firsts, e, tmp) {
+		HASH_DEL(a->firsts, e);
+		free(e);
+	}
+	free(a);
 
 	/* Statuses and shares; the ranking covers measured causes. */
 	for (k = 0; k < NR_CAUSES; k++) {
@@ -906,6 +918,30 @@ static void compute(struct findings *f, const struct model *m, const struct stat
 			c->status = CS_SIGNAL;
 	}
 	summarize(f);
+}
+
+/* The calls and operations of a loaded model, merged by start: a call before the operations
+ * that start after it (a gap's walk reads the issuing thread's calls up to the gap's end). */
+static void compute(struct findings *f, const struct model *m, const struct stats *s,
+		    int want_gaps)
+{
+	struct prepass p;
+	struct findings_acc *a;
+	size_t i, c = 0;
+
+	prepass_of_model(&p, m);
+	a = findings_begin(f, m, &p, want_gaps);
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+
+		for (; c < m->nr_calls && m->calls[c].t0 < g->start; c++)
+			findings_call(a, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
+		findings_op(a, g, g->call != M_NO_CALL ? &m->calls[g->call] : NULL, g->call);
+	}
+	for (; c < m->nr_calls; c++)
+		findings_call(a, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
+	findings_end(a, s);
+	prepass_free(&p);
 }
 
 void findings_compute(struct findings *f, const struct model *m, const struct stats *s)

@@ -134,6 +134,23 @@ void findings_compute(struct findings *f, const struct model *m, const struct st
 /* The same, also keeping every gap (f->gaps); release with findings_free(). */
 void findings_compute_gaps(struct findings *f, const struct model *m, const struct stats *s);
 void findings_free(struct findings *f);
+
+/*
+ * The same as the calls and operations come: findings_begin with what a first look at them all
+ * found (@p, kept until findings_end), then every call in order of start (findings_call, @id:
+ * its number, which operations name it by) and every operation in order of start
+ * (findings_op, with the call it was joined to or NULL) — a call before any operation that
+ * starts after it — then findings_end with the run's statistics, which fills @f and frees
+ * what findings_begin returned. Only the calls a gap still to come can reach are kept.
+ */
+struct prepass;
+struct findings_acc;
+struct findings_acc *findings_begin(struct findings *f, const struct model *m,
+				    const struct prepass *p, int want_gaps);
+void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id);
+void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
+		 uint32_t call_id);
+void findings_end(struct findings_acc *a, const struct stats *s);
 /* The largest part of a gap: a cause id or enum gap_part. */
 int gap_label(const struct f_gap *g);
 const char *gap_part_name(int part);	/* cause ids, then "noise", "dependency", "module_load" */
