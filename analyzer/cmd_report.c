@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "cmds.h"
 #include "model.h"
 #include "output.h"
@@ -31,10 +32,8 @@ static int report_one(const char *path, int is_json, int has_header, int is_many
 	struct model m;
 	struct stats s;
 
-	if (cmd_load_model(&m, path, 0) < 0)
+	if (analyze_trace(path, &m, &s, &fd, 0) < 0)
 		return -1;
-	stats_compute(&s, &m);
-	findings_compute(&fd, &m, &s);
 	combined_add(all, &s, &fd);
 	if (is_json) {
 		json_object_begin(j, NULL);
@@ -48,6 +47,7 @@ static int report_one(const char *path, int is_json, int has_header, int is_many
 		report_print_text(stdout, &m, &s, &fd, has_header);
 	}
 	stats_free(&s);
+	findings_free(&fd);
 	model_free(&m);
 	return 0;
 }

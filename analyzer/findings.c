@@ -177,6 +177,7 @@ struct fw_call {
 struct fw_thread {
 	struct fw_call *v;
 	size_t head, n, cap;
+	size_t hint;			/* where the last search ended */
 	uint64_t max_t1;
 };
 
@@ -225,20 +226,29 @@ static int call_cause(const struct m_call *c)
 	}
 }
 
-/* First call of @tc that ends after @t (by the running latest end: exact with nested calls). */
-static size_t first_ending_after(const struct fw_thread *tc, uint64_t t)
+struct ending_after {
+	const struct fw_call *v;
+	uint64_t t;
+};
+
+static int ends_after(size_t i, const void *ctx)
 {
-	size_t lo = tc->head, hi = tc->n;
+	const struct ending_after *q = ctx;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	return q->v[i].max_t1 > q->t;
+}
 
-		if (tc->v[mid].max_t1 > t)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+/*
+ * First call of @tc that ends after @t, found by the running latest end (exact with nested
+ * calls), galloping from where the last search ended (gaps come in time order).
+ */
+static size_t first_ending_after(struct fw_thread *tc, uint64_t t)
+{
+	struct ending_after q = { tc->v + tc->head, t };
+	size_t hint = tc->hint > tc->head ? tc->hint - tc->head : 0;
+
+	tc->hint = tc->head + gallop_search(tc->n - tc->head, hint, ends_after, &q);
+	return tc->hint;
 }
 
 /* Time the thread spent in module/library loads inside [g0, g1), from call @i on. */
@@ -388,7 +398,7 @@ static void attribute_gap(struct findings_acc *a, const struct fw_dev *ds, uint6
 	uint64_t part[NR_GAP_PARTS] = { 0 };
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
-	const struct fw_thread *tc;
+	struct fw_thread *tc;
 	const uint64_t gap0 = g0;
 	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
 	size_t i;
@@ -594,10 +604,11 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	while (tc->head < tc->n && tc->v[tc->head].max_t1 <= a->keep_after)
 		tc->head++;
 	if (tc->head == tc->n) {
-		tc->head = tc->n = 0;
+		tc->head = tc->n = tc->hint = 0;
 	} else if (tc->head >= 64 && tc->head >= tc->n / 2) {
 		memmove(tc->v, tc->v + tc->head, (tc->n - tc->head) * sizeof(*tc->v));
 		tc->n -= tc->head;
+		tc->hint = tc->hint > tc->head ? tc->hint - tc->head : 0;
 		tc->head = 0;
 	}
 	XGROW(tc->v, tc->cap, tc->n + 1);

@@ -5,6 +5,7 @@
  * joining after loading, where that cannot match the join from all records), then sorting.
  * Ids read from the trace are bounds-checked before they index anything. Never prints.
  */
+#define _GNU_SOURCE
 #include "model.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prepass.h"
 #include "trace_reader.h"
 #include "util.h"
 
@@ -22,6 +24,26 @@
 /* model.needs_seq: GPU_CORR records came (an older shim's pushed ids); the calls' seq is kept. */
 #define NEEDS_SEQ_SEEN 1
 #define NEEDS_SEQ_KEEP 2
+
+/* Call number @id, operation number @op (model_stream holds a window of them; else all). */
+static inline struct m_call *mcall(const struct model *m, size_t id)
+{
+	return &m->calls[id - m->calls_base];
+}
+
+static inline struct m_gpu_op *mgpu(const struct model *m, size_t op)
+{
+	return &m->gpu[op - m->gpu_base];
+}
+
+/* model.gpu_state: how far an operation held by model_stream is joined; handed on. */
+enum { GS_DONE = 0, GS_WAIT, GS_PEND, GS_GONE };
+
+static void set_state(struct model *m, size_t op, uint8_t state);
+
+static void call_came(struct model *m, size_t local);
+static void op_came(struct model *m, size_t local);
+static void api_came(struct model *m, const struct m_api_join *a);
 
 /* ---- Dictionaries ---- */
 
@@ -97,28 +119,31 @@ const char *model_api_name(const struct model *m, uint16_t api)
 	return "api ?";
 }
 
+/* Give entry-point id @api a name, when the trace never defined it. */
+static void name_api(struct model *m, uint16_t api)
+{
+	char buf[32];
+
+	if (api < m->nr_apis && m->apis[api].name)
+		return;
+	if (api >= m->nr_apis) {
+		XGROW(m->apis, m->apis_cap, (size_t)api + 1);
+		memset(m->apis + m->nr_apis, 0, (api + 1 - m->nr_apis) * sizeof(*m->apis));
+		m->nr_apis = (size_t)api + 1;
+	}
+	snprintf(buf, sizeof(buf), "api %u", api);
+	m->owned_names = xrealloc(m->owned_names, (m->nr_owned_names + 1) * sizeof(*m->owned_names));
+	m->owned_names[m->nr_owned_names] = xstrdup(buf);
+	m->apis[api].name = m->owned_names[m->nr_owned_names++];
+}
+
 /* Give every entry-point id a call uses a name, even if the trace never defined it. */
 static void name_undefined_apis(struct model *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->nr_calls; i++) {
-		uint16_t api = m->calls[i].api;
-		char buf[32];
-
-		if (api < m->nr_apis && m->apis[api].name)
-			continue;
-		if (api >= m->nr_apis) {
-			XGROW(m->apis, m->apis_cap, (size_t)api + 1);
-			memset(m->apis + m->nr_apis, 0, (api + 1 - m->nr_apis) * sizeof(*m->apis));
-			m->nr_apis = (size_t)api + 1;
-		}
-		snprintf(buf, sizeof(buf), "api %u", api);
-		m->owned_names = xrealloc(m->owned_names,
-					  (m->nr_owned_names + 1) * sizeof(*m->owned_names));
-		m->owned_names[m->nr_owned_names] = xstrdup(buf);
-		m->apis[api].name = m->owned_names[m->nr_owned_names++];
-	}
+	for (i = 0; i < m->nr_calls; i++)
+		name_api(m, m->calls[i].api);
 }
 
 const char *model_func_name(const struct model *m, uint32_t func)
@@ -240,7 +265,7 @@ static void ej_api(struct model *m, struct early_join *ej, const struct m_api_jo
 struct m_call_args *model_call_args_new(struct model *m, struct m_call *c)
 {
 	XGROW(m->call_args, m->call_args_cap, m->nr_call_args + 1);
-	c->args = (uint32_t)m->nr_call_args;
+	c->args = (uint32_t)(m->call_args_base + m->nr_call_args);
 	return memset(&m->call_args[m->nr_call_args++], 0, sizeof(*m->call_args));
 }
 
@@ -281,7 +306,7 @@ static struct m_call *new_call(struct model *m, const struct trace_record *r,
 	e->thread = thread_slot(m, r->tid, r->thread_index);
 	e->args = UINT32_MAX;
 	e->device = -1;
-	if (c->result != 0 && m->nr_calls <= M_NO_CALL) {
+	if (c->result != 0 && m->nr_calls <= M_NO_CALL && m->stage == MODEL_WHOLE) {
 		XGROW(m->results, m->results_cap, m->nr_results + 1);
 		m->results[m->nr_results++] =
 			(struct m_call_result){ (uint32_t)(m->nr_calls - 1), c->result };
@@ -307,6 +332,8 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 	const size_t before = m->nr_calls;
 	struct m_call *e;
 
+	if (m->stage == MODEL_STREAMING && r->type == TRACE_REC_LOST)
+		return;		/* counted by the first read */
 	switch (r->type) {
 	case TRACE_REC_LAUNCH: {
 		const struct trace_rec_launch *l = p;
@@ -397,8 +424,8 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 	default:
 		break;
 	}
-	if (m->ej && m->nr_calls > before)
-		ej_call(m, m->ej, before);
+	if (m->nr_calls > before)
+		call_came(m, before);
 }
 
 /* ---- GPU operations ---- */
@@ -500,6 +527,11 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	const void *p = r->rec;
 	const size_t gpu_before = m->nr_gpu;
 
+	/* The second read of model_stream: the dictionaries are made, only the bulk is new. */
+	if (m->stage == MODEL_STREAMING && r->type != TRACE_REC_GPU_KERNEL &&
+	    r->type != TRACE_REC_GPU_MEMCPY && r->type != TRACE_REC_GPU_MEMSET &&
+	    r->type != TRACE_REC_GPU_API)
+		return;
 	switch (r->type) {
 	case TRACE_REC_STRING: {
 		const struct trace_rec_string *s = p;
@@ -645,8 +677,8 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		const struct trace_rec_gpu_api *a = p;
 		const struct m_api_join j = { a->start_ns, a->end_ns, a->cupti_corr, a->tid };
 
-		if (m->ej) {
-			ej_api(m, m->ej, &j);
+		if (m->stage != MODEL_WHOLE || m->ej) {
+			api_came(m, &j);
 			break;
 		}
 		XGROW(m->api_joins, m->api_joins_cap, m->nr_api_joins + 1);
@@ -656,8 +688,8 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	default:
 		break;
 	}
-	if (m->ej && m->nr_gpu > gpu_before)
-		ej_op(m, m->ej, gpu_before);
+	if (m->nr_gpu > gpu_before)
+		op_came(m, gpu_before);
 }
 
 /* ---- Sorting and joining ---- */
@@ -892,7 +924,7 @@ struct first_after_query {
 static int is_after(size_t i, const void *ctx)
 {
 	const struct first_after_query *q = ctx;
-	const struct m_call *c = &q->m->calls[q->idx[i]];
+	const struct m_call *c = mcall(q->m, q->idx[i]);
 
 	return (q->by_end ? c->t1 : c->t0) > q->t;
 }
@@ -921,14 +953,14 @@ static int64_t call_in_thread(const struct model *m, struct thread_calls_by_tid 
 	if (!t || !t->n)
 		return -1;
 	lo = t->hint < t->n ? t->hint : t->n;
-	for (k = 0; k < 4 && lo < t->n && m->calls[t->idx[lo]].t0 <= a->end; k++)
+	for (k = 0; k < 4 && lo < t->n && mcall(m, t->idx[lo])->t0 <= a->end; k++)
 		lo++;
-	if ((lo < t->n && m->calls[t->idx[lo]].t0 <= a->end) ||
-	    (lo > 0 && m->calls[t->idx[lo - 1]].t0 > a->end))
+	if ((lo < t->n && mcall(m, t->idx[lo])->t0 <= a->end) ||
+	    (lo > 0 && mcall(m, t->idx[lo - 1])->t0 > a->end))
 		lo = model_first_after(m, t->idx, t->n, t->hint, a->end, 0);
 	t->hint = lo;
 	for (k = 0; k < 2 && lo > k; k++) {
-		const struct m_call *c = &m->calls[t->idx[lo - 1 - k]];
+		const struct m_call *c = mcall(m, t->idx[lo - 1 - k]);
 		uint64_t s0 = c->t0 > a->start ? c->t0 : a->start;
 		uint64_t e0 = c->t1 < a->end ? c->t1 : a->end;
 
@@ -1052,14 +1084,14 @@ static struct thread_calls_by_tid *ej_tid(struct early_join *ej, uint32_t tid, i
 /* Call @idx was read: it joins its thread id's calls, which must come in time order. */
 static void ej_call(struct model *m, struct early_join *ej, size_t idx)
 {
-	const struct m_call *c = &m->calls[idx];
+	const struct m_call *c = mcall(m, idx);
 	struct thread_calls_by_tid *t;
 
 	if (idx >= M_NO_CALL || c->thread >= m->nr_threads)
 		return;		/* no join target (the join after loading skips it too) */
 	t = ej_tid(ej, m->threads[c->thread].tid, 1);
 	if (t->n) {
-		const struct m_call *last = &m->calls[t->idx[t->n - 1]];
+		const struct m_call *last = mcall(m, t->idx[t->n - 1]);
 
 		/* Sorted calls order equal starts by thread slot: two slots of one tid, redo. */
 		if (c->t0 < last->t0 || (c->t0 == last->t0 && c->thread != last->thread))
@@ -1076,14 +1108,16 @@ static void ej_resolve(struct model *m, struct early_join *ej, uint32_t op,
 	struct thread_calls_by_tid *t = ej_tid(ej, a->tid, 0);
 	int64_t call;
 
-	if (!t || m->calls[t->idx[t->n - 1]].t0 <= a->end) {
+	if (!t || mcall(m, t->idx[t->n - 1])->t0 <= a->end) {
 		XGROW(ej->pend, ej->pend_cap, ej->nr_pend + 1);
 		ej->pend[ej->nr_pend++] = (struct ej_pending){ *a, op };
-		m->gpu[op].call = M_NO_CALL;
+		mgpu(m, op)->call = M_NO_CALL;
+		set_state(m, op, GS_PEND);
 		return;
 	}
 	call = call_in_thread(m, t, a);
-	m->gpu[op].call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+	mgpu(m, op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+	set_state(m, op, GS_DONE);
 }
 
 /* The operations of wait slot @w give up: they stay unjoined. */
@@ -1092,8 +1126,9 @@ static void ej_drop_waits(struct model *m, struct ej_wait *w)
 	uint32_t op, next;
 
 	for (op = w->op; op != M_NO_CALL; op = next) {
-		next = m->gpu[op].call;
-		m->gpu[op].call = M_NO_CALL;
+		next = mgpu(m, op)->call;
+		mgpu(m, op)->call = M_NO_CALL;
+		set_state(m, op, GS_DONE);
 	}
 	w->key = 0;
 }
@@ -1123,7 +1158,7 @@ static void ej_api(struct model *m, struct early_join *ej, const struct m_api_jo
 	if (w->key != key)
 		return;
 	for (op = w->op; op != M_NO_CALL; op = next) {
-		next = m->gpu[op].call;
+		next = mgpu(m, op)->call;
 		ej_resolve(m, ej, op, a);
 	}
 	w->key = 0;
@@ -1131,7 +1166,7 @@ static void ej_api(struct model *m, struct early_join *ej, const struct m_api_jo
 
 static void ej_op(struct model *m, struct early_join *ej, size_t op)
 {
-	const uint32_t corr = m->gpu_corr[op], key = corr + 1;
+	const uint32_t corr = m->gpu_corr[op - m->gpu_base], key = corr + 1;
 	const struct ej_api *e;
 	struct ej_wait *w;
 
@@ -1159,8 +1194,9 @@ static void ej_op(struct model *m, struct early_join *ej, size_t op)
 	}
 	if (!w->key)
 		*w = (struct ej_wait){ key, M_NO_CALL };
-	m->gpu[op].call = w->op;
+	mgpu(m, op)->call = w->op;
 	w->op = (uint32_t)op;
+	set_state(m, op, GS_WAIT);
 }
 
 /* The end of the trace: the pairs that waited for their thread's next call are joined now,
@@ -1172,8 +1208,10 @@ static void ej_finish(struct model *m, struct early_join *ej)
 	for (i = 0; i < ej->nr_pend; i++) {
 		int64_t call = call_in_thread(m, ej_tid(ej, ej->pend[i].a.tid, 0), &ej->pend[i].a);
 
-		m->gpu[ej->pend[i].op].call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+		mgpu(m, ej->pend[i].op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+		set_state(m, ej->pend[i].op, GS_DONE);
 	}
+	ej->nr_pend = 0;
 	for (i = 0; ej->wait && i < ej->slots; i++)
 		if (ej->wait[i].key)
 			ej_drop_waits(m, &ej->wait[i]);
@@ -1534,35 +1572,16 @@ static void sort_gpu(struct model *m)
 	}
 }
 
-static void model_finish(struct model *m, int is_early)
+/* What the dictionaries need once every record is read (model_load and model_stream). */
+static void finish_dictionaries(struct model *m)
 {
-	uint32_t *moved;
 	size_t i;
 
-	/* The shapes are all in: their hashes served the interning only (rebuilt if ever needed). */
-	free(m->gpu_shape_slots);
-	free(m->launch_shape_slots);
-	m->gpu_shape_slots = m->launch_shape_slots = NULL;
-	m->nr_gpu_shape_slots = m->nr_launch_shape_slots = 0;
 	m->fill_memo = xcalloc(m->nr_gpu_shapes + 1, sizeof(*m->fill_memo));
-
 	for (i = 0; i < m->nr_occ; i++)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
-	name_undefined_apis(m);
-	moved = sort_calls(m, is_early);
-	sort_gpu(m);
 	xqsort(m->pm, m->nr_pm, sizeof(*m->pm), cmp_pm);
-	if (m->nr_gpu) {
-		join_gpu(m, is_early, moved);
-		join_by_order(m);
-	}
-	free(m->gpu_corr);		/* the joins are done */
-	m->gpu_corr = NULL;
-	m->gpu_corr_cap = 0;
-	free(moved);
-	free(m->call_seq);
-	m->call_seq = NULL;
 	if (m->is_complete && m->lost_in_end > m->lost_records)
 		m->lost_records = m->lost_in_end;
 	/* Counter set-up stalls the driver once: from its PM_SETUP note to PM_ON or PM_OFF. */
@@ -1583,12 +1602,38 @@ static void model_finish(struct model *m, int is_early)
 	}
 }
 
-static int load_records(struct model *m, struct trace_reader *rd, struct early_join *ej,
-			int keep_seq)
+static void free_shape_slots(struct model *m)
 {
-	struct trace_record r;
-	int ret;
+	free(m->gpu_shape_slots);
+	free(m->launch_shape_slots);
+	m->gpu_shape_slots = m->launch_shape_slots = NULL;
+	m->nr_gpu_shape_slots = m->nr_launch_shape_slots = 0;
+}
 
+static void model_finish(struct model *m, int is_early)
+{
+	uint32_t *moved;
+
+	/* The shapes are all in: their hashes served the interning only (rebuilt if ever needed). */
+	free_shape_slots(m);
+	finish_dictionaries(m);
+	name_undefined_apis(m);
+	moved = sort_calls(m, is_early);
+	sort_gpu(m);
+	if (m->nr_gpu) {
+		join_gpu(m, is_early, moved);
+		join_by_order(m);
+	}
+	free(m->gpu_corr);		/* the joins are done */
+	m->gpu_corr = NULL;
+	m->gpu_corr_cap = 0;
+	free(moved);
+	free(m->call_seq);
+	m->call_seq = NULL;
+}
+
+static void model_init(struct model *m, const struct trace_reader *rd)
+{
 	memset(m, 0, sizeof(*m));
 	m->path = xstrdup(rd->path);
 	m->host = xstrdup(rd->host);
@@ -1602,23 +1647,46 @@ static int load_records(struct model *m, struct trace_reader *rd, struct early_j
 	m->start_mono_ns = rd->hdr.start_mono_ns;
 	m->start_real_ns = rd->hdr.start_real_ns;
 	m->file_flags = rd->hdr.flags;
+}
 
-	m->ej = ej;
-	m->needs_seq = keep_seq ? NEEDS_SEQ_KEEP : 0;
+static int st_tick(struct model *m);
+
+static int read_records(struct model *m, struct trace_reader *rd)
+{
+	struct trace_record r;
+	int ret;
+
 	while ((ret = trace_reader_next(rd, &r)) > 0) {
-		m->nr_by_type[r.type < 64 ? r.type : 0]++;
+		if (m->stage != MODEL_STREAMING)
+			m->nr_by_type[r.type < 64 ? r.type : 0]++;
 		if (r.is_thread)
 			add_thread_record(m, &r);
 		else
 			add_meta_record(m, &r);
+		if (m->st && st_tick(m))
+			return 0;	/* m->stream_failed says why */
 	}
-	m->ej = NULL;
+	if (m->stage == MODEL_STREAMING)
+		return ret < 0 ? ret : 0;
 	m->is_truncated = rd->is_truncated;
 	m->nr_records = rd->nr_records;
 	m->nr_chunks = rd->nr_chunks;
 	if (!m->is_complete && !rd->is_truncated && ret == 0)
 		m->is_truncated = 1;	/* ended on a chunk boundary, but without END */
 	return ret < 0 ? ret : 0;
+}
+
+static int load_records(struct model *m, struct trace_reader *rd, struct early_join *ej,
+			int keep_seq)
+{
+	int ret;
+
+	model_init(m, rd);
+	m->ej = ej;
+	m->needs_seq = keep_seq ? NEEDS_SEQ_KEEP : 0;
+	ret = read_records(m, rd);
+	m->ej = NULL;
+	return ret;
 }
 
 /*
@@ -1685,6 +1753,417 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 int model_load(struct model *m, struct trace_reader *rd)
 {
 	return model_load_opts(m, rd, NULL);
+}
+
+/* ---- Streaming: the run in order of time, little of it held (model_stream) ---- */
+
+/*
+ * The second read hands calls and operations on in the order model_load sorts them in. A call
+ * or operation is released once the latest start read (the watermark) is more than the
+ * trace's lateness past it: the first read measured, in the same order, how far behind the
+ * watermark any call, operation or API record starts, so none still to come can start before
+ * it. An operation also waits for its join: its API record's thread must have made every call
+ * up to the record's end. What the join as read cannot settle without the whole trace (an
+ * operation no API record joined, which the join by launch order might pair) ends the stream;
+ * the caller loads the trace whole instead.
+ */
+#define ST_EVERY 8192		/* records between releases, at least */
+#define ST_TRIM_MIN 4096	/* let go of released calls and operations this many at a time */
+
+/* Calls or operations not yet handed on, as they came, with their start. */
+struct st_key {
+	uint64_t t;
+	uint32_t id;
+};
+
+struct st_pending {
+	struct st_key *v;
+	size_t n, cap;
+};
+
+static void pending_add(struct st_pending *p, uint64_t t, uint32_t id)
+{
+	XGROW(p->v, p->cap, p->n + 1);
+	p->v[p->n++] = (struct st_key){ t, id };
+}
+
+/* Move the numbers of those starting before @r to @out (grown to hold them); how many. */
+static size_t pending_take(struct st_pending *p, uint64_t r, uint32_t **out, size_t *out_cap)
+{
+	size_t i, k = 0, n = 0;
+
+	XGROW(*out, *out_cap, p->n);
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].t < r)
+			(*out)[n++] = p->v[i].id;
+		else
+			p->v[k++] = p->v[i];
+	p->n = k;
+	return n;
+}
+
+struct model_stream {
+	const struct model_sink *sink;
+	uint64_t margin;		/* the first read's lateness + 1 */
+	uint64_t watermark;
+	size_t since;			/* records since the last release */
+	size_t nr_gpu_shapes;		/* the first read's: a new one would have no fill memo */
+	struct st_pending calls;	/* the calls not yet handed on */
+	struct st_pending ops;		/* the operations not yet handed on */
+	size_t state_cap;
+	uint32_t *batch;
+	size_t batch_cap;
+};
+
+static void st_fail(struct model *m, const char *why)
+{
+	if (!m->stream_failed)
+		m->stream_failed = why;
+}
+
+/* Operation @op's join is now @state (model_stream holds what each held operation's is). */
+static void set_state(struct model *m, size_t op, uint8_t state)
+{
+	if (m->gpu_state)
+		m->gpu_state[op - m->gpu_base] = state;
+}
+
+static void st_arrival(struct model *m, uint64_t t)
+{
+	if (t > m->st->watermark)
+		m->st->watermark = t;
+}
+
+static void call_came(struct model *m, size_t local)
+{
+	const struct m_call *c = &m->calls[local];
+	const size_t id = m->calls_base + local;
+
+	switch (m->stage) {
+	case MODEL_FIRST_LOOK:
+		prepass_call(m->pre, m, c);
+		prepass_arrival(m->pre, c->t0);
+		m->nr_calls = 0;	/* only the dictionaries are kept */
+		m->nr_call_args = 0;
+		return;
+	case MODEL_STREAMING:
+		st_arrival(m, c->t0);
+		if (id >= M_NO_CALL) {
+			st_fail(m, "2^32 calls");
+			return;
+		}
+		pending_add(&m->st->calls, c->t0, (uint32_t)id);
+		break;
+	default:
+		break;
+	}
+	if (m->ej)
+		ej_call(m, m->ej, id);
+}
+
+static void op_came(struct model *m, size_t local)
+{
+	const struct m_gpu_op *g = &m->gpu[local];
+	struct model_stream *st = m->st;
+	const size_t op = m->gpu_base + local;
+
+	switch (m->stage) {
+	case MODEL_FIRST_LOOK:
+		prepass_op(m->pre, m, g);
+		prepass_arrival(m->pre, g->start);
+		m->nr_gpu = 0;
+		return;
+	case MODEL_STREAMING:
+		st_arrival(m, g->start);
+		if (op >= M_NO_CALL || m->nr_gpu_shapes > st->nr_gpu_shapes) {
+			st_fail(m, op >= M_NO_CALL ? "2^32 operations" : "a shape the first read missed");
+			return;
+		}
+		XGROW(m->gpu_state, st->state_cap, m->nr_gpu);
+		m->gpu_state[local] = GS_DONE;
+		pending_add(&st->ops, g->start, (uint32_t)op);
+		break;
+	default:
+		break;
+	}
+	if (m->ej)
+		ej_op(m, m->ej, op);
+}
+
+static void api_came(struct model *m, const struct m_api_join *a)
+{
+	switch (m->stage) {
+	case MODEL_FIRST_LOOK:
+		prepass_arrival(m->pre, a->start);
+		return;
+	case MODEL_STREAMING:
+		st_arrival(m, a->start);
+		break;
+	default:
+		break;
+	}
+	if (m->ej)
+		ej_api(m, m->ej, a);
+}
+
+static int cmp_call_id(const void *x, const void *y, void *ctx)
+{
+	const struct model *m = ctx;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int c = cmp_call(mcall(m, a), mcall(m, b));
+
+	return c ? c : a < b ? -1 : a > b;
+}
+
+/* By start and end, then CUPTI's number, then as they came: sort_gpu's order. */
+static int cmp_op_id(const void *x, const void *y, void *ctx)
+{
+	const struct model *m = ctx;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int c = cmp_gpu(mgpu(m, a), mgpu(m, b));
+	uint32_t ca = m->gpu_corr[a - m->gpu_base], cb = m->gpu_corr[b - m->gpu_base];
+
+	if (c)
+		return c;
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Hand operation @op on, counted as join_gpu counts it. */
+static void st_op(struct model *m, uint32_t op)
+{
+	const size_t i = op - m->gpu_base;
+	const struct m_gpu_op *g = &m->gpu[i];
+	const struct m_call *c = g->call != M_NO_CALL ? mcall(m, g->call) : NULL;
+	int is_graph = model_gpu_shape(m, g)->graph_id != 0;
+
+	if (!c && !is_graph) {
+		st_fail(m, "an operation no API record joined (the join by launch order needs "
+			   "the whole trace)");
+		return;
+	}
+	if (c) {
+		m->gpu_joined++;
+		m->gpu_joined_by_api++;
+	} else {
+		m->gpu_unjoined++;
+	}
+	if (is_graph) {
+		m->gpu_graph_ops++;
+		m->gpu_graph_ops_to_launch += c && c->kind == MC_GRAPH_LAUNCH;
+	}
+	m->gpu_state[i] = GS_GONE;
+	m->st->sink->op(m->st->sink->ctx, g, c, g->call);
+}
+
+/*
+ * Let go of the calls handed on that ended before any API record still to come (or waiting
+ * for its thread) starts, and of the operations handed on, from the front, many at a time.
+ */
+static void st_trim(struct model *m, uint64_t bound)
+{
+	struct model_stream *st = m->st;
+	struct early_join *ej = m->ej;
+	size_t i, k, front = m->calls_base, end = m->calls_base + m->nr_calls, args;
+
+	for (i = 0; i < ej->nr_pend; i++)
+		if (ej->pend[i].a.start < bound)
+			bound = ej->pend[i].a.start;
+	while (front < end && (mcall(m, front)->flags & MCF_HANDED_ON) &&
+	       mcall(m, front)->t1 < bound)
+		front++;
+	k = front - m->calls_base;
+	if (k >= ST_TRIM_MIN && 4 * k >= m->nr_calls) {
+		size_t ka;
+
+		/* Not the calls of operations still held. */
+		for (i = 0; i < st->ops.n; i++) {
+			const size_t op = st->ops.v[i].id - m->gpu_base;
+
+			if (m->gpu_state[op] == GS_DONE && m->gpu[op].call < front)
+				front = m->gpu[op].call;
+		}
+		for (args = m->call_args_base, i = m->calls_base; i < front; i++) {
+			const struct m_call *c = mcall(m, i);
+
+			if (c->kind == MC_MEM || c->kind == MC_COPY || c->kind == MC_SET)
+				args = (size_t)c->args + 1;
+		}
+		k = front - m->calls_base;
+		ka = args - m->call_args_base;
+
+		memmove(m->calls, m->calls + k, (m->nr_calls - k) * sizeof(*m->calls));
+		m->nr_calls -= k;
+		m->calls_base = front;
+		memmove(m->call_args, m->call_args + ka, (m->nr_call_args - ka) * sizeof(*m->call_args));
+		m->nr_call_args -= ka;
+		m->call_args_base = args;
+		for (i = 0; i < ej->nr_tids; i++) {
+			struct thread_calls_by_tid *t = &ej->tids[i];
+			size_t d = 0;
+
+			while (d < t->n && t->idx[d] < front)
+				d++;
+			memmove(t->idx, t->idx + d, (t->n - d) * sizeof(*t->idx));
+			t->n -= d;
+			t->hint = t->hint > d ? t->hint - d : 0;
+		}
+	}
+	for (k = 0; k < m->nr_gpu && m->gpu_state[k] == GS_GONE; k++)
+		;
+	if (k >= ST_TRIM_MIN && 4 * k >= m->nr_gpu) {
+		memmove(m->gpu, m->gpu + k, (m->nr_gpu - k) * sizeof(*m->gpu));
+		memmove(m->gpu_corr, m->gpu_corr + k, (m->nr_gpu - k) * sizeof(*m->gpu_corr));
+		memmove(m->gpu_state, m->gpu_state + k, (m->nr_gpu - k) * sizeof(*m->gpu_state));
+		m->nr_gpu -= k;
+		m->gpu_base += k;
+	}
+}
+
+/* Hand on every call and operation that starts before @r. */
+static void st_release(struct model *m, uint64_t r)
+{
+	struct model_stream *st = m->st;
+	struct early_join *ej = m->ej;
+	const struct model_sink *sink = st->sink;
+	size_t i, k, n;
+
+	if (ej->failed) {
+		st_fail(m, ej->failed);
+		return;
+	}
+	/* Pairs whose thread has made every call up to the API record's end: joined now. */
+	for (i = 0, k = 0; i < ej->nr_pend; i++) {
+		const struct ej_pending *pe = &ej->pend[i];
+
+		if (pe->a.end < r) {
+			int64_t call = call_in_thread(m, ej_tid(ej, pe->a.tid, 0), &pe->a);
+
+			mgpu(m, pe->op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+			set_state(m, pe->op, GS_DONE);
+		} else {
+			ej->pend[k++] = *pe;
+		}
+	}
+	ej->nr_pend = k;
+
+	n = pending_take(&st->calls, r, &st->batch, &st->batch_cap);
+	qsort_r(st->batch, n, sizeof(*st->batch), cmp_call_id, m);
+	for (i = 0; i < n; i++) {
+		struct m_call *c = mcall(m, st->batch[i]);
+
+		sink->call(sink->ctx, c, st->batch[i]);
+		c->flags |= MCF_HANDED_ON;
+	}
+
+	n = pending_take(&st->ops, r, &st->batch, &st->batch_cap);
+	qsort_r(st->batch, n, sizeof(*st->batch), cmp_op_id, m);
+	for (i = 0; i < n && !m->stream_failed; i++) {
+		uint8_t state = m->gpu_state[st->batch[i] - m->gpu_base];
+
+		if (state == GS_PEND)
+			break;		/* its join waits: it and those after it, next time */
+		if (state == GS_WAIT)
+			st_fail(m, "an operation whose API record had not come");
+		else
+			st_op(m, st->batch[i]);
+	}
+	for (; i < n; i++)
+		pending_add(&st->ops, mgpu(m, st->batch[i])->start, st->batch[i]);
+	if (!m->stream_failed)
+		st_trim(m, r);
+}
+
+static int st_tick(struct model *m)
+{
+	struct model_stream *st = m->st;
+
+	/* Each release reads what is pending once: at most as often as half of it comes. */
+	if (!m->stream_failed && ++st->since >= ST_EVERY &&
+	    2 * st->since >= st->calls.n + st->ops.n) {
+		st->since = 0;
+		if (st->watermark > st->margin)
+			st_release(m, st->watermark - st->margin);
+	}
+	return m->stream_failed != NULL;
+}
+
+int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
+		 const struct model_sink *sink)
+{
+	struct trace_reader again;
+	struct model_stream st;
+	struct early_join ej;
+	int ret;
+	size_t i;
+
+	prepass_init(p);
+	model_init(m, rd);
+	m->stage = MODEL_FIRST_LOOK;
+	m->pre = p;
+	ret = read_records(m, rd);
+	m->pre = NULL;
+	if (ret < 0)
+		return ret;
+	if (m->needs_seq) {
+		st_fail(m, "an older trace's pushed correlation ids");
+		return 1;
+	}
+	prepass_finish(p, m);
+	finish_dictionaries(m);
+	for (i = 0; i < 65536; i++)
+		if (p->apis_used[i / 64] >> (i % 64) & 1)
+			name_api(m, (uint16_t)i);
+	sink->begin(sink->ctx, m, p);
+
+	if (trace_reader_open(&again, rd->path) < 0) {
+		memcpy(rd->err, again.err, sizeof(rd->err));
+		return -EIO;
+	}
+	memset(&st, 0, sizeof(st));
+	memset(&ej, 0, sizeof(ej));
+	ej.slots = EJ_SLOTS;
+	st.sink = sink;
+	st.margin = p->max_late_ns + 1;
+	st.nr_gpu_shapes = m->nr_gpu_shapes;
+	m->st = &st;
+	m->ej = &ej;
+	m->stage = MODEL_STREAMING;
+	ret = read_records(m, &again);
+	if (ret < 0)
+		memcpy(rd->err, again.err, sizeof(rd->err));
+	if (ret == 0 && !m->stream_failed) {
+		/* The end: what waited for its thread's next call is joined, the rest is not. */
+		ej_finish(m, &ej);
+		st_release(m, UINT64_MAX);
+	}
+	trace_reader_close(&again);
+	ej_free(&ej);
+	free(st.calls.v);
+	free(st.ops.v);
+	free(st.batch);
+	m->st = NULL;
+	m->ej = NULL;
+	free_shape_slots(m);
+	free(m->calls);
+	free(m->call_args);
+	free(m->gpu);
+	free(m->gpu_corr);
+	free(m->gpu_state);
+	m->calls = NULL;
+	m->call_args = NULL;
+	m->gpu = NULL;
+	m->gpu_corr = NULL;
+	m->gpu_state = NULL;
+	m->nr_calls = m->nr_call_args = m->nr_gpu = 0;
+	m->calls_cap = m->call_args_cap = m->gpu_cap = m->gpu_corr_cap = 0;
+	m->calls_base = m->call_args_base = m->gpu_base = 0;
+	m->stage = MODEL_WHOLE;
+	m->nr_reads = 2;
+	if (ret < 0)
+		return ret;
+	return m->stream_failed ? 1 : 0;
 }
 
 void model_free(struct model *m)

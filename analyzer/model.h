@@ -14,6 +14,8 @@
 #include "gpushim/trace_format.h"
 
 struct trace_reader;
+struct prepass;
+struct model_stream;
 
 enum m_call_kind {
 	MC_LAUNCH = 1,			/* kernel launch of any flavour */
@@ -35,6 +37,7 @@ enum m_call_flags {
 	MCF_PER_THREAD = 1u << 2,
 	MCF_ERROR = 1u << 3,		/* failed (CUDA_ERROR_NOT_READY of a query is no failure) */
 	MCF_HAS_GPU = 1u << 4,		/* GPU operations are joined to this call */
+	MCF_HANDED_ON = 1u << 5,	/* model_stream: given to the sink (no analysis reads it) */
 };
 
 /* What launches have in common, held once (model.launch_shapes): the kernel and its shape. */
@@ -278,6 +281,23 @@ struct model {
 	int nr_reads;			/* 2 or 3: read again to join later or by pushed ids */
 	int needs_seq;			/* while loading: GPU_CORR records seen (older traces) */
 	struct early_join *ej;		/* while loading: the join as the records come */
+
+	/*
+	 * While model_stream reads: the calls, what they carry and the operations still held
+	 * (numbered as they came: number i is calls[i - calls_base]); the stage of the read.
+	 */
+	size_t calls_base, call_args_base, gpu_base;
+	int stage;			/* enum model_stage */
+	struct prepass *pre;		/* MODEL_FIRST_LOOK: what is fed */
+	struct model_stream *st;	/* MODEL_STREAMING */
+	uint8_t *gpu_state;		/* MODEL_STREAMING: each held operation's join */
+	const char *stream_failed;	/* why model_stream gave up: load the trace whole */
+};
+
+enum model_stage {
+	MODEL_WHOLE = 0,		/* model_load: every call and operation kept */
+	MODEL_FIRST_LOOK,		/* model_stream's first read: the dictionaries, the prepass */
+	MODEL_STREAMING,		/* its second: calls and operations to the sink, in order */
 };
 
 /*
@@ -301,6 +321,30 @@ struct model_load_opts {
 	uint32_t join_window;
 };
 int model_load_opts(struct model *m, struct trace_reader *rd, const struct model_load_opts *o);
+
+/*
+ * model_stream - analyze the trace behind @rd without holding its calls and operations: a
+ * first read builds the dictionaries into @m and feeds @p (prepass.h); @begin is then called
+ * (the sink's analyses start, @m and @p complete), and a second read hands every call to
+ * @sink->call in order of start (the order model_load sorts them in) and every operation, with
+ * the call it was joined to, to @sink->op in order of start, each call before the operations
+ * that start after it. Calls and operations are released once no record still to come can
+ * start before them (how late records come is measured by the first read), so memory is
+ * bounded by that lateness, not by the trace's length. After it @m holds no calls or
+ * operations; its counts and join figures are model_load's.
+ * Return: 0; -errno for a corrupt trace (rd->err; the caller loads it whole for the partial
+ * report); 1 when the trace cannot be streamed with model_load's answer (m->stream_failed
+ * says why: an older trace's pushed ids, a join that must wait for the whole trace, ...):
+ * model_free, then model_load. The sink may have been fed part of the run by then.
+ */
+struct model_sink {
+	void (*begin)(void *ctx, const struct model *m, const struct prepass *p);
+	void (*call)(void *ctx, const struct m_call *c, uint32_t id);
+	void (*op)(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id);
+	void *ctx;
+};
+int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
+		 const struct model_sink *sink);
 
 /* The string with id @id, or @fallback when the trace never defined it. */
 const char *model_string(const struct model *m, uint32_t id, const char *fallback);
@@ -363,7 +407,7 @@ static inline const struct m_launch_shape *model_launch(const struct model *m,
 static inline const struct m_call_args *model_call_args(const struct model *m,
 							const struct m_call *c)
 {
-	return &m->call_args[c->args];
+	return &m->call_args[c->args - m->call_args_base];
 }
 
 struct m_call_args *model_call_args_new(struct model *m, struct m_call *c);

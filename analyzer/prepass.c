@@ -65,6 +65,7 @@ void prepass_call(struct prepass *p, const struct model *m, const struct m_call 
 
 	if (dur > p->max_call_ns)
 		p->max_call_ns = dur;
+	p->apis_used[c->api / 64] |= 1ull << (c->api % 64);
 	if (c->kind == MC_LAUNCH && model_launch(m, c)->func) {
 		uint64_t b = dur / PREPASS_LAUNCH_HIST_NS;
 

@@ -47,6 +47,7 @@ struct prepass {
 	uint64_t nr_launches;		/* launch calls of a known kernel */
 	uint64_t median_launch_ns;	/* after prepass_finish */
 	uint64_t max_call_ns;
+	uint64_t apis_used[65536 / 64];	/* entry-point ids the calls use */
 	struct pp_device *devices;
 	size_t nr_devices, devices_cap;
 	struct pp_kernel *kernels;	/* by STRING id (uthash) */

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * analyze.c - see analyze.h: the statistics and findings as model_stream's sink.
+ */
+#include "analyze.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "prepass.h"
+#include "trace_reader.h"
+
+struct both {
+	struct stats *s;
+	struct findings *f;
+	struct stats_acc *sa;
+	struct findings_acc *fa;
+};
+
+static void both_begin(void *ctx, const struct model *m, const struct prepass *p)
+{
+	struct both *b = ctx;
+
+	b->sa = stats_begin(b->s, m, p);
+	b->fa = findings_begin(b->f, m, p, 0);
+}
+
+static void both_call(void *ctx, const struct m_call *c, uint32_t id)
+{
+	struct both *b = ctx;
+
+	stats_call(b->sa, c);
+	findings_call(b->fa, c, id);
+}
+
+static void both_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
+{
+	struct both *b = ctx;
+
+	stats_op(b->sa, g);
+	findings_op(b->fa, g, call, id);
+}
+
+/* 1: streamed; 0: load it whole; -1: the trace cannot be read (printed). */
+static int try_stream(const char *path, struct model *m, struct stats *s, struct findings *f)
+{
+	struct both b = { s, f, NULL, NULL };
+	const struct model_sink sink = { both_begin, both_call, both_op, &b };
+	struct trace_reader rd;
+	struct prepass p;
+	int ret;
+
+	if (trace_reader_open(&rd, path) < 0) {
+		fprintf(stderr, "gpushim: %s\n", rd.err);
+		return -1;
+	}
+	ret = model_stream(m, &rd, &p, &sink);
+	if (ret < 0)
+		fprintf(stderr, "gpushim: %s\n", rd.err);
+	trace_reader_close(&rd);
+	if (b.sa) {
+		stats_end(b.sa);
+		findings_end(b.fa, s);
+	}
+	prepass_free(&p);
+	if (ret == 0)
+		return 1;
+	if (b.sa) {
+		stats_free(s);
+		findings_free(f);
+	}
+	model_free(m);
+	return ret < 0 ? -1 : 0;
+}
+
+int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
+		  int is_quiet)
+{
+	const char *env = getenv("GPUSHIM_STREAM");
+	int ret = 0;
+
+	if (!env || strcmp(env, "0"))
+		ret = try_stream(path, m, s, f);
+	if (ret < 0)
+		return -1;
+	if (ret == 0) {
+		if (cmd_load_model(m, path, 1) < 0)
+			return -1;
+		stats_compute(s, m);
+		findings_compute(f, m, s);
+	}
+	if (m->is_truncated && !is_quiet)
+		fprintf(stderr,
+			"gpushim: warning: %s is truncated (no END record after %llu chunks): "
+			"the report covers what was written\n",
+			path, (unsigned long long)m->nr_chunks);
+	return 0;
+}

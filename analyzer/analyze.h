@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analyze.h - a trace's statistics and findings, computed as its calls and operations come
+ * (model_stream: memory bounded by how late records arrive, not by the run's length), or
+ * from the whole loaded model when the trace cannot be streamed with the same answer
+ * (model.h says when). GPUSHIM_STREAM=0 in the environment always loads it whole.
+ */
+#ifndef GPUSHIM_ANALYZE_H
+#define GPUSHIM_ANALYZE_H
+
+#include "findings.h"
+#include "model.h"
+#include "stats.h"
+
+/*
+ * analyze_trace - @m (its dictionaries; every call and operation too when loaded whole), @s
+ * and @f for the trace at @path. Prints why it cannot (and, unless @is_quiet, that the trace
+ * is truncated) to stderr. Returns 0, or -1 (nothing to free). Free with stats_free,
+ * findings_free, model_free.
+ */
+int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
+		  int is_quiet);
+
+#endif /* GPUSHIM_ANALYZE_H */
