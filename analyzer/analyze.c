@@ -43,23 +43,13 @@ static void both_op(void *ctx, const struct m_gpu_op *g, const struct m_call *ca
 	findings_op(b->fa, g, call, id);
 }
 
-/* 1: streamed; 0: load it whole; -1: the trace cannot be read (printed). */
-static int try_stream(const char *path, struct model *m, struct stats *s, struct findings *f)
+int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f)
 {
 	struct both b = { s, f, NULL, NULL };
 	const struct model_sink sink = { both_begin, both_call, both_op, &b };
-	struct trace_reader rd;
 	struct prepass p;
-	int ret;
+	int ret = model_stream(m, rd, &p, &sink);
 
-	if (trace_reader_open(&rd, path) < 0) {
-		fprintf(stderr, "gpushim: %s\n", rd.err);
-		return -1;
-	}
-	ret = model_stream(m, &rd, &p, &sink);
-	if (ret < 0)
-		fprintf(stderr, "gpushim: %s\n", rd.err);
-	trace_reader_close(&rd);
 	if (b.sa) {
 		stats_end(b.sa);
 		findings_end(b.fa, s);
@@ -73,6 +63,23 @@ static int try_stream(const char *path, struct model *m, struct stats *s, struct
 	}
 	model_free(m);
 	return ret < 0 ? -1 : 0;
+}
+
+/* 1: streamed; 0: load it whole; -1: the trace cannot be read (printed). */
+static int try_stream(const char *path, struct model *m, struct stats *s, struct findings *f)
+{
+	struct trace_reader rd;
+	int ret;
+
+	if (trace_reader_open(&rd, path) < 0) {
+		fprintf(stderr, "gpushim: %s\n", rd.err);
+		return -1;
+	}
+	ret = analyze_stream(&rd, m, s, f);
+	if (ret < 0)
+		fprintf(stderr, "gpushim: %s\n", rd.err);
+	trace_reader_close(&rd);
+	return ret;
 }
 
 int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,

@@ -21,4 +21,12 @@
 int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
 		  int is_quiet);
 
+/*
+ * analyze_stream - the streamed analysis alone, of the trace behind @rd (not yet read):
+ * 1 done (@m, @s, @f as above); 0 the trace must be loaded whole (nothing to free); -1 it is
+ * corrupt (rd->err; nothing to free). Prints nothing.
+ */
+struct trace_reader;
+int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f);
+
 #endif /* GPUSHIM_ANALYZE_H */

@@ -244,9 +244,13 @@ static int ends_after(size_t i, const void *ctx)
  */
 static size_t first_ending_after(struct fw_thread *tc, uint64_t t)
 {
-	struct ending_after q = { tc->v + tc->head, t };
-	size_t hint = tc->hint > tc->head ? tc->hint - tc->head : 0;
+	struct ending_after q = { tc->v, t };
+	size_t hint;
 
+	if (tc->head == tc->n)
+		return tc->n;	/* none kept (none made, maybe: v NULL) */
+	q.v += tc->head;
+	hint = tc->hint > tc->head ? tc->hint - tc->head : 0;
 	tc->hint = tc->head + gallop_search(tc->n - tc->head, hint, ends_after, &q);
 	return tc->hint;
 }

@@ -1996,7 +1996,9 @@ static void st_trim(struct model *m, uint64_t bound)
 		memmove(m->calls, m->calls + k, (m->nr_calls - k) * sizeof(*m->calls));
 		m->nr_calls -= k;
 		m->calls_base = front;
-		memmove(m->call_args, m->call_args + ka, (m->nr_call_args - ka) * sizeof(*m->call_args));
+		if (m->nr_call_args > ka)
+			memmove(m->call_args, m->call_args + ka,
+				(m->nr_call_args - ka) * sizeof(*m->call_args));
 		m->nr_call_args -= ka;
 		m->call_args_base = args;
 		for (i = 0; i < ej->nr_tids; i++) {
@@ -2029,6 +2031,8 @@ static void st_release(struct model *m, uint64_t r)
 	const struct model_sink *sink = st->sink;
 	size_t i, k, n;
 
+	if (m->nr_calls + m->nr_gpu > m->stream_held_max)
+		m->stream_held_max = m->nr_calls + m->nr_gpu;
 	if (ej->failed) {
 		st_fail(m, ej->failed);
 		return;
@@ -2049,7 +2053,8 @@ static void st_release(struct model *m, uint64_t r)
 	ej->nr_pend = k;
 
 	n = pending_take(&st->calls, r, &st->batch, &st->batch_cap);
-	qsort_r(st->batch, n, sizeof(*st->batch), cmp_call_id, m);
+	if (n > 1)
+		qsort_r(st->batch, n, sizeof(*st->batch), cmp_call_id, m);
 	for (i = 0; i < n; i++) {
 		struct m_call *c = mcall(m, st->batch[i]);
 
@@ -2058,7 +2063,8 @@ static void st_release(struct model *m, uint64_t r)
 	}
 
 	n = pending_take(&st->ops, r, &st->batch, &st->batch_cap);
-	qsort_r(st->batch, n, sizeof(*st->batch), cmp_op_id, m);
+	if (n > 1)
+		qsort_r(st->batch, n, sizeof(*st->batch), cmp_op_id, m);
 	for (i = 0; i < n && !m->stream_failed; i++) {
 		uint8_t state = m->gpu_state[st->batch[i] - m->gpu_base];
 

@@ -292,6 +292,7 @@ struct model {
 	struct model_stream *st;	/* MODEL_STREAMING */
 	uint8_t *gpu_state;		/* MODEL_STREAMING: each held operation's join */
 	const char *stream_failed;	/* why model_stream gave up: load the trace whole */
+	size_t stream_held_max;		/* the most calls and operations it held at once */
 };
 
 enum model_stage {

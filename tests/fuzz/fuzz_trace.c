@@ -2,7 +2,8 @@
 /*
  * fuzz_trace.c - libFuzzer target for everything that reads a trace: the reader (header,
  * chunks, zstd frames, records), the model and its joins, statistics, attribution with gaps,
- * the text and JSON reports, the Chrome export, and a diff of the input against itself.
+ * the text and JSON reports, the Chrome export, and a diff of the input against itself; and
+ * the streamed analysis (analyze_stream), whose JSON report must equal the whole model's.
  * Output goes to /dev/null; what matters is that nothing crashes, hangs or trips a sanitizer.
  * An input starting with byte 0x01 is raw record bytes: the harness wraps them in a valid
  * header and zstd chunk, so mutations reach the record decoder instead of dying in zstd
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "analyze.h"
 #include "diff.h"
 #include "export.h"
 #include "findings.h"
@@ -31,6 +33,51 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static FILE *devnull;
 
+/* The JSON report of @m, @s, @f in a buffer (free it). */
+static char *report_json(const struct model *m, const struct stats *s, const struct findings *f,
+			 size_t *len)
+{
+	char *buf = NULL;
+	FILE *out = open_memstream(&buf, len);
+	struct json j;
+
+	if (!out)
+		abort();
+	json_init(&j, out, 1);
+	json_object_begin(&j, NULL);
+	report_json_members(&j, m, s, f);
+	json_object_end(&j);
+	json_done(&j);
+	fclose(out);
+	return buf;
+}
+
+/* Streamed where it can be, the report is the whole model's (@whole, @len). */
+static void check_stream(const char *path, const char *whole, size_t len)
+{
+	struct trace_reader rd;
+	struct findings fd;
+	struct model m;
+	struct stats s;
+	size_t n;
+	char *json;
+
+	if (trace_reader_open(&rd, path) < 0)
+		abort();	/* it opened for the whole model */
+	if (analyze_stream(&rd, &m, &s, &fd) == 1) {
+		json = report_json(&m, &s, &fd, &n);
+		if (n != len || memcmp(json, whole, n)) {
+			fprintf(stderr, "streamed report differs:\n%s\nwhole:\n%s\n", json, whole);
+			abort();
+		}
+		free(json);
+		findings_free(&fd);
+		stats_free(&s);
+		model_free(&m);
+	}
+	trace_reader_close(&rd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct trace_reader rd;
@@ -41,7 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct model m;
 	struct stats s;
 	struct json j;
-	char path[64];
+	char path[64], *whole;
+	size_t len;
 	int fd_mem;
 
 	if (!devnull)
@@ -87,8 +135,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			diff_compute(&d, &rs, &rs, 5.0);
 			diff_free(&d);
 			run_summary_free(&rs);
+			whole = report_json(&m, &s, &fd, &len);
 			findings_free(&fd);
 			stats_free(&s);
+			check_stream(path, whole, len);
+			free(whole);
 		}
 		model_free(&m);
 		trace_reader_close(&rd);

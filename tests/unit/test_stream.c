@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_stream.c - the streamed analysis (model_stream, analyze_stream) against the whole
+ * model's: the same JSON report for a long hand-built run whose GPU records come late and
+ * out of order (two threads, two devices, copies, syncs, allocations, API records that end
+ * after their kernel starts), holding about as much for twice the run; the traces it must
+ * load whole, and why; and the H200 fixtures named on the command line.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "check.h"
+#include "model.h"
+#include "output.h"
+#include "prepass.h"
+#include "report_output.h"
+#include "trace_builder.h"
+#include "trace_reader.h"
+
+enum { API_LAUNCH = 1, API_COPY, API_ALLOC, API_FREE, API_SYNC };
+enum { S_LAUNCH = 1, S_COPY, S_ALLOC, S_FREE, S_SYNC, S_KERN_A, S_KERN_B, S_DEV };
+
+#define TID_A 100
+#define TID_B 200
+#define BASE 1000000000ull
+#define STEP 50000ull			/* a step every 50 us */
+#define LATE 40			/* GPU records come this many steps after their calls */
+
+/* The JSON report of @m, @s, @f (free it). */
+static char *report_json(const struct model *m, const struct stats *s, const struct findings *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct json j;
+
+	if (!out)
+		abort();
+	json_init(&j, out, 1);
+	json_object_begin(&j, NULL);
+	report_json_members(&j, m, s, f);
+	json_object_end(&j);
+	json_done(&j);
+	fclose(out);
+	return buf;
+}
+
+static char *whole_json(const char *path)
+{
+	struct trace_reader rd;
+	struct findings f;
+	struct model m;
+	struct stats s;
+	char *json;
+
+	CHECK_EQ(trace_reader_open(&rd, path), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	stats_compute(&s, &m);
+	findings_compute(&f, &m, &s);
+	json = report_json(&m, &s, &f);
+	findings_free(&f);
+	stats_free(&s);
+	model_free(&m);
+	trace_reader_close(&rd);
+	return json;
+}
+
+/*
+ * Streamed: 1 (then the report must be the whole model's, and *@held is how much it held),
+ * 0 loaded whole.
+ */
+static int stream_same(const char *path, size_t *held)
+{
+	char *whole = whole_json(path), *json;
+	struct trace_reader rd;
+	struct findings f;
+	struct model m;
+	struct stats s;
+	int ret;
+
+	CHECK_EQ(trace_reader_open(&rd, path), 0);
+	ret = analyze_stream(&rd, &m, &s, &f);
+	trace_reader_close(&rd);
+	CHECK(ret >= 0);
+	if (ret == 1) {
+		json = report_json(&m, &s, &f);
+		if (strcmp(json, whole)) {
+			fprintf(stderr, "%s: streamed:\n%s\nwhole:\n%s\n", path, json, whole);
+			CHECK(!"the streamed report is the whole model's");
+		}
+		CHECK_EQ(m.nr_calls, 0);	/* nothing held after */
+		CHECK_EQ(m.nr_gpu, 0);
+		if (held)
+			*held = m.stream_held_max;
+		free(json);
+		findings_free(&f);
+		stats_free(&s);
+		model_free(&m);
+	}
+	free(whole);
+	return ret;
+}
+
+static void rec_call(struct tb *t, uint32_t tid, uint64_t ts, void *rec, uint16_t type,
+		     uint16_t size, uint16_t api, uint32_t dur)
+{
+	tb_block(t, tid, tid == TID_A ? 0 : 1, ts);
+	tb_call(rec, type, size, 0, api, dur, 0, 0);
+	tb_rec(t, rec, size);
+}
+
+static void api_rec(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t tid)
+{
+	struct trace_rec_gpu_api a;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr.type = TRACE_REC_GPU_API;
+	a.hdr.size = sizeof(a);
+	a.start_ns = start;
+	a.end_ns = end;
+	a.cupti_corr = corr;
+	a.tid = tid;
+	a.domain = TRACE_GPU_API_DRIVER;
+	tb_rec(t, &a, sizeof(a));
+}
+
+static void kernel(struct tb *t, uint64_t start, uint64_t len, uint32_t corr, uint32_t name,
+		   uint32_t grid)
+{
+	struct trace_rec_gpu_kernel k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = TRACE_REC_GPU_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.start_ns = start;
+	k.end_ns = start + len;
+	k.cupti_corr = corr;
+	k.name = name;
+	k.grid[0] = grid;
+	k.grid[1] = k.grid[2] = 1;
+	k.block[0] = 128;
+	k.block[1] = k.block[2] = 1;
+	tb_rec(t, &k, sizeof(k));
+}
+
+static void copy_op(struct tb *t, uint64_t start, uint64_t len, uint32_t corr, uint32_t dev)
+{
+	struct trace_rec_gpu_memcpy c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.type = TRACE_REC_GPU_MEMCPY;
+	c.hdr.size = sizeof(c);
+	c.start_ns = start;
+	c.end_ns = start + len;
+	c.bytes = 1 << 20;
+	c.cupti_corr = corr;
+	c.device = dev;
+	c.copy_kind = TRACE_GPU_COPY_DTOH;
+	c.dst_kind = TRACE_GPU_MEM_PAGEABLE;
+	tb_rec(t, &c, sizeof(c));
+}
+
+static void dict(struct tb *t)
+{
+	static const struct {
+		uint16_t api;
+		uint8_t family;
+		uint32_t name;
+		const char *s;
+	} apis[] = {
+		{ API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH, "cuLaunchKernel" },
+		{ API_COPY, TRACE_FAM_COPY, S_COPY, "cuMemcpyDtoH_v2" },
+		{ API_ALLOC, TRACE_FAM_MEMORY, S_ALLOC, "cuMemAlloc_v2" },
+		{ API_FREE, TRACE_FAM_MEMORY, S_FREE, "cuMemFree_v2" },
+		{ API_SYNC, TRACE_FAM_SYNC, S_SYNC, "cuStreamSynchronize" },
+	};
+	struct trace_rec_func fn;
+	struct trace_rec_device d;
+	size_t i;
+
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	for (i = 0; i < sizeof(apis) / sizeof(apis[0]); i++) {
+		tb_string(t, apis[i].name, apis[i].s);
+		tb_api_def(t, apis[i].api, apis[i].family, apis[i].name);
+	}
+	tb_string(t, S_KERN_A, "kern_a");
+	tb_string(t, S_KERN_B, "kern_b");
+	tb_string(t, S_DEV, "NVIDIA H200");
+	for (i = 1; i <= 2; i++) {
+		memset(&fn, 0, sizeof(fn));
+		fn.hdr.type = TRACE_REC_FUNC;
+		fn.hdr.size = sizeof(fn);
+		fn.id = (uint32_t)i;
+		fn.handle = 0x1000 * i;
+		fn.name = i == 1 ? S_KERN_A : S_KERN_B;
+		tb_rec(t, &fn, sizeof(fn));
+	}
+	for (i = 0; i < 2; i++) {
+		memset(&d, 0, sizeof(d));
+		d.hdr.type = TRACE_REC_DEVICE;
+		d.hdr.size = sizeof(d);
+		d.ordinal = (uint32_t)i;
+		d.name = S_DEV;
+		d.total_bytes = 1ull << 34;
+		d.sm_count = 132;
+		d.max_threads_per_sm = 2048;
+		d.max_blocks_per_sm = 32;
+		tb_rec(t, &d, sizeof(d));
+	}
+}
+
+/* Step @i's calls: thread A launches (a sync every 50), thread B copies every 10 and
+ * allocates and frees every 100. */
+static void step_calls(struct tb *t, size_t i)
+{
+	const uint64_t ts = BASE + STEP * i;
+	struct trace_rec_launch l;
+	struct trace_rec_sync sy;
+	struct trace_rec_copy c;
+	struct trace_rec_mem mem;
+
+	memset(&l, 0, sizeof(l));
+	l.func = i % 5 ? 1 : 2;
+	l.grid[0] = (uint32_t)(i % 7 + 1) * 8;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 128;
+	l.block[1] = l.block[2] = 1;
+	rec_call(t, TID_A, ts, &l, TRACE_REC_LAUNCH, sizeof(l), API_LAUNCH,
+		 i < 2 ? 400000 : 5000 + (uint32_t)(i % 3) * 700);
+	if (i % 50 == 49) {
+		memset(&sy, 0, sizeof(sy));
+		sy.kind = TRACE_SYNC_STREAM;
+		rec_call(t, TID_A, ts + 10000, &sy, TRACE_REC_SYNC, sizeof(sy), API_SYNC, 30000);
+	}
+	if (i % 10 == 3) {
+		memset(&c, 0, sizeof(c));
+		c.dir = TRACE_COPY_D2H;
+		c.bytes = 1 << 20;
+		rec_call(t, TID_B, ts + 20000, &c, TRACE_REC_COPY, sizeof(c), API_COPY, 12000);
+	}
+	if (i % 100 == 7) {
+		memset(&mem, 0, sizeof(mem));
+		mem.kind = TRACE_MEM_DEVICE;
+		mem.op = TRACE_MEM_ALLOC;
+		mem.addr = 0x7000000 + 0x100000 * (i % 300);
+		mem.bytes = 1 << 22;
+		rec_call(t, TID_B, ts + 35000, &mem, TRACE_REC_MEM, sizeof(mem), API_ALLOC, 3000);
+	}
+	if (i % 100 == 57) {
+		memset(&mem, 0, sizeof(mem));
+		mem.kind = TRACE_MEM_DEVICE;
+		mem.op = TRACE_MEM_FREE;
+		mem.addr = 0x7000000 + 0x100000 * ((i - 50) % 300);
+		rec_call(t, TID_B, ts + 35000, &mem, TRACE_REC_MEM, sizeof(mem), API_FREE, 2000);
+	}
+}
+
+/* Step @i's GPU records: the kernel (its API record ending after it starts, every third step)
+ * on device 0, a copy on device 1 every 10 steps. */
+static void step_gpu(struct tb *t, size_t i)
+{
+	const uint64_t ts = BASE + STEP * i;
+	const uint32_t corr = (uint32_t)i * 2 + 1;
+	uint64_t start = ts + (i % 3 ? 9000 : 3000) + (i % 11 == 0 ? 30000 : 0);
+
+	api_rec(t, ts + 100, ts + 4900, corr, TID_A);
+	kernel(t, start, 2000 + (i % 13) * 150, corr, i % 5 ? S_KERN_A : S_KERN_B,
+	       (uint32_t)(i % 7 + 1) * 8);
+	if (i % 10 == 3) {
+		api_rec(t, ts + 20100, ts + 31900, corr + 1, TID_B);
+		copy_op(t, ts + 21000, 9000, corr + 1, 1);
+	}
+}
+
+/* @n steps, the GPU records of a step written LATE steps after its calls, in reverse. */
+static const char *build_run(struct tb *t, size_t n, const char *name)
+{
+	size_t i, j;
+
+	dict(t);
+	for (i = 0; i < n + LATE; i++) {
+		if (i < n)
+			step_calls(t, i);
+		if (i >= LATE && (i - LATE) % 8 == 7)
+			for (j = 0; j < 8; j++)
+				step_gpu(t, i - LATE - j);
+		if (i % 64 == 63)
+			tb_flush(t);
+	}
+	for (j = n - n % 8; j < n; j++)
+		step_gpu(t, j);
+	tb_flush(t);
+	return tb_write(t, name, 0);
+}
+
+static void test_stream_long(void)
+{
+	size_t held_1 = 0, held_2 = 0;
+	struct tb t;
+
+	CHECK_EQ(stream_same(build_run(&t, 30000, "stream_30k.trace"), &held_1), 1);
+	tb_free(&t);
+	CHECK_EQ(stream_same(build_run(&t, 60000, "stream_60k.trace"), &held_2), 1);
+	tb_free(&t);
+	/* About 2.6 records a step: 78,000 and 156,000 in all, a few thousand held at most. */
+	CHECK(held_1 > 0 && held_1 < 20000);
+	CHECK(held_2 < held_1 + held_1 / 4);
+	fprintf(stderr, "held at most: %zu (30,000 steps), %zu (60,000 steps)\n", held_1, held_2);
+}
+
+/* A sink that only counts, to see why model_stream gives up. */
+static void nop_begin(void *ctx, const struct model *m, const struct prepass *p)
+{
+	(void)ctx, (void)m, (void)p;
+}
+
+static void count_call(void *ctx, const struct m_call *c, uint32_t id)
+{
+	(void)c, (void)id;
+	((size_t *)ctx)[0]++;
+}
+
+static void count_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
+{
+	(void)g, (void)call, (void)id;
+	((size_t *)ctx)[1]++;
+}
+
+static const char *why_whole(const char *path)
+{
+	static char why[256];
+	size_t n[2] = { 0, 0 };
+	const struct model_sink sink = { nop_begin, count_call, count_op, n };
+	struct trace_reader rd;
+	struct prepass p;
+	struct model m;
+	int ret;
+
+	CHECK_EQ(trace_reader_open(&rd, path), 0);
+	ret = model_stream(&m, &rd, &p, &sink);
+	snprintf(why, sizeof(why), "%s", ret == 1 && m.stream_failed ? m.stream_failed : "");
+	CHECK(ret == 0 || ret == 1);
+	model_free(&m);
+	prepass_free(&p);
+	trace_reader_close(&rd);
+	return why;
+}
+
+static void test_stream_whole(void)
+{
+	struct trace_rec_gpu_corr gc;
+	struct tb t;
+
+	/* A kernel no API record names: the join by launch order needs the whole trace. */
+	dict(&t);
+	step_calls(&t, 0);
+	step_calls(&t, 1);
+	step_gpu(&t, 0);
+	kernel(&t, BASE + STEP + 9000, 2000, 0, S_KERN_A, 8);
+	tb_flush(&t);
+	CHECK(strstr(why_whole(tb_write(&t, "stream_unjoined.trace", 0)), "launch order"));
+	CHECK_EQ(stream_same(tb_write(&t, "stream_unjoined.trace", 0), NULL), 0);
+	tb_free(&t);
+
+	/* An older shim's pushed ids. */
+	dict(&t);
+	step_calls(&t, 0);
+	memset(&gc, 0, sizeof(gc));
+	gc.hdr.type = TRACE_REC_GPU_CORR;
+	gc.hdr.size = sizeof(gc);
+	gc.ext_id = TRACE_CORR_ID(0, 1);
+	gc.cupti_corr = 1;
+	tb_rec(&t, &gc, sizeof(gc));
+	step_gpu(&t, 0);
+	tb_flush(&t);
+	CHECK(strstr(why_whole(tb_write(&t, "stream_corr.trace", 0)), "pushed"));
+	tb_free(&t);
+
+	/* Nothing to give up on: a short run streams. */
+	build_run(&t, 100, "stream_short.trace");
+	CHECK_STR(why_whole(tb_write(&t, "stream_short.trace", 0)), "");
+	tb_free(&t);
+}
+
+/* The H200 fixtures: each streamed one reports as the whole model does; most stream. */
+static void test_stream_traces(int argc, char **argv)
+{
+	int i, streamed = 0;
+
+	check_test = "test_stream_traces";
+	for (i = 1; i < argc; i++)
+		streamed += stream_same(argv[i], NULL);
+	if (argc > 1)
+		CHECK(2 * streamed > argc - 1);
+}
+
+int main(int argc, char **argv)
+{
+	RUN(test_stream_long);
+	RUN(test_stream_whole);
+	test_stream_traces(argc, argv);
+	return TEST_RESULT();
+}
