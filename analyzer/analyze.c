@@ -15,6 +15,7 @@
 struct both {
 	struct stats *s;
 	struct findings *f;
+	const struct analyze_extra *x;
 	struct stats_acc *sa;
 	struct findings_acc *fa;
 };
@@ -25,6 +26,8 @@ static void both_begin(void *ctx, const struct model *m, const struct prepass *p
 
 	b->sa = stats_begin(b->s, m, p);
 	b->fa = findings_begin(b->f, m, p, 0);
+	if (b->x)
+		b->x->begin(b->x->ctx, m);
 }
 
 static void both_call(void *ctx, const struct m_call *c, uint32_t id)
@@ -33,6 +36,8 @@ static void both_call(void *ctx, const struct m_call *c, uint32_t id)
 
 	stats_call(b->sa, c);
 	findings_call(b->fa, c, id);
+	if (b->x)
+		b->x->call(b->x->ctx, c);
 }
 
 static void both_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
@@ -41,11 +46,14 @@ static void both_op(void *ctx, const struct m_gpu_op *g, const struct m_call *ca
 
 	stats_op(b->sa, g);
 	findings_op(b->fa, g, call, id);
+	if (b->x)
+		b->x->op(b->x->ctx, g);
 }
 
-int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f)
+int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
+		   const struct analyze_extra *x)
 {
-	struct both b = { s, f, NULL, NULL };
+	struct both b = { s, f, x, NULL, NULL };
 	const struct model_sink sink = { both_begin, both_call, both_op, &b };
 	struct prepass p;
 	int ret = model_stream(m, rd, &p, &sink);
@@ -66,7 +74,8 @@ int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, st
 }
 
 /* 1: streamed; 0: load it whole; -1: the trace cannot be read (printed). */
-static int try_stream(const char *path, struct model *m, struct stats *s, struct findings *f)
+static int try_stream(const char *path, struct model *m, struct stats *s, struct findings *f,
+		      const struct analyze_extra *x)
 {
 	struct trace_reader rd;
 	int ret;
@@ -75,7 +84,7 @@ static int try_stream(const char *path, struct model *m, struct stats *s, struct
 		fprintf(stderr, "gpushim: %s\n", rd.err);
 		return -1;
 	}
-	ret = analyze_stream(&rd, m, s, f);
+	ret = analyze_stream(&rd, m, s, f, x);
 	if (ret < 0)
 		fprintf(stderr, "gpushim: %s\n", rd.err);
 	trace_reader_close(&rd);
@@ -83,13 +92,14 @@ static int try_stream(const char *path, struct model *m, struct stats *s, struct
 }
 
 int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
-		  int is_quiet)
+		  const struct analyze_extra *x, int is_quiet)
 {
 	const char *env = getenv("GPUSHIM_STREAM");
 	int ret = 0;
+	size_t i;
 
 	if (!env || strcmp(env, "0"))
-		ret = try_stream(path, m, s, f);
+		ret = try_stream(path, m, s, f, x);
 	if (ret < 0)
 		return -1;
 	if (ret == 0) {
@@ -97,6 +107,13 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
 			return -1;
 		stats_compute(s, m);
 		findings_compute(f, m, s);
+		if (x) {	/* begun again: what a stream that gave up fed is dropped */
+			x->begin(x->ctx, m);
+			for (i = 0; i < m->nr_calls; i++)
+				x->call(x->ctx, &m->calls[i]);
+			for (i = 0; i < m->nr_gpu; i++)
+				x->op(x->ctx, &m->gpu[i]);
+		}
 	}
 	if (m->is_truncated && !is_quiet)
 		fprintf(stderr,

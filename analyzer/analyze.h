@@ -13,13 +13,25 @@
 #include "stats.h"
 
 /*
+ * Another analysis fed with the same calls and operations in the same order (diff's per-trace
+ * sums): begin (again when a stream gave up and the trace is loaded whole: start over), then
+ * every call and operation as the statistics get them.
+ */
+struct analyze_extra {
+	void (*begin)(void *ctx, const struct model *m);
+	void (*call)(void *ctx, const struct m_call *c);
+	void (*op)(void *ctx, const struct m_gpu_op *g);
+	void *ctx;
+};
+
+/*
  * analyze_trace - @m (its dictionaries; every call and operation too when loaded whole), @s
- * and @f for the trace at @path. Prints why it cannot (and, unless @is_quiet, that the trace
- * is truncated) to stderr. Returns 0, or -1 (nothing to free). Free with stats_free,
- * findings_free, model_free.
+ * and @f for the trace at @path, and @x fed (NULL: none). Prints why it cannot (and, unless
+ * @is_quiet, that the trace is truncated) to stderr. Returns 0, or -1 (nothing to free).
+ * Free with stats_free, findings_free, model_free.
  */
 int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
-		  int is_quiet);
+		  const struct analyze_extra *x, int is_quiet);
 
 /*
  * analyze_stream - the streamed analysis alone, of the trace behind @rd (not yet read):
@@ -27,6 +39,7 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
  * corrupt (rd->err; nothing to free). Prints nothing.
  */
 struct trace_reader;
-int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f);
+int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
+		   const struct analyze_extra *x);
 
 #endif /* GPUSHIM_ANALYZE_H */

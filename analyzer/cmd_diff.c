@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "cmds.h"
 #include "diff.h"
 #include "diff_output.h"
@@ -49,21 +50,40 @@ static char **split_paths(char *arg, int *n)
 	return v;
 }
 
+static void feed_begin(void *ctx, const struct model *m)
+{
+	run_feed_begin(ctx, m);
+}
+
+static void feed_call(void *ctx, const struct m_call *c)
+{
+	run_feed_call(ctx, c);
+}
+
+static void feed_op(void *ctx, const struct m_gpu_op *g)
+{
+	run_feed_op(ctx, g);
+}
+
 static int load_side(struct run_summary *r, char **paths, int n)
 {
 	int i;
 
 	run_summary_init(r);
 	for (i = 0; i < n; i++) {
+		struct run_feed feed;
+		const struct analyze_extra x = { feed_begin, feed_call, feed_op, &feed };
 		struct findings fd;
 		struct model m;
 		struct stats s;
 
-		if (cmd_load_model(&m, paths[i], 0) < 0)
+		memset(&feed, 0, sizeof(feed));
+		if (analyze_trace(paths[i], &m, &s, &fd, &x, 0) < 0) {
+			run_feed_free(&feed);
 			return -1;
-		stats_compute(&s, &m);
-		findings_compute(&fd, &m, &s);
-		run_summary_add(r, &m, &s, &fd);
+		}
+		run_summary_add(r, &s, &fd, &feed);
+		findings_free(&fd);
 		stats_free(&s);
 		model_free(&m);
 	}

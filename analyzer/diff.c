@@ -110,9 +110,93 @@ static int call_copy_dir(uint8_t sub)
 	}
 }
 
-void run_summary_add(struct run_summary *r, const struct model *m, const struct stats *s,
-		     const struct findings *fd)
+struct run_feed_kernel {
+	UT_hash_handle hh;
+	const char *name;		/* the model's */
+	uint64_t count;
+	double sum_ns, sumsq_ns;
+};
+
+void run_feed_free(struct run_feed *o)
 {
+	struct run_feed_kernel *k, *kt;
+
+	HASH_ITER(hh, o->kernels, k, kt) {
+		HASH_DEL(o->kernels, k);
+		free(k);
+	}
+	free(o->by_shape);
+	memset(o, 0, sizeof(*o));
+}
+
+void run_feed_begin(struct run_feed *o, const struct model *m)
+{
+	run_feed_free(o);
+	o->m = m;
+	o->by_shape = xcalloc(m->nr_gpu_shapes + 1, sizeof(*o->by_shape));
+	o->nr_shapes = m->nr_gpu_shapes;
+}
+
+void run_feed_call(struct run_feed *o, const struct m_call *c)
+{
+	if (c->kind == MC_COPY && !(c->flags & MCF_ERROR)) {
+		o->call_copy_count[call_copy_dir(c->sub)]++;
+		o->call_copy_bytes[call_copy_dir(c->sub)] += model_call_args(o->m, c)->bytes;
+	}
+}
+
+void run_feed_op(struct run_feed *o, const struct m_gpu_op *g)
+{
+	const struct m_gpu_shape *sh = model_gpu_shape(o->m, g);
+	double d = (double)(g->end - g->start);
+
+	o->nr_ops++;
+	if (sh->kind == MG_KERNEL) {
+		struct run_feed_kernel *k = g->shape < o->nr_shapes ? o->by_shape[g->shape] : NULL;
+
+		if (!k) {
+			const char *name = model_string(o->m, sh->name, "<unknown>");
+
+			HASH_FIND_STR(o->kernels, name, k);
+			if (!k) {
+				k = xcalloc(1, sizeof(*k));
+				k->name = name;
+				HASH_ADD_KEYPTR(hh, o->kernels, k->name, strlen(k->name), k);
+			}
+			if (g->shape < o->nr_shapes)
+				o->by_shape[g->shape] = k;
+		}
+		k->count++;
+		k->sum_ns += d;
+		k->sumsq_ns += d * d;
+	} else if (sh->kind == MG_MEMCPY) {
+		int dir = gpu_copy_dir(sh->copy_kind);
+
+		o->copy_count[dir]++;
+		o->copy_bytes[dir] += sh->bytes;
+		o->copy_gpu_ns[dir] += g->end - g->start;
+	}
+}
+
+void run_summary_add_model(struct run_summary *r, const struct model *m, const struct stats *s,
+			   const struct findings *fd)
+{
+	struct run_feed o;
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	run_feed_begin(&o, m);
+	for (i = 0; i < m->nr_calls; i++)
+		run_feed_call(&o, &m->calls[i]);
+	for (i = 0; i < m->nr_gpu; i++)
+		run_feed_op(&o, &m->gpu[i]);
+	run_summary_add(r, s, fd, &o);
+}
+
+void run_summary_add(struct run_summary *r, const struct stats *s, const struct findings *fd,
+		     struct run_feed *o)
+{
+	struct run_feed_kernel *fk, *fkt;
 	const struct s_counts *c = &s->counts;
 	uint64_t span;
 	size_t i;
@@ -154,39 +238,24 @@ void run_summary_add(struct run_summary *r, const struct model *m, const struct 
 	if (s->mem.peak_pct > r->peak_pct)
 		r->peak_pct = s->mem.peak_pct;
 
-	/* Kernels: launches by name from the statistics, executions from the GPU records. */
+	/* Kernels: launches by name from the statistics, executions from the GPU records (fed). */
 	for (i = 0; i < s->nr_kernels; i++)
 		kernel_get(r, s->kernels[i].name ? s->kernels[i].name : "<unknown>")->launches +=
 			s->kernels[i].launches;
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
-		const struct m_gpu_shape *sh = model_gpu_shape(m, g);
-		double d = (double)(g->end - g->start);
+	HASH_ITER(hh, o->kernels, fk, fkt) {
+		struct run_kernel *rk = kernel_get(r, fk->name);
 
-		if (sh->kind == MG_KERNEL) {
-			struct run_kernel *rk = kernel_get(r, model_string(m, sh->name, "<unknown>"));
-
-			rk->count++;
-			rk->sum_ns += d;
-			rk->sumsq_ns += d * d;
-		} else if (sh->kind == MG_MEMCPY) {
-			int dir = gpu_copy_dir(sh->copy_kind);
-
-			r->copy_count[dir]++;
-			r->copy_bytes[dir] += sh->bytes;
-			r->copy_gpu_ns[dir] += g->end - g->start;
-		}
+		rk->count += fk->count;
+		rk->sum_ns += fk->sum_ns;
+		rk->sumsq_ns += fk->sumsq_ns;
 	}
-	if (!m->nr_gpu) {
-		for (i = 0; i < m->nr_calls; i++) {
-			const struct m_call *cl = &m->calls[i];
-
-			if (cl->kind == MC_COPY && !(cl->flags & MCF_ERROR)) {
-				r->copy_count[call_copy_dir(cl->sub)]++;
-				r->copy_bytes[call_copy_dir(cl->sub)] += model_call_args(m, cl)->bytes;
-			}
-		}
+	/* Copies by direction: the GPU's, or without GPU records the calls'. */
+	for (k = 0; k < NR_COPY_DIRS; k++) {
+		r->copy_count[k] += o->nr_ops ? o->copy_count[k] : o->call_copy_count[k];
+		r->copy_bytes[k] += o->nr_ops ? o->copy_bytes[k] : o->call_copy_bytes[k];
+		r->copy_gpu_ns[k] += o->copy_gpu_ns[k];
 	}
+	run_feed_free(o);
 
 	for (i = 0; i < s->nr_apis; i++) {
 		const struct s_api *a = &s->apis[i];

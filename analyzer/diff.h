@@ -58,9 +58,35 @@ struct run_summary {
 };
 
 void run_summary_init(struct run_summary *r);
-/* Add one trace of the run. */
-void run_summary_add(struct run_summary *r, const struct model *m, const struct stats *s,
-		     const struct findings *fd);
+
+/*
+ * What a run summary takes from one trace's GPU operations (kernel times by name, copies by
+ * direction) and, for traces without GPU records, its copy calls: fed as they come, in order
+ * of start (the order sums are made in), from run_feed_begin (zero @o first; a second begin
+ * starts over) to run_summary_add, or run_feed_free.
+ */
+struct run_feed_kernel;
+struct run_feed {
+	const struct model *m;		/* the trace's dictionaries */
+	struct run_feed_kernel *kernels;	/* uthash by name */
+	struct run_feed_kernel **by_shape;	/* each GPU shape's kernel, once looked up */
+	size_t nr_shapes;
+	uint64_t nr_ops;
+	uint64_t copy_count[NR_COPY_DIRS], copy_bytes[NR_COPY_DIRS], copy_gpu_ns[NR_COPY_DIRS];
+	uint64_t call_copy_count[NR_COPY_DIRS], call_copy_bytes[NR_COPY_DIRS];
+};
+
+void run_feed_begin(struct run_feed *o, const struct model *m);
+void run_feed_call(struct run_feed *o, const struct m_call *c);
+void run_feed_op(struct run_feed *o, const struct m_gpu_op *g);
+void run_feed_free(struct run_feed *o);
+
+/* Add one trace of the run: its statistics, findings and what @o was fed (ended here). */
+void run_summary_add(struct run_summary *r, const struct stats *s, const struct findings *fd,
+		     struct run_feed *o);
+/* The same for a loaded model: @m's calls and operations fed first. */
+void run_summary_add_model(struct run_summary *r, const struct model *m, const struct stats *s,
+			   const struct findings *fd);
 void run_summary_free(struct run_summary *r);
 
 double run_busy_pct(const struct run_summary *r);	/* -1 without GPU timestamps */

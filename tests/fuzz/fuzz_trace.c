@@ -64,7 +64,7 @@ static void check_stream(const char *path, const char *whole, size_t len)
 
 	if (trace_reader_open(&rd, path) < 0)
 		abort();	/* it opened for the whole model */
-	if (analyze_stream(&rd, &m, &s, &fd) == 1) {
+	if (analyze_stream(&rd, &m, &s, &fd, NULL) == 1) {
 		json = report_json(&m, &s, &fd, &n);
 		if (n != len || memcmp(json, whole, n)) {
 			fprintf(stderr, "streamed report differs:\n%s\nwhole:\n%s\n", json, whole);
@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			export_chrome_ops.process(&x, &m, &s, &fd);
 			export_chrome_ops.end(&x);
 			run_summary_init(&rs);
-			run_summary_add(&rs, &m, &s, &fd);
+			run_summary_add_model(&rs, &m, &s, &fd);
 			diff_compute(&d, &rs, &rs, 5.0);
 			diff_free(&d);
 			run_summary_free(&rs);

@@ -82,7 +82,7 @@ static int stream_same(const char *path, size_t *held)
 	int ret;
 
 	CHECK_EQ(trace_reader_open(&rd, path), 0);
-	ret = analyze_stream(&rd, &m, &s, &f);
+	ret = analyze_stream(&rd, &m, &s, &f, NULL);
 	trace_reader_close(&rd);
 	CHECK(ret >= 0);
 	if (ret == 1) {
