@@ -1770,10 +1770,13 @@ int model_load(struct model *m, struct trace_reader *rd)
 #define ST_EVERY 8192		/* records between releases, at least */
 #define ST_TRIM_MIN 4096	/* let go of released calls and operations this many at a time */
 
-/* Calls or operations not yet handed on, as they came, with their start. */
+/*
+ * A call or operation not yet handed on, with what orders it: a call by start and thread slot
+ * (cmp_call), an operation by start and end, then CUPTI's number (sort_gpu); then as they came.
+ */
 struct st_key {
-	uint64_t t;
-	uint32_t id;
+	uint64_t t, t2;
+	uint32_t tie, id;
 };
 
 struct st_pending {
@@ -1781,24 +1784,45 @@ struct st_pending {
 	size_t n, cap;
 };
 
-static void pending_add(struct st_pending *p, uint64_t t, uint32_t id)
+static uint64_t key_st(const void *a)
 {
-	XGROW(p->v, p->cap, p->n + 1);
-	p->v[p->n++] = (struct st_key){ t, id };
+	return ((const struct st_key *)a)->t;
 }
 
-/* Move the numbers of those starting before @r to @out (grown to hold them); how many. */
-static size_t pending_take(struct st_pending *p, uint64_t r, uint32_t **out, size_t *out_cap)
+static int cmp_st(const void *a, const void *b)
+{
+	const struct st_key *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->t2 != y->t2)
+		return x->t2 < y->t2 ? -1 : 1;
+	if (x->tie != y->tie)
+		return x->tie < y->tie ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void pending_add(struct st_pending *p, const struct st_key *k)
+{
+	XGROW(p->v, p->cap, p->n + 1);
+	p->v[p->n++] = *k;
+}
+
+/* Move those starting before @r to @out (grown to hold them), in order; how many. */
+static size_t pending_take(struct st_pending *p, uint64_t r, struct st_key **out, size_t *out_cap)
 {
 	size_t i, k = 0, n = 0;
 
-	XGROW(*out, *out_cap, p->n);
 	for (i = 0; i < p->n; i++)
+		n += p->v[i].t < r;
+	XGROW(*out, *out_cap, n);
+	for (i = 0, n = 0; i < p->n; i++)
 		if (p->v[i].t < r)
-			(*out)[n++] = p->v[i].id;
+			(*out)[n++] = p->v[i];
 		else
 			p->v[k++] = p->v[i];
 	p->n = k;
+	xsort_by(*out, n, sizeof(**out), key_st, cmp_st);
 	return n;
 }
 
@@ -1811,7 +1835,7 @@ struct model_stream {
 	struct st_pending calls;	/* the calls not yet handed on */
 	struct st_pending ops;		/* the operations not yet handed on */
 	size_t state_cap;
-	uint32_t *batch;
+	struct st_key *batch;
 	size_t batch_cap;
 };
 
@@ -1852,7 +1876,8 @@ static void call_came(struct model *m, size_t local)
 			st_fail(m, "2^32 calls");
 			return;
 		}
-		pending_add(&m->st->calls, c->t0, (uint32_t)id);
+		pending_add(&m->st->calls,
+			    &(struct st_key){ c->t0, 0, c->thread, (uint32_t)id });
 		break;
 	default:
 		break;
@@ -1881,7 +1906,8 @@ static void op_came(struct model *m, size_t local)
 		}
 		XGROW(m->gpu_state, st->state_cap, m->nr_gpu);
 		m->gpu_state[local] = GS_DONE;
-		pending_add(&st->ops, g->start, (uint32_t)op);
+		pending_add(&st->ops, &(struct st_key){ g->start, g->end, m->gpu_corr[local],
+						       (uint32_t)op });
 		break;
 	default:
 		break;
@@ -1904,30 +1930,6 @@ static void api_came(struct model *m, const struct m_api_join *a)
 	}
 	if (m->ej)
 		ej_api(m, m->ej, a);
-}
-
-static int cmp_call_id(const void *x, const void *y, void *ctx)
-{
-	const struct model *m = ctx;
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	int c = cmp_call(mcall(m, a), mcall(m, b));
-
-	return c ? c : a < b ? -1 : a > b;
-}
-
-/* By start and end, then CUPTI's number, then as they came: sort_gpu's order. */
-static int cmp_op_id(const void *x, const void *y, void *ctx)
-{
-	const struct model *m = ctx;
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	int c = cmp_gpu(mgpu(m, a), mgpu(m, b));
-	uint32_t ca = m->gpu_corr[a - m->gpu_base], cb = m->gpu_corr[b - m->gpu_base];
-
-	if (c)
-		return c;
-	if (ca != cb)
-		return ca < cb ? -1 : 1;
-	return a < b ? -1 : a > b;
 }
 
 /* Hand operation @op on, counted as join_gpu counts it. */
@@ -2053,30 +2055,26 @@ static void st_release(struct model *m, uint64_t r)
 	ej->nr_pend = k;
 
 	n = pending_take(&st->calls, r, &st->batch, &st->batch_cap);
-	if (n > 1)
-		qsort_r(st->batch, n, sizeof(*st->batch), cmp_call_id, m);
 	for (i = 0; i < n; i++) {
-		struct m_call *c = mcall(m, st->batch[i]);
+		struct m_call *c = mcall(m, st->batch[i].id);
 
-		sink->call(sink->ctx, c, st->batch[i]);
+		sink->call(sink->ctx, c, st->batch[i].id);
 		c->flags |= MCF_HANDED_ON;
 	}
 
 	n = pending_take(&st->ops, r, &st->batch, &st->batch_cap);
-	if (n > 1)
-		qsort_r(st->batch, n, sizeof(*st->batch), cmp_op_id, m);
 	for (i = 0; i < n && !m->stream_failed; i++) {
-		uint8_t state = m->gpu_state[st->batch[i] - m->gpu_base];
+		uint8_t state = m->gpu_state[st->batch[i].id - m->gpu_base];
 
 		if (state == GS_PEND)
 			break;		/* its join waits: it and those after it, next time */
 		if (state == GS_WAIT)
 			st_fail(m, "an operation whose API record had not come");
 		else
-			st_op(m, st->batch[i]);
+			st_op(m, st->batch[i].id);
 	}
 	for (; i < n; i++)
-		pending_add(&st->ops, mgpu(m, st->batch[i])->start, st->batch[i]);
+		pending_add(&st->ops, &st->batch[i]);
 	if (!m->stream_failed)
 		st_trim(m, r);
 }
