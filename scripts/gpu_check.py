@@ -741,7 +741,7 @@ class Checker:
             pass
         return 0
 
-    def timed_report(self, trace, gpushim=None):
+    def timed_report(self, trace, gpushim=None, env=None):
         """(seconds, peak RSS in KiB, exit status, parsed JSON or None) of `gpushim report`.
         The peak is the child's own VmHWM, read while it runs: wait4's ru_maxrss would count
         this Python process's resident memory, which the child had between fork and exec."""
@@ -749,7 +749,8 @@ class Checker:
         with open(path, "w") as f:
             t0 = time.perf_counter()
             p = subprocess.Popen([gpushim or self.gpushim, "report", "--format", "json", trace],
-                                 stdout=f, stderr=subprocess.DEVNULL)
+                                 stdout=f, stderr=subprocess.DEVNULL,
+                                 env=dict(os.environ, **(env or {})))
             hwm = 0
             while p.poll() is None:
                 hwm = max(hwm, self.vm_hwm(p.pid))
@@ -795,6 +796,11 @@ class Checker:
                      f"{best * 1000:.0f} ms ({', '.join(f'{r[0] * 1000:.0f}' for r in runs)}), "
                      f"{recs / best / 1e6:.2f} M records/s, peak RSS "
                      f"{max(r[1] for r in runs) / 1024:.0f} MiB")
+            # The same build loading the trace whole (GPUSHIM_STREAM=0): the same report.
+            whole = self.timed_report(trace, env={"GPUSHIM_STREAM": "0"})
+            self.check(f"{tag}: the streamed report is the whole model's", whole[3] == js,
+                       f"whole model: {whole[0] * 1000:.0f} ms, peak RSS "
+                       f"{whole[1] / 1024:.0f} MiB")
             if others:
                 same = all(r[3] == js for r in others)
                 self.say(f"BENCH analyzer on {tag[9:]}, GPUSHIM_COMPARE={other}: best of 3 "
