@@ -50,11 +50,19 @@ static void both_op(void *ctx, const struct m_gpu_op *g, const struct m_call *ca
 		b->x->op(b->x->ctx, g);
 }
 
+static void both_sample(void *ctx, const struct m_pm_sample *sm)
+{
+	struct both *b = ctx;
+
+	stats_sample(b->sa, sm);
+	findings_sample(b->fa, sm);
+}
+
 int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
 		   const struct analyze_extra *x)
 {
 	struct both b = { s, f, x, NULL, NULL };
-	const struct model_sink sink = { both_begin, both_call, both_op, &b };
+	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, &b };
 	struct prepass p;
 	int ret = model_stream(m, rd, &p, &sink);
 

@@ -23,8 +23,26 @@ const char *counters_slot_name(int slot)
 	return slot >= 0 && slot < TRACE_PM_NR_SLOTS ? slot_names[slot] : "?";
 }
 
+void pm_window_add(struct pm_window *w, const struct m_pm_sample *s)
+{
+	if (w->head && w->n == w->cap) {	/* slide what is left to the front */
+		memmove(w->v, w->v + w->head, (w->n - w->head) * sizeof(*w->v));
+		w->n -= w->head;
+		w->hint = w->hint > w->head ? w->hint - w->head : 0;
+		w->head = 0;
+	}
+	XGROW(w->v, w->cap, w->n + 1);
+	w->v[w->n++] = *s;
+}
+
+void pm_window_let_go(struct pm_window *w, uint64_t t)
+{
+	while (w->head < w->n && w->v[w->head].end <= t)
+		w->head++;
+}
+
 struct pm_from {
-	const struct model *m;
+	const struct pm_window *w;
 	uint64_t from;
 };
 
@@ -32,19 +50,20 @@ static int pm_starts_at_or_after(size_t i, const void *ctx)
 {
 	const struct pm_from *f = ctx;
 
-	return f->m->pm[i].start >= f->from;
+	return f->w->v[f->w->head + i].start >= f->from;
 }
 
 /*
  * First sample that may overlap [a, ...): samples starting before a - longest cannot. Searched
- * from *@hint (where the previous search ended: callers go in time order), which it updates.
+ * from where the previous search ended (callers go in time order).
  */
-static size_t first_candidate(const struct model *m, uint64_t a, size_t *hint)
+static size_t first_candidate(struct pm_window *w, uint64_t a)
 {
-	struct pm_from f = { m, a > m->pm_max_len ? a - m->pm_max_len : 0 };
+	struct pm_from f = { w, a > w->max_len ? a - w->max_len : 0 };
+	size_t hint = w->hint > w->head ? w->hint - w->head : 0;
 
-	*hint = gallop_search(m->nr_pm, *hint, pm_starts_at_or_after, &f);
-	return *hint;
+	w->hint = w->head + gallop_search(w->n - w->head, hint, pm_starts_at_or_after, &f);
+	return w->hint;
 }
 
 /* One sample into per-slot sums, with weight @w (slots with a value only). */
@@ -61,16 +80,15 @@ static void add_sample(const struct m_pm_sample *s, double w, double sum[TRACE_P
 	}
 }
 
-void counters_accumulate(const struct model *m, uint32_t device, uint64_t start, uint64_t end,
-			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS],
-			 size_t *hint)
+void counters_accumulate(struct pm_window *w, uint32_t device, uint64_t start, uint64_t end,
+			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS])
 {
 	size_t i;
 
-	if (!m->nr_pm || end <= start)
+	if (w->head == w->n || end <= start)
 		return;
-	for (i = first_candidate(m, start, hint); i < m->nr_pm && m->pm[i].start < end; i++) {
-		const struct m_pm_sample *s = &m->pm[i];
+	for (i = first_candidate(w, start); i < w->n && w->v[i].start < end; i++) {
+		const struct m_pm_sample *s = &w->v[i];
 		uint64_t o;
 
 		if (s->device != device)
@@ -90,52 +108,154 @@ static void means(double out[TRACE_PM_NR_SLOTS], const double sum[TRACE_PM_NR_SL
 		out[k] = weight[k] > 0 ? sum[k] / weight[k] : NAN;
 }
 
+/* ---- Over the window, as the samples and operations come ---- */
+
+struct ctr_acc {
+	const struct model *m;
+	struct counters *c;
+	uint64_t win_start, win_end;
+	int is_on;			/* counters configured and a window: samples count */
+	uint32_t device;		/* the first device sampled */
+	struct pm_window w;		/* samples that may still gain busy time */
+	uint64_t *busy;			/* beside w.v: the device's busy time inside each */
+	size_t busy_cap;
+	uint64_t start, end;		/* the busy stretch being merged */
+	int has;
+	double sum[TRACE_PM_NR_SLOTS], weight[TRACE_PM_NR_SLOTS];
+	double bw_sum[TRACE_PM_NR_SLOTS], bw_w[TRACE_PM_NR_SLOTS];
+	double cb_sum[TRACE_PM_NR_SLOTS], cb_w[TRACE_PM_NR_SLOTS];
+	double bk_sum[PM_MAX_BUCKETS][TRACE_PM_NR_SLOTS], bk_w[PM_MAX_BUCKETS][TRACE_PM_NR_SLOTS];
+};
+
+struct ctr_acc *counters_begin(struct counters *c, const struct model *m, uint64_t win_start,
+			       uint64_t win_end)
+{
+	struct ctr_acc *a = xcalloc(1, sizeof(*a));
+	int k;
+
+	memset(c, 0, sizeof(*c));
+	c->device = -1;
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		c->mean[k] = NAN;
+	c->bw_dram = c->bw_sm = c->compute_sm = c->compute_tensor = NAN;
+	if (m->nr_pm_configs) {
+		c->device = (int)m->pm_configs[0].device;
+		c->chip = model_string(m, m->pm_configs[0].chip, "?");
+		c->interval_ns = m->pm_configs[0].interval_ns;
+	}
+	a->m = m;
+	a->c = c;
+	a->win_start = win_start;
+	a->win_end = win_end;
+	a->is_on = m->nr_pm_configs && win_end > win_start;
+	a->device = (uint32_t)c->device;
+	a->w.max_len = m->pm_max_len;
+	/* The window in equal stretches. */
+	c->nr_buckets = PM_MAX_BUCKETS;
+	for (k = 0; k < PM_MAX_BUCKETS; k++) {
+		struct ctr_bucket *bk = &c->buckets[k];
+		uint64_t len = win_end - win_start;
+
+		bk->start = k ? c->buckets[k - 1].end : win_start;
+		bk->end = k + 1 == PM_MAX_BUCKETS ? win_end :
+						    win_start + len / PM_MAX_BUCKETS * (uint64_t)(k + 1);
+	}
+	return a;
+}
+
+/* Sample @s has all its busy time @in_busy: into the window's sums. */
+static void sample_done(struct ctr_acc *a, const struct m_pm_sample *s, uint64_t in_busy)
+{
+	struct counters *c = a->c;
+	uint64_t o = overlap_ns(s->start, s->end, a->win_start, a->win_end);
+	double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
+	double tensor = isnan(s->value[TRACE_PM_TENSOR]) ? 0 : s->value[TRACE_PM_TENSOR];
+	int k;
+
+	if (!a->is_on || s->device != a->device || !o)
+		return;
+	c->nr_samples++;
+	c->covered_ns += o;
+	if (s->flags & TRACE_PM_OVERFLOW)
+		c->nr_overflow++;
+	add_sample(s, (double)o, a->sum, a->weight);
+	for (k = 0; k < PM_MAX_BUCKETS; k++) {
+		uint64_t ob = overlap_ns(s->start, s->end, c->buckets[k].start, c->buckets[k].end);
+
+		if (ob)
+			add_sample(s, (double)ob, a->bk_sum[k], a->bk_w[k]);
+	}
+	if (isnan(dram) || isnan(sm))
+		return;
+	if (dram >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT && tensor < PM_SM_LOW_PCT) {
+		c->bw_ns += in_busy;
+		c->bw_samples++;
+		add_sample(s, 1, a->bw_sum, a->bw_w);	/* per-sample means */
+	} else if (sm >= PM_COMPUTE_HIGH_PCT || tensor >= PM_COMPUTE_HIGH_PCT) {
+		c->compute_ns += in_busy;
+		c->compute_samples++;
+		add_sample(s, 1, a->cb_sum, a->cb_w);
+	}
+}
+
+/* The samples ending by @t gain no more busy time: done, in order of start. */
+static void samples_done(struct ctr_acc *a, uint64_t t)
+{
+	struct pm_window *w = &a->w;
+
+	while (w->head < w->n && w->v[w->head].end <= t) {
+		sample_done(a, &w->v[w->head], a->busy[w->head]);
+		w->head++;
+	}
+}
+
+void counters_sample(struct ctr_acc *a, const struct m_pm_sample *s)
+{
+	struct pm_window *w = &a->w;
+	size_t old = w->head;
+
+	pm_window_add(w, s);
+	if (w->head != old)	/* slid to the front: the busy times too */
+		memmove(a->busy, a->busy + old, (w->n - 1) * sizeof(*a->busy));
+	XGROW(a->busy, a->busy_cap, w->n);
+	a->busy[w->n - 1] = 0;
+}
+
+/* The busy stretch being merged is closed: into the samples it overlaps. */
+static void busy_flush(struct ctr_acc *a)
+{
+	struct pm_window *w = &a->w;
+	size_t i;
+
+	if (!a->has)
+		return;
+	for (i = first_candidate(w, a->start); i < w->n && w->v[i].start < a->end; i++)
+		if (w->v[i].device == a->device)
+			a->busy[i] += overlap_ns(w->v[i].start, w->v[i].end, a->start, a->end);
+	a->has = 0;
+}
+
 /*
  * The busy time of the sampled device inside each sample: the union of its kernels and memsets
  * in order of start, one stretch at a time, each stretch added to the samples it overlaps (the
  * union itself is not kept: a launch-bound trace has a gap between most kernels).
  */
-void counters_busy_init(struct ctr_busy *b, const struct model *m)
+void counters_op(struct ctr_acc *a, const struct m_gpu_op *g)
 {
-	memset(b, 0, sizeof(*b));
-	b->m = m;
-	b->device = m->nr_pm_configs ? (int)m->pm_configs[0].device : -1;
-	if (b->device >= 0 && m->nr_pm)
-		b->busy = xcalloc(m->nr_pm, sizeof(*b->busy));
-}
+	const struct m_gpu_shape *sh = model_gpu_shape(a->m, g);
 
-/* The current stretch is closed: into the samples it overlaps. */
-static void busy_flush(struct ctr_busy *b)
-{
-	const struct model *m = b->m;
-	size_t i;
-
-	if (!b->has)
+	if (sh->device != a->device || sh->kind == MG_MEMCPY || g->end <= g->start)
 		return;
-	for (i = first_candidate(m, b->start, &b->hint); i < m->nr_pm && m->pm[i].start < b->end;
-	     i++)
-		if (m->pm[i].device == (uint32_t)b->device)
-			b->busy[i] += overlap_ns(m->pm[i].start, m->pm[i].end, b->start, b->end);
-	b->has = 0;
-}
-
-void counters_busy_op(struct ctr_busy *b, const struct m_gpu_op *g)
-{
-	const struct m_gpu_shape *sh;
-
-	if (!b->busy)
-		return;
-	sh = model_gpu_shape(b->m, g);
-	if (sh->device != (uint32_t)b->device || sh->kind == MG_MEMCPY || g->end <= g->start)
-		return;
-	if (b->has && g->start > b->end)
-		busy_flush(b);
-	if (!b->has) {
-		b->start = g->start;
-		b->end = g->end;
-		b->has = 1;
-	} else if (g->end > b->end) {
-		b->end = g->end;
+	if (a->has && g->start > a->end) {
+		busy_flush(a);
+		samples_done(a, g->start);	/* no stretch to come reaches them */
+	}
+	if (!a->has) {
+		a->start = g->start;
+		a->end = g->end;
+		a->has = 1;
+	} else if (g->end > a->end) {
+		a->end = g->end;
 	}
 }
 
@@ -156,95 +276,37 @@ static const char *absent_reason(const struct model *m)
 	       "kernel launch and takes up to about a second to set up)";
 }
 
-void counters_compute(struct counters *c, const struct model *m, uint64_t win_start,
-		      uint64_t win_end, struct ctr_busy *busy)
+void counters_end(struct ctr_acc *a)
 {
-	double sum[TRACE_PM_NR_SLOTS] = { 0 }, weight[TRACE_PM_NR_SLOTS] = { 0 };
-	double bw_sum[TRACE_PM_NR_SLOTS] = { 0 }, bw_w[TRACE_PM_NR_SLOTS] = { 0 };
-	double cb_sum[TRACE_PM_NR_SLOTS] = { 0 }, cb_w[TRACE_PM_NR_SLOTS] = { 0 };
-	size_t i, hint;
-	uint32_t dev;
+	struct counters *c = a->c;
+	const struct model *m = a->m;
 	int k;
 
-	busy_flush(busy);
-	memset(c, 0, sizeof(*c));
-	c->device = -1;
-	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
-		c->mean[k] = NAN;
-	c->bw_dram = c->bw_sm = c->compute_sm = c->compute_tensor = NAN;
-	if (m->nr_pm_configs) {
-		c->device = (int)m->pm_configs[0].device;
-		c->chip = model_string(m, m->pm_configs[0].chip, "?");
-		c->interval_ns = m->pm_configs[0].interval_ns;
-	}
-	if (!m->nr_pm_configs || win_end <= win_start) {
+	busy_flush(a);
+	samples_done(a, UINT64_MAX);
+	free(a->w.v);
+	free(a->busy);
+	if (!a->is_on || !c->nr_samples) {
 		c->absent = absent_reason(m);
-		goto out;
-	}
-	/* The first device sampled (the shim samples one per process). */
-	dev = (uint32_t)c->device;
-	hint = 0;
-	for (i = first_candidate(m, win_start, &hint); i < m->nr_pm && m->pm[i].start < win_end;
-	     i++) {
-		const struct m_pm_sample *s = &m->pm[i];
-		uint64_t o = overlap_ns(s->start, s->end, win_start, win_end), in_busy;
-		double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
-		double tensor = isnan(s->value[TRACE_PM_TENSOR]) ? 0 : s->value[TRACE_PM_TENSOR];
-
-		if (s->device != dev || !o)
-			continue;
-		c->nr_samples++;
-		c->covered_ns += o;
-		if (s->flags & TRACE_PM_OVERFLOW)
-			c->nr_overflow++;
-		add_sample(s, (double)o, sum, weight);
-		in_busy = busy->busy[i];
-		if (isnan(dram) || isnan(sm))
-			continue;
-		if (dram >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT && tensor < PM_SM_LOW_PCT) {
-			c->bw_ns += in_busy;
-			c->bw_samples++;
-			add_sample(s, 1, bw_sum, bw_w);	/* per-sample means */
-		} else if (sm >= PM_COMPUTE_HIGH_PCT || tensor >= PM_COMPUTE_HIGH_PCT) {
-			c->compute_ns += in_busy;
-			c->compute_samples++;
-			add_sample(s, 1, cb_sum, cb_w);
-		}
-	}
-	if (!c->nr_samples) {
-		c->absent = absent_reason(m);
-		goto out;
+		c->nr_buckets = 0;
+		memset(c->buckets, 0, sizeof(c->buckets));
+		free(a);
+		return;
 	}
 	c->has = 1;
-	c->coverage_pct = 100.0 * (double)c->covered_ns / (double)(win_end - win_start);
-	means(c->mean, sum, weight);
+	c->coverage_pct = 100.0 * (double)c->covered_ns / (double)(a->win_end - a->win_start);
+	means(c->mean, a->sum, a->weight);
 	{
 		double bw[TRACE_PM_NR_SLOTS], cb[TRACE_PM_NR_SLOTS];
 
-		means(bw, bw_sum, bw_w);
-		means(cb, cb_sum, cb_w);
+		means(bw, a->bw_sum, a->bw_w);
+		means(cb, a->cb_sum, a->cb_w);
 		c->bw_dram = bw[TRACE_PM_DRAM];
 		c->bw_sm = bw[TRACE_PM_SM_THROUGHPUT];
 		c->compute_sm = cb[TRACE_PM_SM_THROUGHPUT];
 		c->compute_tensor = cb[TRACE_PM_TENSOR];
 	}
-
-	/* The window in equal stretches. */
-	hint = 0;
-	c->nr_buckets = PM_MAX_BUCKETS;
-	for (i = 0; i < (size_t)c->nr_buckets; i++) {
-		struct ctr_bucket *bk = &c->buckets[i];
-		double bs[TRACE_PM_NR_SLOTS] = { 0 }, bwt[TRACE_PM_NR_SLOTS] = { 0 };
-		uint64_t len = win_end - win_start;
-
-		bk->start = i ? c->buckets[i - 1].end : win_start;
-		bk->end = i + 1 == (size_t)c->nr_buckets ?
-				  win_end :
-				  win_start + len / (uint64_t)c->nr_buckets * (i + 1);
-		counters_accumulate(m, dev, bk->start, bk->end, bs, bwt, &hint);
-		means(bk->mean, bs, bwt);
-	}
-out:
-	free(busy->busy);
-	busy->busy = NULL;
+	for (k = 0; k < PM_MAX_BUCKETS; k++)
+		means(c->buckets[k].mean, a->bk_sum[k], a->bk_w[k]);
+	free(a);
 }

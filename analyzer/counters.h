@@ -52,36 +52,43 @@ struct counters {
 };
 
 /*
- * The sampled device's busy time (kernels and memsets) inside each sample, from its operations:
- * counters_busy_init, then counters_busy_op for every operation in order of start.
+ * The counter samples a computation may still need, in order of start: added as they come
+ * (pm_window_add), searched from where the last search ended, let go from the front once
+ * none that ends by a time can matter (pm_window_let_go). @max_len: the longest sample
+ * (model.pm_max_len).
  */
-struct ctr_busy {
-	const struct model *m;
-	int device;			/* the first device sampled; -1 none */
-	uint64_t *busy;			/* by sample (model.pm); NULL: nothing to measure */
-	uint64_t start, end;		/* the stretch being merged */
-	int has;
-	size_t hint;			/* the first sample the next stretch may overlap */
+struct pm_window {
+	struct m_pm_sample *v;		/* [head, n) */
+	size_t head, n, cap;
+	size_t hint;
+	uint64_t max_len;
 };
 
-void counters_busy_init(struct ctr_busy *b, const struct model *m);
-void counters_busy_op(struct ctr_busy *b, const struct m_gpu_op *g);
+void pm_window_add(struct pm_window *w, const struct m_pm_sample *s);
+void pm_window_let_go(struct pm_window *w, uint64_t t);
 
 /*
- * counters_compute - everything above over [win_start, win_end) (the analysis window), with
- * the busy time @busy measured (released here).
+ * counters_accumulate - add the samples of @device in @w overlapping [start, end) to per-slot
+ * sums: sum[k] += value x overlap, weight[k] += overlap (slots with a value only). O(1) a
+ * call when calls go in time order.
  */
-void counters_compute(struct counters *c, const struct model *m, uint64_t win_start,
-		      uint64_t win_end, struct ctr_busy *busy);
+void counters_accumulate(struct pm_window *w, uint32_t device, uint64_t start, uint64_t end,
+			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS]);
 
 /*
- * counters_accumulate - add the samples of @device overlapping [start, end) to per-slot sums:
- * sum[k] += value x overlap, weight[k] += overlap (slots with a value only). *@hint (0 at
- * first) is where the last call's search ended: O(1) a call when calls go in time order.
+ * Everything above over [win_start, win_end) (the analysis window, known before the first
+ * sample: prepass_window), as the samples and the operations come: counters_begin, then every
+ * sample in order of start (counters_sample) and every operation in order of start
+ * (counters_op; the samples starting before it ends first), then counters_end, which fills
+ * @c and frees what counters_begin returned. A sample is summed once no busy stretch still to
+ * come reaches it, and let go.
  */
-void counters_accumulate(const struct model *m, uint32_t device, uint64_t start, uint64_t end,
-			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS],
-			 size_t *hint);
+struct ctr_acc;
+struct ctr_acc *counters_begin(struct counters *c, const struct model *m, uint64_t win_start,
+			       uint64_t win_end);
+void counters_sample(struct ctr_acc *a, const struct m_pm_sample *s);
+void counters_op(struct ctr_acc *a, const struct m_gpu_op *g);
+void counters_end(struct ctr_acc *a);
 
 /* Slot names as in JSON: "sm_active", "dram", "tensor", "gr_active", "sm_throughput". */
 const char *counters_slot_name(int slot);

@@ -323,7 +323,7 @@ struct findings_acc {
 	uint8_t *func_seen;		/* by FUNC id */
 	struct first_launch *firsts;	/* kernels with no FUNC record */
 	uint32_t last_func;
-	struct ctr_busy busy;
+	struct ctr_acc *ctr;		/* the counters over the window */
 };
 
 /* Close the stretch [b, e); the gap after it starts at e. */
@@ -551,6 +551,7 @@ struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 				    const struct prepass *p, int want_gaps)
 {
 	struct findings_acc *a = xcalloc(1, sizeof(*a));
+	uint64_t ws, we;
 
 	memset(f, 0, sizeof(*f));
 	f->want_gaps = want_gaps;
@@ -561,7 +562,9 @@ struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 	a->max_call_ns = p->max_call_ns;
 	a->first_call = UINT64_MAX;
 	a->func_seen = xcalloc(m->nr_funcs + 1, 1);
-	counters_busy_init(&a->busy, m);
+	if (!prepass_window(p, &ws, &we))
+		ws = we = 0;
+	a->ctr = counters_begin(&f->ctr, m, ws, we);
 	return a;
 }
 
@@ -625,6 +628,11 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	fc->is_load = is_load;
 }
 
+void findings_sample(struct findings_acc *a, const struct m_pm_sample *s)
+{
+	counters_sample(a->ctr, s);
+}
+
 void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
 		 uint32_t call_id)
 {
@@ -634,7 +642,7 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 	uint64_t keep = g->start;
 	size_t i;
 
-	counters_busy_op(&a->busy, g);
+	counters_op(a->ctr, g);
 	if (sh->kind == MG_MEMCPY)
 		copy_evidence(a, g, sh);
 	/* Kernels shorter than the call that launched them (HTA's "short GPU kernels"). */
@@ -866,10 +874,8 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 		f->copy_bytes_per_s = f->window_ns ? (double)f->causes[CAUSE_MEMCPY].bytes * 1e9 /
 							     f->window_ns :
 						     0;
-		counters_compute(&f->ctr, m, win_start, win_end, &a->busy);
-	} else {
-		counters_compute(&f->ctr, m, 0, 0, &a->busy);
 	}
+	counters_end(a->ctr);	/* over the window the first look found: the same */
 	if (f->nr_gaps_kept > 1)
 		sort_gaps(a);
 	for (k = 0; k < NR_CAUSES; k++)
@@ -935,20 +941,23 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	summarize(f);
 }
 
-/* The calls and operations of a loaded model, merged by start: a call before the operations
- * that start after it (a gap's walk reads the issuing thread's calls up to the gap's end). */
+/* The calls, operations and counter samples of a loaded model, merged by start: a call before
+ * the operations that start after it (a gap's walk reads the issuing thread's calls up to the
+ * gap's end), a sample before the operations that end after it starts. */
 static void compute(struct findings *f, const struct model *m, const struct stats *s,
 		    int want_gaps)
 {
 	struct prepass p;
 	struct findings_acc *a;
-	size_t i, c = 0;
+	size_t i, c = 0, k = 0;
 
 	prepass_of_model(&p, m);
 	a = findings_begin(f, m, &p, want_gaps);
 	for (i = 0; i < m->nr_gpu; i++) {
 		const struct m_gpu_op *g = &m->gpu[i];
 
+		for (; k < m->nr_pm && m->pm[k].start < g->end; k++)
+			findings_sample(a, &m->pm[k]);
 		for (; c < m->nr_calls && m->calls[c].t0 < g->start; c++)
 			findings_call(a, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
 		findings_op(a, g, g->call != M_NO_CALL ? &m->calls[g->call] : NULL, g->call);

@@ -141,7 +141,9 @@ void findings_free(struct findings *f);
  * its number, which operations name it by) and every operation in order of start
  * (findings_op, with the call it was joined to or NULL) — a call before any operation that
  * starts after it — then findings_end with the run's statistics, which fills @f and frees
- * what findings_begin returned. Only the calls a gap still to come can reach are kept.
+ * what findings_begin returned; the counter samples in order of start (findings_sample), each
+ * before the operations that end after it starts. Only the calls a gap still to come can
+ * reach, and the samples a busy stretch still to come can, are kept.
  */
 struct prepass;
 struct findings_acc;
@@ -150,6 +152,7 @@ struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id);
 void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
 		 uint32_t call_id);
+void findings_sample(struct findings_acc *a, const struct m_pm_sample *s);
 void findings_end(struct findings_acc *a, const struct stats *s);
 /* The largest part of a gap: a cause id or enum gap_part. */
 int gap_label(const struct f_gap *g);

@@ -42,6 +42,7 @@ enum { GS_DONE = 0, GS_WAIT, GS_PEND, GS_GONE };
 static void set_state(struct model *m, size_t op, uint8_t state);
 
 static void call_came(struct model *m, size_t local);
+static void sample_came(struct model *m);
 static void op_came(struct model *m, size_t local);
 static void api_came(struct model *m, const struct m_api_join *a);
 
@@ -530,7 +531,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	/* The second read of model_stream: the dictionaries are made, only the bulk is new. */
 	if (m->stage == MODEL_STREAMING && r->type != TRACE_REC_GPU_KERNEL &&
 	    r->type != TRACE_REC_GPU_MEMCPY && r->type != TRACE_REC_GPU_MEMSET &&
-	    r->type != TRACE_REC_GPU_API)
+	    r->type != TRACE_REC_GPU_API && r->type != TRACE_REC_PM_SAMPLE)
 		return;
 	switch (r->type) {
 	case TRACE_REC_STRING: {
@@ -662,7 +663,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 		if (ps->end_ns <= ps->start_ns)
 			break;		/* no interval: nothing to weigh */
 		XGROW(m->pm, m->pm_cap, m->nr_pm + 1);
-		d = &m->pm[m->nr_pm++];
+		d = &m->pm[m->nr_pm++];	/* model_stream: handed on (sample_came) */
 		d->start = ps->start_ns;
 		d->end = ps->end_ns;
 		d->device = ps->device;
@@ -671,6 +672,8 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 			d->value[k] = isfinite(ps->value[k]) ? ps->value[k] : NAN;
 		if (d->end - d->start > m->pm_max_len)
 			m->pm_max_len = d->end - d->start;
+		if (m->stage != MODEL_WHOLE)
+			sample_came(m);
 		break;
 	}
 	case TRACE_REC_GPU_API: {
@@ -1834,6 +1837,11 @@ struct model_stream {
 	size_t nr_gpu_shapes;		/* the first read's: a new one would have no fill memo */
 	struct st_pending calls;	/* the calls not yet handed on */
 	struct st_pending ops;		/* the operations not yet handed on */
+	struct m_pm_sample *samples;	/* the counter samples not yet handed on ... */
+	struct st_key *sample_keys;	/* ... and what orders them (id: the index in samples) */
+	size_t nr_samples, samples_cap, sample_keys_cap;
+	int has_samples;		/* the trace has counter samples: an operation waits for
+					 * every sample starting before it ends */
 	size_t state_cap;
 	struct st_key *batch;
 	size_t batch_cap;
@@ -1914,6 +1922,22 @@ static void op_came(struct model *m, size_t local)
 	}
 	if (m->ej)
 		ej_op(m, m->ej, op);
+}
+
+/* A counter sample, the last of model.pm: the first read keeps none, the second hands it on. */
+static void sample_came(struct model *m)
+{
+	const struct m_pm_sample *d = &m->pm[--m->nr_pm];
+	struct model_stream *st = m->st;
+
+	if (m->stage == MODEL_FIRST_LOOK) {
+		prepass_arrival(m->pre, d->start);
+		m->pre->nr_samples++;
+		return;
+	}
+	st_arrival(m, d->start);
+	XGROW(st->samples, st->samples_cap, st->nr_samples + 1);
+	st->samples[st->nr_samples++] = *d;
 }
 
 static void api_came(struct model *m, const struct m_api_join *a)
@@ -2054,6 +2078,23 @@ static void st_release(struct model *m, uint64_t r)
 	}
 	ej->nr_pend = k;
 
+	/* Counter samples first: an operation's analyses read those starting before it ends. */
+	for (i = 0, n = 0; i < st->nr_samples; i++)
+		n += st->samples[i].start < r;
+	XGROW(st->sample_keys, st->sample_keys_cap, n);
+	for (i = 0, n = 0; i < st->nr_samples; i++)
+		if (st->samples[i].start < r)
+			st->sample_keys[n++] = (struct st_key){ st->samples[i].start,
+								 st->samples[i].device, 0,
+								 (uint32_t)i };
+	xsort_by(st->sample_keys, n, sizeof(*st->sample_keys), key_st, cmp_st);
+	for (i = 0; i < n; i++)
+		sink->sample(sink->ctx, &st->samples[st->sample_keys[i].id]);
+	for (i = 0, k = 0; i < st->nr_samples; i++)
+		if (st->samples[i].start >= r)
+			st->samples[k++] = st->samples[i];
+	st->nr_samples = k;
+
 	n = pending_take(&st->calls, r, &st->batch, &st->batch_cap);
 	for (i = 0; i < n; i++) {
 		struct m_call *c = mcall(m, st->batch[i].id);
@@ -2066,8 +2107,8 @@ static void st_release(struct model *m, uint64_t r)
 	for (i = 0; i < n && !m->stream_failed; i++) {
 		uint8_t state = m->gpu_state[st->batch[i].id - m->gpu_base];
 
-		if (state == GS_PEND)
-			break;		/* its join waits: it and those after it, next time */
+		if (state == GS_PEND || (st->has_samples && st->batch[i].t2 >= r))
+			break;		/* its join or a sample waits: it and those after it */
 		if (state == GS_WAIT)
 			st_fail(m, "an operation whose API record had not come");
 		else
@@ -2131,6 +2172,7 @@ int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
 	st.sink = sink;
 	st.margin = p->max_late_ns + 1;
 	st.nr_gpu_shapes = m->nr_gpu_shapes;
+	st.has_samples = p->nr_samples > 0;
 	m->st = &st;
 	m->ej = &ej;
 	m->stage = MODEL_STREAMING;
@@ -2147,6 +2189,8 @@ int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
 	free(st.calls.v);
 	free(st.ops.v);
 	free(st.batch);
+	free(st.samples);
+	free(st.sample_keys);
 	m->st = NULL;
 	m->ej = NULL;
 	free_shape_slots(m);

@@ -329,10 +329,11 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
  * (the sink's analyses start, @m and @p complete), and a second read hands every call to
  * @sink->call in order of start (the order model_load sorts them in) and every operation, with
  * the call it was joined to, to @sink->op in order of start, each call before the operations
- * that start after it. Calls and operations are released once no record still to come can
- * start before them (how late records come is measured by the first read), so memory is
- * bounded by that lateness, not by the trace's length. After it @m holds no calls or
- * operations; its counts and join figures are model_load's.
+ * that start after it, and every counter sample to @sink->sample in order of start, each
+ * before the operations that end after it starts. They are released once no record still to
+ * come can start before them (how late records come is measured by the first read), so
+ * memory is bounded by that lateness, not by the trace's length. After it @m holds no calls,
+ * operations or samples; its counts and join figures are model_load's.
  * Return: 0; -errno for a corrupt trace (rd->err; the caller loads it whole for the partial
  * report); 1 when the trace cannot be streamed with model_load's answer (m->stream_failed
  * says why: an older trace's pushed ids, a join that must wait for the whole trace, ...):
@@ -342,6 +343,7 @@ struct model_sink {
 	void (*begin)(void *ctx, const struct model *m, const struct prepass *p);
 	void (*call)(void *ctx, const struct m_call *c, uint32_t id);
 	void (*op)(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id);
+	void (*sample)(void *ctx, const struct m_pm_sample *s);
 	void *ctx;
 };
 int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,

@@ -41,11 +41,14 @@ static void kernel_free(struct pp_kernel *k)
 void prepass_free(struct prepass *p)
 {
 	struct pp_kernel *k, *tmp;
+	size_t i;
 
 	HASH_ITER(hh, p->kernels, k, tmp) {
 		HASH_DEL(p->kernels, k);
 		kernel_free(k);
 	}
+	for (i = 0; i < p->nr_devices; i++)
+		free(p->devices[i].before);
 	free(p->launch_hist);
 	free(p->devices);
 	memset(p, 0, sizeof(*p));
@@ -111,6 +114,43 @@ static void kernel_count(struct pp_kernel *k, uint32_t bucket, uint64_t n)
 	k->n += n;
 }
 
+/*
+ * The window's end needs the latest end of the operations starting at the first kernel or
+ * later, and which kernel is first is known only at the end: the operations starting before
+ * the first kernel so far are kept, but only those no other outdoes (one starting later that
+ * also ends later serves every first kernel the other would): in time order that is one.
+ */
+static void before_add(struct pp_device *d, uint64_t start, uint64_t end)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < d->nr_before; i++)
+		if (d->before[i].start >= start && d->before[i].end >= end)
+			return;		/* outdone */
+	for (i = 0; i < d->nr_before; i++)
+		if (!(start >= d->before[i].start && end >= d->before[i].end))
+			d->before[k++] = d->before[i];
+	d->nr_before = k;
+	XGROW(d->before, d->before_cap, d->nr_before + 1);
+	d->before[d->nr_before++] = (struct pp_span){ start, end };
+}
+
+/* A new first kernel at @start: the operations kept from it on count for the window's end. */
+static void first_kernel_at(struct pp_device *d, uint64_t start)
+{
+	size_t i, k = 0;
+
+	d->first_kernel = start;
+	for (i = 0; i < d->nr_before; i++)
+		if (d->before[i].start >= start) {
+			if (d->before[i].end > d->kernel_end)
+				d->kernel_end = d->before[i].end;
+		} else {
+			d->before[k++] = d->before[i];
+		}
+	d->nr_before = k;
+}
+
 void prepass_op(struct prepass *p, const struct model *m, const struct m_gpu_op *g)
 {
 	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
@@ -118,12 +158,39 @@ void prepass_op(struct prepass *p, const struct model *m, const struct m_gpu_op 
 
 	if (g->start < d->first_op)
 		d->first_op = g->start;
+	if (g->end > d->last_end)
+		d->last_end = g->end;
+	if (sh->kind == MG_KERNEL && g->start < d->first_kernel)
+		first_kernel_at(d, g->start);
+	if (g->start >= d->first_kernel) {
+		if (g->end > d->kernel_end)
+			d->kernel_end = g->end;
+	} else {
+		before_add(d, g->start, g->end);
+	}
 	if (sh->kind != MG_KERNEL)
 		return;
 	d->has_kernel = 1;
-	if (g->start < d->first_kernel)
-		d->first_kernel = g->start;
 	kernel_count(kernel_of(p, sh->name), prepass_bucket(g->end - g->start), 1);
+}
+
+int prepass_window(const struct prepass *p, uint64_t *start, uint64_t *end)
+{
+	size_t i;
+
+	*start = UINT64_MAX;
+	*end = 0;
+	for (i = 0; i < p->nr_devices; i++) {
+		const struct pp_device *d = &p->devices[i];
+		uint64_t b = d->has_kernel ? d->first_kernel : d->first_op;
+		uint64_t e = d->has_kernel ? d->kernel_end : d->last_end;
+
+		if (b < *start)
+			*start = b;
+		if (e > *end)
+			*end = e;
+	}
+	return p->nr_devices > 0;
 }
 
 void prepass_finish(struct prepass *p, const struct model *m)

@@ -29,11 +29,20 @@
 
 struct pp_kernel;			/* a kernel's duration buckets (prepass.c) */
 
+/* An operation's [start, end), for the window's end (prepass.c). */
+struct pp_span {
+	uint64_t start, end;
+};
+
 struct pp_device {
 	uint32_t device;		/* CUPTI device id */
 	int has_kernel;
 	uint64_t first_kernel;		/* start of its first kernel */
 	uint64_t first_op;		/* start of its first operation */
+	uint64_t last_end;		/* the latest end of all its operations */
+	uint64_t kernel_end;		/* ... of those starting at first_kernel or later */
+	struct pp_span *before;		/* those starting before first_kernel that may matter */
+	size_t nr_before, before_cap;
 };
 
 /* Where a kernel's percentile is: in bucket @bucket, the @rank-th smallest (from 1) there. */
@@ -51,6 +60,7 @@ struct prepass {
 	struct pp_device *devices;
 	size_t nr_devices, devices_cap;
 	struct pp_kernel *kernels;	/* by STRING id (uthash) */
+	uint64_t nr_samples;		/* counter samples */
 	uint64_t watermark;		/* the latest start read so far */
 	uint64_t max_late_ns;		/* the most a start came behind the watermark */
 	int finished;
@@ -72,6 +82,13 @@ void prepass_of_model(struct prepass *p, const struct model *m);
 
 /* The device's entry, NULL when it ran nothing. */
 const struct pp_device *prepass_device(const struct prepass *p, uint32_t device);
+
+/*
+ * prepass_window - the analysis window (findings.h) over all devices: from the first device's
+ * begin (its first kernel's start, its first operation's without kernels) to the latest end
+ * of an operation starting at its device's begin or later. 0 when no operation ran.
+ */
+int prepass_window(const struct prepass *p, uint64_t *start, uint64_t *end);
 
 /*
  * prepass_ranks - where the nearest-rank 50th and 99th percentiles of kernel @name's durations

@@ -332,7 +332,7 @@ struct stats_acc {
 	int64_t *slot;			/* index into s->kernels by STRING id; -1 none */
 	size_t nr_ids, kernels_cap;
 	struct k_aux *aux;		/* beside s->kernels */
-	size_t pm_hint;			/* counters_accumulate's search, kernels in start order */
+	struct pm_window pm;		/* the counter samples kernels still to come may overlap */
 	/* The GPU timeline: 4 unions per device (all, kernel, memcpy, memset) */
 	struct stats_union *unions;
 };
@@ -410,7 +410,8 @@ static void kernel_op(struct stats_acc *a, const struct m_gpu_op *g,
 		x->fill_w += (double)dur;
 		k->fill_is_estimate |= is_est;
 	}
-	counters_accumulate(a->m, sh->device, g->start, g->end, x->pm_sum, x->pm_w, &a->pm_hint);
+	pm_window_let_go(&a->pm, g->start);
+	counters_accumulate(&a->pm, sh->device, g->start, g->end, x->pm_sum, x->pm_w);
 }
 
 static void kernels_end(struct stats_acc *a)
@@ -760,6 +761,7 @@ struct stats_acc *stats_begin(struct stats *s, const struct model *m, const stru
 	a->by_api = xcalloc(m->nr_apis + 1, sizeof(*a->by_api));
 	a->lo = UINT64_MAX;
 	a->nr_ids = m->nr_strings + 1;
+	a->pm.max_len = m->pm_max_len;
 	a->slot = xmalloc(a->nr_ids * sizeof(*a->slot));
 	for (i = 0; i < a->nr_ids; i++)
 		a->slot[i] = -1;
@@ -780,6 +782,11 @@ void stats_call(struct stats_acc *a, const struct m_call *c)
 		XGROW(a->mem, a->mem_cap, a->nr_mem + 1);
 		a->mem[a->nr_mem++] = (struct mem_call){ *c, *model_call_args(a->m, c) };
 	}
+}
+
+void stats_sample(struct stats_acc *a, const struct m_pm_sample *s)
+{
+	pm_window_add(&a->pm, s);
 }
 
 void stats_op(struct stats_acc *a, const struct m_gpu_op *g)
@@ -811,6 +818,7 @@ void stats_end(struct stats_acc *a)
 	gpu_end(a);
 	free(a->by_api);
 	free(a->mem);
+	free(a->pm.v);
 	free(a);
 }
 
@@ -818,14 +826,17 @@ void stats_compute(struct stats *s, const struct model *m)
 {
 	struct prepass p;
 	struct stats_acc *a;
-	size_t i;
+	size_t i, k = 0;
 
 	prepass_of_model(&p, m);
 	a = stats_begin(s, m, &p);
 	for (i = 0; i < m->nr_calls; i++)
 		stats_call(a, &m->calls[i]);
-	for (i = 0; i < m->nr_gpu; i++)
+	for (i = 0; i < m->nr_gpu; i++) {
+		for (; k < m->nr_pm && m->pm[k].start < m->gpu[i].end; k++)
+			stats_sample(a, &m->pm[k]);
 		stats_op(a, &m->gpu[i]);
+	}
 	stats_end(a);
 	prepass_free(&p);
 }

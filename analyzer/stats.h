@@ -150,15 +150,17 @@ void stats_compute(struct stats *s, const struct model *m);
  * The same as the calls and operations come: stats_begin with what a first look at them all
  * found (@p, kept until stats_end), then every call in order of start (stats_call) and every
  * operation in order of start (stats_op; the two orders may interleave), then stats_end, which
- * fills @s and frees what stats_begin returned. @m holds the dictionaries (strings, entry
- * points, kernels, devices, shapes, notes, counter samples); its calls and operations are not
- * read.
+ * fills @s and frees what stats_begin returned; the counter samples in order of start
+ * (stats_sample), each before the operations that end after it starts. @m holds the
+ * dictionaries (strings, entry points, kernels, devices, shapes, notes); its calls,
+ * operations and samples are not read.
  */
 struct prepass;
 struct stats_acc;
 struct stats_acc *stats_begin(struct stats *s, const struct model *m, const struct prepass *p);
 void stats_call(struct stats_acc *a, const struct m_call *c);
 void stats_op(struct stats_acc *a, const struct m_gpu_op *g);
+void stats_sample(struct stats_acc *a, const struct m_pm_sample *s);
 void stats_end(struct stats_acc *a);
 void stats_free(struct stats *s);
 

@@ -21,7 +21,7 @@
 #include "trace_reader.h"
 
 enum { API_LAUNCH = 1, API_COPY, API_ALLOC, API_FREE, API_SYNC };
-enum { S_LAUNCH = 1, S_COPY, S_ALLOC, S_FREE, S_SYNC, S_KERN_A, S_KERN_B, S_DEV };
+enum { S_LAUNCH = 1, S_COPY, S_ALLOC, S_FREE, S_SYNC, S_KERN_A, S_KERN_B, S_DEV, S_CHIP };
 
 #define TID_A 100
 #define TID_B 200
@@ -61,6 +61,18 @@ static char *whole_json(const char *path)
 	stats_compute(&s, &m);
 	findings_compute(&f, &m, &s);
 	json = report_json(&m, &s, &f);
+	{
+		/* The counters' window, known before the first operation, is the findings'. */
+		uint64_t ws, we;
+		struct prepass p;
+
+		prepass_of_model(&p, &m);
+		if (prepass_window(&p, &ws, &we)) {
+			CHECK_EQ(ws, f.window_start);
+			CHECK_EQ(we, f.window_end);
+		}
+		prepass_free(&p);
+	}
 	findings_free(&f);
 	stats_free(&s);
 	model_free(&m);
@@ -189,6 +201,7 @@ static void dict(struct tb *t)
 	tb_string(t, S_KERN_A, "kern_a");
 	tb_string(t, S_KERN_B, "kern_b");
 	tb_string(t, S_DEV, "NVIDIA H200");
+	tb_string(t, S_CHIP, "GH100");
 	for (i = 1; i <= 2; i++) {
 		memset(&fn, 0, sizeof(fn));
 		fn.hdr.type = TRACE_REC_FUNC;
@@ -210,6 +223,36 @@ static void dict(struct tb *t)
 		d.max_blocks_per_sm = 32;
 		tb_rec(t, &d, sizeof(d));
 	}
+}
+
+/* Counter samples of device 0: 1 ms each, DRAM and SM throughput changing. */
+static void pm_config(struct tb *t)
+{
+	struct trace_rec_pm_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.type = TRACE_REC_PM_CONFIG;
+	c.hdr.size = sizeof(c);
+	c.chip = S_CHIP;
+	c.interval_ns = 1000000;
+	tb_rec(t, &c, sizeof(c));
+}
+
+static void pm_sample(struct tb *t, uint64_t start, size_t i)
+{
+	struct trace_rec_pm_sample ps;
+	int k;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.hdr.type = TRACE_REC_PM_SAMPLE;
+	ps.hdr.size = sizeof(ps);
+	ps.start_ns = start;
+	ps.end_ns = start + 1000000;
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		ps.value[k] = (float)((i * 7 + (size_t)k * 13) % 100);
+	ps.value[TRACE_PM_DRAM] = i % 3 ? 70.0f : 10.0f;
+	ps.value[TRACE_PM_SM_THROUGHPUT] = i % 3 ? 20.0f : 75.0f;
+	tb_rec(t, &ps, sizeof(ps));
 }
 
 /* Step @i's calls: thread A launches (a sync every 50), thread B copies every 10 and
@@ -273,6 +316,8 @@ static void step_gpu(struct tb *t, size_t i)
 		api_rec(t, ts + 20100, ts + 31900, corr + 1, TID_B);
 		copy_op(t, ts + 21000, 9000, corr + 1, 1);
 	}
+	if (i % 20 == 9 && i > 100)	/* sampling from 5 ms on */
+		pm_sample(t, ts, i);
 }
 
 /* @n steps, the GPU records of a step written LATE steps after its calls, in reverse. */
@@ -281,6 +326,7 @@ static const char *build_run(struct tb *t, size_t n, const char *name)
 	size_t i, j;
 
 	dict(t);
+	pm_config(t);
 	for (i = 0; i < n + LATE; i++) {
 		if (i < n)
 			step_calls(t, i);
@@ -329,11 +375,16 @@ static void count_op(void *ctx, const struct m_gpu_op *g, const struct m_call *c
 	((size_t *)ctx)[1]++;
 }
 
+static void nop_sample(void *ctx, const struct m_pm_sample *s)
+{
+	(void)ctx, (void)s;
+}
+
 static const char *why_whole(const char *path)
 {
 	static char why[256];
 	size_t n[2] = { 0, 0 };
-	const struct model_sink sink = { nop_begin, count_call, count_op, n };
+	const struct model_sink sink = { nop_begin, count_call, count_op, nop_sample, n };
 	struct trace_reader rd;
 	struct prepass p;
 	struct model m;
