@@ -152,8 +152,15 @@ void run_feed_op(struct run_feed *o, const struct m_gpu_op *g)
 
 	o->nr_ops++;
 	if (sh->kind == MG_KERNEL) {
-		struct run_feed_kernel *k = g->shape < o->nr_shapes ? o->by_shape[g->shape] : NULL;
+		struct run_feed_kernel *k;
 
+		if (g->shape >= o->nr_shapes) {	/* a streamed trace's shapes come as read */
+			size_t old = o->nr_shapes;
+
+			XGROW(o->by_shape, o->nr_shapes, (size_t)g->shape + 1);
+			memset(o->by_shape + old, 0, (o->nr_shapes - old) * sizeof(*o->by_shape));
+		}
+		k = o->by_shape[g->shape];
 		if (!k) {
 			const char *name = model_string(o->m, sh->name, "<unknown>");
 
@@ -163,8 +170,7 @@ void run_feed_op(struct run_feed *o, const struct m_gpu_op *g)
 				k->name = name;
 				HASH_ADD_KEYPTR(hh, o->kernels, k->name, strlen(k->name), k);
 			}
-			if (g->shape < o->nr_shapes)
-				o->by_shape[g->shape] = k;
+			o->by_shape[g->shape] = k;
 		}
 		k->count++;
 		k->sum_ns += d;

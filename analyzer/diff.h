@@ -70,7 +70,7 @@ struct run_feed {
 	const struct model *m;		/* the trace's dictionaries */
 	struct run_feed_kernel *kernels;	/* uthash by name */
 	struct run_feed_kernel **by_shape;	/* each GPU shape's kernel, once looked up */
-	size_t nr_shapes;
+	size_t nr_shapes;			/* by_shape's capacity */
 	uint64_t nr_ops;
 	uint64_t copy_count[NR_COPY_DIRS], copy_bytes[NR_COPY_DIRS], copy_gpu_ns[NR_COPY_DIRS];
 	uint64_t call_copy_count[NR_COPY_DIRS], call_copy_bytes[NR_COPY_DIRS];

@@ -343,7 +343,8 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		memcpy(sh.grid, l->grid, sizeof(sh.grid));
 		memcpy(sh.block, l->block, sizeof(sh.block));
 		e = new_call(m, r, &l->call, MC_LAUNCH);
-		e->launch = model_launch_shape_add(m, &sh);
+		/* The first read of model_stream interns no shape: it needs the kernel only. */
+		e->launch = m->stage == MODEL_FIRST_LOOK ? l->func : model_launch_shape_add(m, &sh);
 		break;
 	}
 	case TRACE_REC_GRAPH_LAUNCH: {
@@ -494,8 +495,16 @@ intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots, con
 
 uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s)
 {
-	return intern((void **)&m->gpu_shapes, &m->nr_gpu_shapes, &m->gpu_shapes_cap,
-		      &m->gpu_shape_slots, &m->nr_gpu_shape_slots, s, sizeof(*s));
+	uint32_t i = intern((void **)&m->gpu_shapes, &m->nr_gpu_shapes, &m->gpu_shapes_cap,
+			    &m->gpu_shape_slots, &m->nr_gpu_shape_slots, s, sizeof(*s));
+
+	if (m->fill_memo && i >= m->fill_memo_cap) {	/* model_stream: shapes come as read */
+		size_t old = m->fill_memo_cap;
+
+		XGROW(m->fill_memo, m->fill_memo_cap, (size_t)i + 1);
+		memset(m->fill_memo + old, 0, (m->fill_memo_cap - old) * sizeof(*m->fill_memo));
+	}
+	return i;
 }
 
 uint32_t model_launch_shape_add(struct model *m, const struct m_launch_shape *s)
@@ -510,6 +519,13 @@ static struct m_gpu_op *new_gpu(struct model *m, struct m_gpu_shape *shape, uint
 {
 	struct m_gpu_op *g;
 
+	m->has_cupti = 1;
+	if (m->stage == MODEL_FIRST_LOOK) {	/* the first read of model_stream interns none */
+		shape->device = sat_u16(device);
+		prepass_op(m->pre, shape, start, end >= start ? end : start);
+		prepass_arrival(m->pre, start);
+		return NULL;
+	}
 	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
 	XGROW(m->gpu_corr, m->gpu_corr_cap, m->nr_gpu + 1);
 	m->gpu_corr[m->nr_gpu] = corr;
@@ -519,7 +535,6 @@ static struct m_gpu_op *new_gpu(struct model *m, struct m_gpu_shape *shape, uint
 	g->call = M_NO_CALL;
 	shape->device = sat_u16(device);
 	g->shape = model_gpu_shape_add(m, shape);
-	m->has_cupti = 1;
 	return g;
 }
 
@@ -1580,7 +1595,8 @@ static void finish_dictionaries(struct model *m)
 {
 	size_t i;
 
-	m->fill_memo = xcalloc(m->nr_gpu_shapes + 1, sizeof(*m->fill_memo));
+	m->fill_memo_cap = m->nr_gpu_shapes + 1;
+	m->fill_memo = xcalloc(m->fill_memo_cap, sizeof(*m->fill_memo));
 	for (i = 0; i < m->nr_occ; i++)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
@@ -1834,7 +1850,6 @@ struct model_stream {
 	uint64_t margin;		/* the first read's lateness + 1 */
 	uint64_t watermark;
 	size_t since;			/* records since the last release */
-	size_t nr_gpu_shapes;		/* the first read's: a new one would have no fill memo */
 	struct st_pending calls;	/* the calls not yet handed on */
 	struct st_pending ops;		/* the operations not yet handed on */
 	struct m_pm_sample *samples;	/* the counter samples not yet handed on ... */
@@ -1873,7 +1888,7 @@ static void call_came(struct model *m, size_t local)
 
 	switch (m->stage) {
 	case MODEL_FIRST_LOOK:
-		prepass_call(m->pre, m, c);
+		prepass_call(m->pre, c, c->kind == MC_LAUNCH ? c->launch : 0);	/* FUNC id */
 		prepass_arrival(m->pre, c->t0);
 		m->nr_calls = 0;	/* only the dictionaries are kept */
 		m->nr_call_args = 0;
@@ -1901,15 +1916,10 @@ static void op_came(struct model *m, size_t local)
 	const size_t op = m->gpu_base + local;
 
 	switch (m->stage) {
-	case MODEL_FIRST_LOOK:
-		prepass_op(m->pre, m, g);
-		prepass_arrival(m->pre, g->start);
-		m->nr_gpu = 0;
-		return;
 	case MODEL_STREAMING:
 		st_arrival(m, g->start);
-		if (op >= M_NO_CALL || m->nr_gpu_shapes > st->nr_gpu_shapes) {
-			st_fail(m, op >= M_NO_CALL ? "2^32 operations" : "a shape the first read missed");
+		if (op >= M_NO_CALL) {
+			st_fail(m, "2^32 operations");
 			return;
 		}
 		XGROW(m->gpu_state, st->state_cap, m->nr_gpu);
@@ -2171,7 +2181,6 @@ int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
 	ej.slots = EJ_SLOTS;
 	st.sink = sink;
 	st.margin = p->max_late_ns + 1;
-	st.nr_gpu_shapes = m->nr_gpu_shapes;
 	st.has_samples = p->nr_samples > 0;
 	m->st = &st;
 	m->ej = &ej;

@@ -223,6 +223,7 @@ struct model {
 	struct m_occupancy *occ;
 	size_t nr_occ, occ_cap;
 	struct m_fill_memo *fill_memo;	/* by GPU shape, after loading (NULL: none kept) */
+	size_t fill_memo_cap;
 	struct m_thread *threads;
 	size_t nr_threads, threads_cap;
 

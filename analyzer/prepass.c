@@ -62,14 +62,14 @@ void prepass_arrival(struct prepass *p, uint64_t t)
 		p->max_late_ns = p->watermark - t;
 }
 
-void prepass_call(struct prepass *p, const struct model *m, const struct m_call *c)
+void prepass_call(struct prepass *p, const struct m_call *c, uint32_t func)
 {
 	uint64_t dur = c->t1 - c->t0;
 
 	if (dur > p->max_call_ns)
 		p->max_call_ns = dur;
 	p->apis_used[c->api / 64] |= 1ull << (c->api % 64);
-	if (c->kind == MC_LAUNCH && model_launch(m, c)->func) {
+	if (c->kind == MC_LAUNCH && func) {
 		uint64_t b = dur / PREPASS_LAUNCH_HIST_NS;
 
 		p->launch_hist[b < PREPASS_LAUNCH_HIST_N ? b : PREPASS_LAUNCH_HIST_N - 1]++;
@@ -151,27 +151,26 @@ static void first_kernel_at(struct pp_device *d, uint64_t start)
 	d->nr_before = k;
 }
 
-void prepass_op(struct prepass *p, const struct model *m, const struct m_gpu_op *g)
+void prepass_op(struct prepass *p, const struct m_gpu_shape *sh, uint64_t start, uint64_t end)
 {
-	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 	struct pp_device *d = device_of(p, sh->device);
 
-	if (g->start < d->first_op)
-		d->first_op = g->start;
-	if (g->end > d->last_end)
-		d->last_end = g->end;
-	if (sh->kind == MG_KERNEL && g->start < d->first_kernel)
-		first_kernel_at(d, g->start);
-	if (g->start >= d->first_kernel) {
-		if (g->end > d->kernel_end)
-			d->kernel_end = g->end;
+	if (start < d->first_op)
+		d->first_op = start;
+	if (end > d->last_end)
+		d->last_end = end;
+	if (sh->kind == MG_KERNEL && start < d->first_kernel)
+		first_kernel_at(d, start);
+	if (start >= d->first_kernel) {
+		if (end > d->kernel_end)
+			d->kernel_end = end;
 	} else {
-		before_add(d, g->start, g->end);
+		before_add(d, start, end);
 	}
 	if (sh->kind != MG_KERNEL)
 		return;
 	d->has_kernel = 1;
-	kernel_count(kernel_of(p, sh->name), prepass_bucket(g->end - g->start), 1);
+	kernel_count(kernel_of(p, sh->name), prepass_bucket(end - start), 1);
 }
 
 int prepass_window(const struct prepass *p, uint64_t *start, uint64_t *end)
@@ -228,9 +227,10 @@ void prepass_of_model(struct prepass *p, const struct model *m)
 
 	prepass_init(p);
 	for (i = 0; i < m->nr_calls; i++)
-		prepass_call(p, m, &m->calls[i]);
+		prepass_call(p, &m->calls[i],
+			     m->calls[i].kind == MC_LAUNCH ? model_launch(m, &m->calls[i])->func : 0);
 	for (i = 0; i < m->nr_gpu; i++)
-		prepass_op(p, m, &m->gpu[i]);
+		prepass_op(p, model_gpu_shape(m, &m->gpu[i]), m->gpu[i].start, m->gpu[i].end);
 	prepass_finish(p, m);
 }
 

@@ -69,9 +69,12 @@ struct prepass {
 void prepass_init(struct prepass *p);
 void prepass_free(struct prepass *p);
 
-/* A call, an operation, an API record's start as they arrive. */
-void prepass_call(struct prepass *p, const struct model *m, const struct m_call *c);
-void prepass_op(struct prepass *p, const struct model *m, const struct m_gpu_op *g);
+/*
+ * A call (@func: a launch's FUNC id, else 0), an operation of shape @sh, an API record's start
+ * as they arrive.
+ */
+void prepass_call(struct prepass *p, const struct m_call *c, uint32_t func);
+void prepass_op(struct prepass *p, const struct m_gpu_shape *sh, uint64_t start, uint64_t end);
 void prepass_arrival(struct prepass *p, uint64_t t);
 
 /* All fed: the median. Kernels whose STRING id @m does not define count as id 0. */
