@@ -1827,21 +1827,28 @@ static void pending_add(struct st_pending *p, const struct st_key *k)
 	p->v[p->n++] = *k;
 }
 
-/* Move those starting before @r to @out (grown to hold them), in order; how many. */
-static size_t pending_take(struct st_pending *p, uint64_t r, struct st_key **out, size_t *out_cap)
+/* Move those starting before @r (@all: all) to @out (grown to hold them), in order; how many. */
+static size_t pending_take(struct st_pending *p, uint64_t r, int all, struct st_key **out,
+			   size_t *out_cap)
 {
 	size_t i, k = 0, n = 0;
+	int sorted = 1;
 
 	for (i = 0; i < p->n; i++)
-		n += p->v[i].t < r;
+		n += all || p->v[i].t < r;
 	XGROW(*out, *out_cap, n);
-	for (i = 0, n = 0; i < p->n; i++)
-		if (p->v[i].t < r)
-			(*out)[n++] = p->v[i];
-		else
+	for (i = 0, n = 0; i < p->n; i++) {
+		if (!all && p->v[i].t >= r) {
 			p->v[k++] = p->v[i];
+			continue;
+		}
+		(*out)[n] = p->v[i];
+		sorted &= !n || cmp_st(&(*out)[n - 1], &(*out)[n]) < 0;
+		n++;
+	}
 	p->n = k;
-	xsort_by(*out, n, sizeof(**out), key_st, cmp_st);
+	if (!sorted)	/* records mostly come in order: often they are */
+		xsort_by(*out, n, sizeof(**out), key_st, cmp_st);
 	return n;
 }
 
@@ -2059,8 +2066,8 @@ static void st_trim(struct model *m, uint64_t bound)
 	}
 }
 
-/* Hand on every call and operation that starts before @r. */
-static void st_release(struct model *m, uint64_t r)
+/* Hand on every call, operation and sample that starts before @r (@all: every one). */
+static void st_release(struct model *m, uint64_t r, int all)
 {
 	struct model_stream *st = m->st;
 	struct early_join *ej = m->ej;
@@ -2090,10 +2097,10 @@ static void st_release(struct model *m, uint64_t r)
 
 	/* Counter samples first: an operation's analyses read those starting before it ends. */
 	for (i = 0, n = 0; i < st->nr_samples; i++)
-		n += st->samples[i].start < r;
+		n += all || st->samples[i].start < r;
 	XGROW(st->sample_keys, st->sample_keys_cap, n);
 	for (i = 0, n = 0; i < st->nr_samples; i++)
-		if (st->samples[i].start < r)
+		if (all || st->samples[i].start < r)
 			st->sample_keys[n++] = (struct st_key){ st->samples[i].start,
 								 st->samples[i].device, 0,
 								 (uint32_t)i };
@@ -2101,11 +2108,11 @@ static void st_release(struct model *m, uint64_t r)
 	for (i = 0; i < n; i++)
 		sink->sample(sink->ctx, &st->samples[st->sample_keys[i].id]);
 	for (i = 0, k = 0; i < st->nr_samples; i++)
-		if (st->samples[i].start >= r)
+		if (!all && st->samples[i].start >= r)
 			st->samples[k++] = st->samples[i];
 	st->nr_samples = k;
 
-	n = pending_take(&st->calls, r, &st->batch, &st->batch_cap);
+	n = pending_take(&st->calls, r, all, &st->batch, &st->batch_cap);
 	for (i = 0; i < n; i++) {
 		struct m_call *c = mcall(m, st->batch[i].id);
 
@@ -2113,11 +2120,11 @@ static void st_release(struct model *m, uint64_t r)
 		c->flags |= MCF_HANDED_ON;
 	}
 
-	n = pending_take(&st->ops, r, &st->batch, &st->batch_cap);
+	n = pending_take(&st->ops, r, all, &st->batch, &st->batch_cap);
 	for (i = 0; i < n && !m->stream_failed; i++) {
 		uint8_t state = m->gpu_state[st->batch[i].id - m->gpu_base];
 
-		if (state == GS_PEND || (st->has_samples && st->batch[i].t2 >= r))
+		if (state == GS_PEND || (st->has_samples && !all && st->batch[i].t2 >= r))
 			break;		/* its join or a sample waits: it and those after it */
 		if (state == GS_WAIT)
 			st_fail(m, "an operation whose API record had not come");
@@ -2139,7 +2146,7 @@ static int st_tick(struct model *m)
 	    2 * st->since >= st->calls.n + st->ops.n) {
 		st->since = 0;
 		if (st->watermark > st->margin)
-			st_release(m, st->watermark - st->margin);
+			st_release(m, st->watermark - st->margin, 0);
 	}
 	return m->stream_failed != NULL;
 }
@@ -2180,7 +2187,7 @@ int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
 	memset(&ej, 0, sizeof(ej));
 	ej.slots = EJ_SLOTS;
 	st.sink = sink;
-	st.margin = p->max_late_ns + 1;
+	st.margin = p->max_late_ns < UINT64_MAX ? p->max_late_ns + 1 : UINT64_MAX;
 	st.has_samples = p->nr_samples > 0;
 	m->st = &st;
 	m->ej = &ej;
@@ -2191,7 +2198,7 @@ int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
 	if (ret == 0 && !m->stream_failed) {
 		/* The end: what waited for its thread's next call is joined, the rest is not. */
 		ej_finish(m, &ej);
-		st_release(m, UINT64_MAX);
+		st_release(m, UINT64_MAX, 1);
 	}
 	trace_reader_close(&again);
 	ej_free(&ej);

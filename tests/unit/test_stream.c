@@ -436,6 +436,32 @@ static void test_stream_whole(void)
 	tb_free(&t);
 }
 
+/*
+ * Times at the end of the clock: a call and a kernel there, ending at 2^64 - 1, in a run with
+ * counter samples (an operation waits for the samples starting before it ends): all handed on.
+ */
+static void test_stream_edges(void)
+{
+	struct trace_rec_launch l;
+	struct tb t;
+
+	dict(&t);
+	pm_config(&t);
+	step_calls(&t, 0);
+	step_gpu(&t, 0);
+	pm_sample(&t, BASE + 1000, 1);
+	memset(&l, 0, sizeof(l));
+	l.func = 1;
+	l.grid[0] = l.grid[1] = l.grid[2] = 1;
+	l.block[0] = l.block[1] = l.block[2] = 32;
+	rec_call(&t, TID_A, UINT64_MAX - 100000, &l, TRACE_REC_LAUNCH, sizeof(l), API_LAUNCH, 5000);
+	api_rec(&t, UINT64_MAX - 99000, UINT64_MAX - 96000, 7777, TID_A);
+	kernel(&t, UINT64_MAX - 90000, 90000, 7777, S_KERN_A, 8);
+	tb_flush(&t);
+	CHECK_EQ(stream_same(tb_write(&t, "stream_edges.trace", 0), NULL), 1);
+	tb_free(&t);
+}
+
 /* The H200 fixtures: each streamed one reports as the whole model does; most stream. */
 static void test_stream_traces(int argc, char **argv)
 {
@@ -452,6 +478,7 @@ int main(int argc, char **argv)
 {
 	RUN(test_stream_long);
 	RUN(test_stream_whole);
+	RUN(test_stream_edges);
 	test_stream_traces(argc, argv);
 	return TEST_RESULT();
 }
