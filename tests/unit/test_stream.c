@@ -472,6 +472,7 @@ static void test_stream_traces(int argc, char **argv)
 		streamed += stream_same(argv[i], NULL);
 	if (argc > 1)
 		CHECK(2 * streamed > argc - 1);
+	fprintf(stderr, "streamed %d of %d traces\n", streamed, argc - 1);
 }
 
 int main(int argc, char **argv)
