@@ -3,6 +3,8 @@
  * model.c - builds struct model from a trace: one pass over the records through trace_reader
  * that also joins GPU operations to the calls that caused them as they come (a second pass,
  * joining after loading, where that cannot match the join from all records), then sorting.
+ * For model_stream, the same record handling in two stages (m->stage): a first read that keeps
+ * the dictionaries only, a second that hands calls, operations and samples to model_stream.c.
  * Ids read from the trace are bounds-checked before they index anything. Never prints.
  */
 #define _GNU_SOURCE
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_internal.h"
 #include "prepass.h"
 #include "trace_reader.h"
 #include "util.h"
@@ -25,21 +28,6 @@
 #define NEEDS_SEQ_SEEN 1
 #define NEEDS_SEQ_KEEP 2
 
-/* Call number @id, operation number @op (model_stream holds a window of them; else all). */
-static inline struct m_call *mcall(const struct model *m, size_t id)
-{
-	return &m->calls[id - m->calls_base];
-}
-
-static inline struct m_gpu_op *mgpu(const struct model *m, size_t op)
-{
-	return &m->gpu[op - m->gpu_base];
-}
-
-/* model.gpu_state: how far an operation held by model_stream is joined; handed on. */
-enum { GS_DONE = 0, GS_WAIT, GS_PEND, GS_GONE };
-
-static void set_state(struct model *m, size_t op, uint8_t state);
 
 static void call_came(struct model *m, size_t local);
 static void sample_came(struct model *m);
@@ -121,7 +109,7 @@ const char *model_api_name(const struct model *m, uint16_t api)
 }
 
 /* Give entry-point id @api a name, when the trace never defined it. */
-static void name_api(struct model *m, uint16_t api)
+void model_name_api(struct model *m, uint16_t api)
 {
 	char buf[32];
 
@@ -144,7 +132,7 @@ static void name_undefined_apis(struct model *m)
 	size_t i;
 
 	for (i = 0; i < m->nr_calls; i++)
-		name_api(m, m->calls[i].api);
+		model_name_api(m, m->calls[i].api);
 }
 
 const char *model_func_name(const struct model *m, uint32_t func)
@@ -880,16 +868,6 @@ static int is_gpu_call(const struct m_call *c)
 	       c->kind == MC_SET;
 }
 
-/*
- * The calls of each recording thread in time order, keyed by its tid (several thread indices
- * can share a tid over a run), to find the call an API record falls in.
- */
-struct thread_calls_by_tid {
-	uint32_t tid;
-	uint32_t *idx;			/* into m->calls, by t0 */
-	size_t n, cap;
-	size_t hint;			/* where the last search ended (records come in order) */
-};
 
 static int cmp_tct(const void *a, const void *b)
 {
@@ -961,7 +939,7 @@ size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, s
  * clock skew at the edges) the one before. The search steps, then gallops, from where the
  * thread's last one ended: O(1) for records in time order, O(log n) whatever the input.
  */
-static int64_t call_in_thread(const struct model *m, struct thread_calls_by_tid *t,
+int64_t model_call_in_thread(const struct model *m, struct thread_calls_by_tid *t,
 			      const struct m_api_join *a)
 {
 	uint64_t best = 0;
@@ -995,7 +973,7 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
 {
 	struct thread_calls_by_tid key = { .tid = a->tid };
 
-	return call_in_thread(m, bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct), a);
+	return model_call_in_thread(m, bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct), a);
 }
 
 /* ---- The join as the records come (the default) ---- */
@@ -1012,38 +990,8 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
  * after loading's answer, or the load starts over with that join: when a thread's calls come
  * out of time order, or a record names a number at or below one the table let go of (an API
  * record or an operation that far behind the others; it cannot tell whether its partner came).
+ * The table and the waits: model_internal.h (model_stream's second read uses the join too).
  */
-#define EJ_SLOTS (1u << 17)
-
-struct ej_api {				/* an API record: 24 bytes */
-	uint64_t start, end;
-	uint32_t key;			/* its correlation number + 1; 0: an empty slot */
-	uint32_t tid;
-};
-
-struct ej_wait {			/* the operations waiting for an API record: 8 bytes */
-	uint32_t key;			/* their correlation number + 1; 0: an empty slot */
-	uint32_t op;			/* the last one come; the rest chain by gpu[].call */
-};
-
-struct ej_pending {			/* an operation whose API record's thread was not yet past it */
-	struct m_api_join a;
-	uint32_t op;
-};
-
-struct early_join {
-	uint32_t slots;			/* EJ_SLOTS (tests make it smaller): a power of two */
-	struct ej_api *api;
-	struct ej_wait *wait;
-	int let_go;			/* has the table let any number go? */
-	uint32_t let_go_hi;		/* the highest it let go of */
-	struct thread_calls_by_tid *tids;	/* each thread id's calls so far, in time order */
-	size_t nr_tids, tids_cap, last_tid;
-	struct ej_pending *pend;
-	size_t nr_pend, pend_cap;
-	const char *failed;		/* why the join after loading must do it; NULL */
-};
-
 static void ej_fail(struct early_join *ej, const char *why)
 {
 	if (!ej->failed)
@@ -1079,7 +1027,7 @@ static struct ej_wait *ej_wait_slot(struct early_join *ej, uint32_t corr)
 }
 
 /* The calls of thread id @tid so far; NULL when it has none and @create is 0. */
-static struct thread_calls_by_tid *ej_tid(struct early_join *ej, uint32_t tid, int create)
+struct thread_calls_by_tid *model_ej_tid(struct early_join *ej, uint32_t tid, int create)
 {
 	size_t i;
 
@@ -1107,7 +1055,7 @@ static void ej_call(struct model *m, struct early_join *ej, size_t idx)
 
 	if (idx >= M_NO_CALL || c->thread >= m->nr_threads)
 		return;		/* no join target (the join after loading skips it too) */
-	t = ej_tid(ej, m->threads[c->thread].tid, 1);
+	t = model_ej_tid(ej, m->threads[c->thread].tid, 1);
 	if (t->n) {
 		const struct m_call *last = mcall(m, t->idx[t->n - 1]);
 
@@ -1123,7 +1071,7 @@ static void ej_call(struct model *m, struct early_join *ej, size_t idx)
 static void ej_resolve(struct model *m, struct early_join *ej, uint32_t op,
 		       const struct m_api_join *a)
 {
-	struct thread_calls_by_tid *t = ej_tid(ej, a->tid, 0);
+	struct thread_calls_by_tid *t = model_ej_tid(ej, a->tid, 0);
 	int64_t call;
 
 	if (!t || mcall(m, t->idx[t->n - 1])->t0 <= a->end) {
@@ -1133,7 +1081,7 @@ static void ej_resolve(struct model *m, struct early_join *ej, uint32_t op,
 		set_state(m, op, GS_PEND);
 		return;
 	}
-	call = call_in_thread(m, t, a);
+	call = model_call_in_thread(m, t, a);
 	mgpu(m, op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
 	set_state(m, op, GS_DONE);
 }
@@ -1219,12 +1167,12 @@ static void ej_op(struct model *m, struct early_join *ej, size_t op)
 
 /* The end of the trace: the pairs that waited for their thread's next call are joined now,
  * the operations whose API record never came stay unjoined. */
-static void ej_finish(struct model *m, struct early_join *ej)
+void model_ej_finish(struct model *m, struct early_join *ej)
 {
 	size_t i;
 
 	for (i = 0; i < ej->nr_pend; i++) {
-		int64_t call = call_in_thread(m, ej_tid(ej, ej->pend[i].a.tid, 0), &ej->pend[i].a);
+		int64_t call = model_call_in_thread(m, model_ej_tid(ej, ej->pend[i].a.tid, 0), &ej->pend[i].a);
 
 		mgpu(m, ej->pend[i].op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
 		set_state(m, ej->pend[i].op, GS_DONE);
@@ -1235,7 +1183,7 @@ static void ej_finish(struct model *m, struct early_join *ej)
 			ej_drop_waits(m, &ej->wait[i]);
 }
 
-static void ej_free(struct early_join *ej)
+void model_ej_free(struct early_join *ej)
 {
 	size_t i;
 
@@ -1591,7 +1539,7 @@ static void sort_gpu(struct model *m)
 }
 
 /* What the dictionaries need once every record is read (model_load and model_stream). */
-static void finish_dictionaries(struct model *m)
+void model_finish_dictionaries(struct model *m)
 {
 	size_t i;
 
@@ -1621,7 +1569,7 @@ static void finish_dictionaries(struct model *m)
 	}
 }
 
-static void free_shape_slots(struct model *m)
+void model_free_shape_slots(struct model *m)
 {
 	free(m->gpu_shape_slots);
 	free(m->launch_shape_slots);
@@ -1634,8 +1582,8 @@ static void model_finish(struct model *m, int is_early)
 	uint32_t *moved;
 
 	/* The shapes are all in: their hashes served the interning only (rebuilt if ever needed). */
-	free_shape_slots(m);
-	finish_dictionaries(m);
+	model_free_shape_slots(m);
+	model_finish_dictionaries(m);
 	name_undefined_apis(m);
 	moved = sort_calls(m, is_early);
 	sort_gpu(m);
@@ -1651,7 +1599,71 @@ static void model_finish(struct model *m, int is_early)
 	m->call_seq = NULL;
 }
 
-static void model_init(struct model *m, const struct trace_reader *rd)
+/*
+ * A call, operation, counter sample or API record was read: by stage, to the first read's
+ * prepass or to the stream (model_stream.c), then to the join as read.
+ */
+static void call_came(struct model *m, size_t local)
+{
+	const struct m_call *c = &m->calls[local];
+	const size_t id = m->calls_base + local;
+
+	switch (m->stage) {
+	case MODEL_FIRST_LOOK:
+		prepass_call(m->pre, c, c->kind == MC_LAUNCH ? c->launch : 0);	/* FUNC id */
+		prepass_arrival(m->pre, c->t0);
+		m->nr_calls = 0;	/* only the dictionaries are kept */
+		m->nr_call_args = 0;
+		return;
+	case MODEL_STREAMING:
+		if (model_stream_call(m, id, c) < 0)
+			return;
+		break;
+	default:
+		break;
+	}
+	if (m->ej)
+		ej_call(m, m->ej, id);
+}
+
+static void op_came(struct model *m, size_t local)
+{
+	if (m->stage == MODEL_STREAMING && model_stream_op(m, local) < 0)
+		return;
+	if (m->ej)
+		ej_op(m, m->ej, m->gpu_base + local);
+}
+
+/* A counter sample, the last of model.pm: the first read keeps none, the second hands it on. */
+static void sample_came(struct model *m)
+{
+	const struct m_pm_sample *d = &m->pm[--m->nr_pm];
+
+	if (m->stage == MODEL_FIRST_LOOK) {
+		prepass_arrival(m->pre, d->start);
+		m->pre->nr_samples++;
+		return;
+	}
+	model_stream_sample(m, d);
+}
+
+static void api_came(struct model *m, const struct m_api_join *a)
+{
+	switch (m->stage) {
+	case MODEL_FIRST_LOOK:
+		prepass_arrival(m->pre, a->start);
+		return;
+	case MODEL_STREAMING:
+		model_stream_arrival(m, a->start);
+		break;
+	default:
+		break;
+	}
+	if (m->ej)
+		ej_api(m, m->ej, a);
+}
+
+void model_init(struct model *m, const struct trace_reader *rd)
 {
 	memset(m, 0, sizeof(*m));
 	m->path = xstrdup(rd->path);
@@ -1668,9 +1680,7 @@ static void model_init(struct model *m, const struct trace_reader *rd)
 	m->file_flags = rd->hdr.flags;
 }
 
-static int st_tick(struct model *m);
-
-static int read_records(struct model *m, struct trace_reader *rd)
+int model_read_records(struct model *m, struct trace_reader *rd)
 {
 	struct trace_record r;
 	int ret;
@@ -1682,7 +1692,7 @@ static int read_records(struct model *m, struct trace_reader *rd)
 			add_thread_record(m, &r);
 		else
 			add_meta_record(m, &r);
-		if (m->st && st_tick(m))
+		if (m->st && model_stream_tick(m))
 			return 0;	/* m->stream_failed says why */
 	}
 	if (m->stage == MODEL_STREAMING)
@@ -1703,7 +1713,7 @@ static int load_records(struct model *m, struct trace_reader *rd, struct early_j
 	model_init(m, rd);
 	m->ej = ej;
 	m->needs_seq = keep_seq ? NEEDS_SEQ_KEEP : 0;
-	ret = read_records(m, rd);
+	ret = model_read_records(m, rd);
 	m->ej = NULL;
 	return ret;
 }
@@ -1752,7 +1762,7 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 		} else {
 			break;
 		}
-		ej_free(&ej);
+		model_ej_free(&ej);
 		if (read_again(m, rd, &again, &cur) < 0)
 			return -EIO;
 	}
@@ -1761,8 +1771,8 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 	if (cur != rd)
 		trace_reader_close(cur);
 	if (!batch)
-		ej_finish(m, &ej);
-	ej_free(&ej);
+		model_ej_finish(m, &ej);
+	model_ej_free(&ej);
 	m->join_redone = why;
 	m->nr_reads = nr_reads;
 	model_finish(m, !batch);
@@ -1772,462 +1782,6 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 int model_load(struct model *m, struct trace_reader *rd)
 {
 	return model_load_opts(m, rd, NULL);
-}
-
-/* ---- Streaming: the run in order of time, little of it held (model_stream) ---- */
-
-/*
- * The second read hands calls and operations on in the order model_load sorts them in. A call
- * or operation is released once the latest start read (the watermark) is more than the
- * trace's lateness past it: the first read measured, in the same order, how far behind the
- * watermark any call, operation or API record starts, so none still to come can start before
- * it. An operation also waits for its join: its API record's thread must have made every call
- * up to the record's end. What the join as read cannot settle without the whole trace (an
- * operation no API record joined, which the join by launch order might pair) ends the stream;
- * the caller loads the trace whole instead.
- */
-#define ST_EVERY 8192		/* records between releases, at least */
-#define ST_TRIM_MIN 4096	/* let go of released calls and operations this many at a time */
-
-/*
- * A call or operation not yet handed on, with what orders it: a call by start and thread slot
- * (cmp_call), an operation by start and end, then CUPTI's number (sort_gpu); then as they came.
- */
-struct st_key {
-	uint64_t t, t2;
-	uint32_t tie, id;
-};
-
-struct st_pending {
-	struct st_key *v;
-	size_t n, cap;
-};
-
-static uint64_t key_st(const void *a)
-{
-	return ((const struct st_key *)a)->t;
-}
-
-static int cmp_st(const void *a, const void *b)
-{
-	const struct st_key *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	if (x->t2 != y->t2)
-		return x->t2 < y->t2 ? -1 : 1;
-	if (x->tie != y->tie)
-		return x->tie < y->tie ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static void pending_add(struct st_pending *p, const struct st_key *k)
-{
-	XGROW(p->v, p->cap, p->n + 1);
-	p->v[p->n++] = *k;
-}
-
-/* Move those starting before @r (@all: all) to @out (grown to hold them), in order; how many. */
-static size_t pending_take(struct st_pending *p, uint64_t r, int all, struct st_key **out,
-			   size_t *out_cap)
-{
-	size_t i, k = 0, n = 0;
-	int sorted = 1;
-
-	for (i = 0; i < p->n; i++)
-		n += all || p->v[i].t < r;
-	XGROW(*out, *out_cap, n);
-	for (i = 0, n = 0; i < p->n; i++) {
-		if (!all && p->v[i].t >= r) {
-			p->v[k++] = p->v[i];
-			continue;
-		}
-		(*out)[n] = p->v[i];
-		sorted &= !n || cmp_st(&(*out)[n - 1], &(*out)[n]) < 0;
-		n++;
-	}
-	p->n = k;
-	if (!sorted)	/* records mostly come in order: often they are */
-		xsort_by(*out, n, sizeof(**out), key_st, cmp_st);
-	return n;
-}
-
-struct model_stream {
-	const struct model_sink *sink;
-	uint64_t margin;		/* the first read's lateness + 1 */
-	uint64_t watermark;
-	size_t since;			/* records since the last release */
-	struct st_pending calls;	/* the calls not yet handed on */
-	struct st_pending ops;		/* the operations not yet handed on */
-	struct m_pm_sample *samples;	/* the counter samples not yet handed on ... */
-	struct st_key *sample_keys;	/* ... and what orders them (id: the index in samples) */
-	size_t nr_samples, samples_cap, sample_keys_cap;
-	int has_samples;		/* the trace has counter samples: an operation waits for
-					 * every sample starting before it ends */
-	size_t state_cap;
-	struct st_key *batch;
-	size_t batch_cap;
-};
-
-static void st_fail(struct model *m, const char *why)
-{
-	if (!m->stream_failed)
-		m->stream_failed = why;
-}
-
-/* Operation @op's join is now @state (model_stream holds what each held operation's is). */
-static void set_state(struct model *m, size_t op, uint8_t state)
-{
-	if (m->gpu_state)
-		m->gpu_state[op - m->gpu_base] = state;
-}
-
-static void st_arrival(struct model *m, uint64_t t)
-{
-	if (t > m->st->watermark)
-		m->st->watermark = t;
-}
-
-static void call_came(struct model *m, size_t local)
-{
-	const struct m_call *c = &m->calls[local];
-	const size_t id = m->calls_base + local;
-
-	switch (m->stage) {
-	case MODEL_FIRST_LOOK:
-		prepass_call(m->pre, c, c->kind == MC_LAUNCH ? c->launch : 0);	/* FUNC id */
-		prepass_arrival(m->pre, c->t0);
-		m->nr_calls = 0;	/* only the dictionaries are kept */
-		m->nr_call_args = 0;
-		return;
-	case MODEL_STREAMING:
-		st_arrival(m, c->t0);
-		if (id >= M_NO_CALL) {
-			st_fail(m, "2^32 calls");
-			return;
-		}
-		pending_add(&m->st->calls,
-			    &(struct st_key){ c->t0, 0, c->thread, (uint32_t)id });
-		break;
-	default:
-		break;
-	}
-	if (m->ej)
-		ej_call(m, m->ej, id);
-}
-
-static void op_came(struct model *m, size_t local)
-{
-	const struct m_gpu_op *g = &m->gpu[local];
-	struct model_stream *st = m->st;
-	const size_t op = m->gpu_base + local;
-
-	switch (m->stage) {
-	case MODEL_STREAMING:
-		st_arrival(m, g->start);
-		if (op >= M_NO_CALL) {
-			st_fail(m, "2^32 operations");
-			return;
-		}
-		XGROW(m->gpu_state, st->state_cap, m->nr_gpu);
-		m->gpu_state[local] = GS_DONE;
-		pending_add(&st->ops, &(struct st_key){ g->start, g->end, m->gpu_corr[local],
-						       (uint32_t)op });
-		break;
-	default:
-		break;
-	}
-	if (m->ej)
-		ej_op(m, m->ej, op);
-}
-
-/* A counter sample, the last of model.pm: the first read keeps none, the second hands it on. */
-static void sample_came(struct model *m)
-{
-	const struct m_pm_sample *d = &m->pm[--m->nr_pm];
-	struct model_stream *st = m->st;
-
-	if (m->stage == MODEL_FIRST_LOOK) {
-		prepass_arrival(m->pre, d->start);
-		m->pre->nr_samples++;
-		return;
-	}
-	st_arrival(m, d->start);
-	XGROW(st->samples, st->samples_cap, st->nr_samples + 1);
-	st->samples[st->nr_samples++] = *d;
-}
-
-static void api_came(struct model *m, const struct m_api_join *a)
-{
-	switch (m->stage) {
-	case MODEL_FIRST_LOOK:
-		prepass_arrival(m->pre, a->start);
-		return;
-	case MODEL_STREAMING:
-		st_arrival(m, a->start);
-		break;
-	default:
-		break;
-	}
-	if (m->ej)
-		ej_api(m, m->ej, a);
-}
-
-/* Hand operation @op on, counted as join_gpu counts it. */
-static void st_op(struct model *m, uint32_t op)
-{
-	const size_t i = op - m->gpu_base;
-	const struct m_gpu_op *g = &m->gpu[i];
-	const struct m_call *c = g->call != M_NO_CALL ? mcall(m, g->call) : NULL;
-	int is_graph = model_gpu_shape(m, g)->graph_id != 0;
-
-	if (!c && !is_graph) {
-		st_fail(m, "an operation no API record joined (the join by launch order needs "
-			   "the whole trace)");
-		return;
-	}
-	if (c) {
-		m->gpu_joined++;
-		m->gpu_joined_by_api++;
-	} else {
-		m->gpu_unjoined++;
-	}
-	if (is_graph) {
-		m->gpu_graph_ops++;
-		m->gpu_graph_ops_to_launch += c && c->kind == MC_GRAPH_LAUNCH;
-	}
-	m->gpu_state[i] = GS_GONE;
-	m->st->sink->op(m->st->sink->ctx, g, c, g->call);
-}
-
-/*
- * Let go of the calls handed on that ended before any API record still to come (or waiting
- * for its thread) starts, and of the operations handed on, from the front, many at a time.
- */
-static void st_trim(struct model *m, uint64_t bound)
-{
-	struct model_stream *st = m->st;
-	struct early_join *ej = m->ej;
-	size_t i, k, front = m->calls_base, end = m->calls_base + m->nr_calls, args;
-
-	for (i = 0; i < ej->nr_pend; i++)
-		if (ej->pend[i].a.start < bound)
-			bound = ej->pend[i].a.start;
-	while (front < end && (mcall(m, front)->flags & MCF_HANDED_ON) &&
-	       mcall(m, front)->t1 < bound)
-		front++;
-	k = front - m->calls_base;
-	if (k >= ST_TRIM_MIN && 4 * k >= m->nr_calls) {
-		size_t ka;
-
-		/* Not the calls of operations still held. */
-		for (i = 0; i < st->ops.n; i++) {
-			const size_t op = st->ops.v[i].id - m->gpu_base;
-
-			if (m->gpu_state[op] == GS_DONE && m->gpu[op].call < front)
-				front = m->gpu[op].call;
-		}
-		for (args = m->call_args_base, i = m->calls_base; i < front; i++) {
-			const struct m_call *c = mcall(m, i);
-
-			if (c->kind == MC_MEM || c->kind == MC_COPY || c->kind == MC_SET)
-				args = (size_t)c->args + 1;
-		}
-		k = front - m->calls_base;
-		ka = args - m->call_args_base;
-
-		memmove(m->calls, m->calls + k, (m->nr_calls - k) * sizeof(*m->calls));
-		m->nr_calls -= k;
-		m->calls_base = front;
-		if (m->nr_call_args > ka)
-			memmove(m->call_args, m->call_args + ka,
-				(m->nr_call_args - ka) * sizeof(*m->call_args));
-		m->nr_call_args -= ka;
-		m->call_args_base = args;
-		for (i = 0; i < ej->nr_tids; i++) {
-			struct thread_calls_by_tid *t = &ej->tids[i];
-			size_t d = 0;
-
-			while (d < t->n && t->idx[d] < front)
-				d++;
-			memmove(t->idx, t->idx + d, (t->n - d) * sizeof(*t->idx));
-			t->n -= d;
-			t->hint = t->hint > d ? t->hint - d : 0;
-		}
-	}
-	for (k = 0; k < m->nr_gpu && m->gpu_state[k] == GS_GONE; k++)
-		;
-	if (k >= ST_TRIM_MIN && 4 * k >= m->nr_gpu) {
-		memmove(m->gpu, m->gpu + k, (m->nr_gpu - k) * sizeof(*m->gpu));
-		memmove(m->gpu_corr, m->gpu_corr + k, (m->nr_gpu - k) * sizeof(*m->gpu_corr));
-		memmove(m->gpu_state, m->gpu_state + k, (m->nr_gpu - k) * sizeof(*m->gpu_state));
-		m->nr_gpu -= k;
-		m->gpu_base += k;
-	}
-}
-
-/* Hand on every call, operation and sample that starts before @r (@all: every one). */
-static void st_release(struct model *m, uint64_t r, int all)
-{
-	struct model_stream *st = m->st;
-	struct early_join *ej = m->ej;
-	const struct model_sink *sink = st->sink;
-	size_t i, k, n;
-
-	if (m->nr_calls + m->nr_gpu > m->stream_held_max)
-		m->stream_held_max = m->nr_calls + m->nr_gpu;
-	if (ej->failed) {
-		st_fail(m, ej->failed);
-		return;
-	}
-	/* Pairs whose thread has made every call up to the API record's end: joined now. */
-	for (i = 0, k = 0; i < ej->nr_pend; i++) {
-		const struct ej_pending *pe = &ej->pend[i];
-
-		if (pe->a.end < r) {
-			int64_t call = call_in_thread(m, ej_tid(ej, pe->a.tid, 0), &pe->a);
-
-			mgpu(m, pe->op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
-			set_state(m, pe->op, GS_DONE);
-		} else {
-			ej->pend[k++] = *pe;
-		}
-	}
-	ej->nr_pend = k;
-
-	/* Counter samples first: an operation's analyses read those starting before it ends. */
-	for (i = 0, n = 0; i < st->nr_samples; i++)
-		n += all || st->samples[i].start < r;
-	XGROW(st->sample_keys, st->sample_keys_cap, n);
-	for (i = 0, n = 0; i < st->nr_samples; i++)
-		if (all || st->samples[i].start < r)
-			st->sample_keys[n++] = (struct st_key){ st->samples[i].start,
-								 st->samples[i].device, 0,
-								 (uint32_t)i };
-	xsort_by(st->sample_keys, n, sizeof(*st->sample_keys), key_st, cmp_st);
-	for (i = 0; i < n; i++)
-		sink->sample(sink->ctx, &st->samples[st->sample_keys[i].id]);
-	for (i = 0, k = 0; i < st->nr_samples; i++)
-		if (!all && st->samples[i].start >= r)
-			st->samples[k++] = st->samples[i];
-	st->nr_samples = k;
-
-	n = pending_take(&st->calls, r, all, &st->batch, &st->batch_cap);
-	for (i = 0; i < n; i++) {
-		struct m_call *c = mcall(m, st->batch[i].id);
-
-		sink->call(sink->ctx, c, st->batch[i].id);
-		c->flags |= MCF_HANDED_ON;
-	}
-
-	n = pending_take(&st->ops, r, all, &st->batch, &st->batch_cap);
-	for (i = 0; i < n && !m->stream_failed; i++) {
-		uint8_t state = m->gpu_state[st->batch[i].id - m->gpu_base];
-
-		if (state == GS_PEND || (st->has_samples && !all && st->batch[i].t2 >= r))
-			break;		/* its join or a sample waits: it and those after it */
-		if (state == GS_WAIT)
-			st_fail(m, "an operation whose API record had not come");
-		else
-			st_op(m, st->batch[i].id);
-	}
-	for (; i < n; i++)
-		pending_add(&st->ops, &st->batch[i]);
-	if (!m->stream_failed)
-		st_trim(m, r);
-}
-
-static int st_tick(struct model *m)
-{
-	struct model_stream *st = m->st;
-
-	/* Each release reads what is pending once: at most as often as half of it comes. */
-	if (!m->stream_failed && ++st->since >= ST_EVERY &&
-	    2 * st->since >= st->calls.n + st->ops.n) {
-		st->since = 0;
-		if (st->watermark > st->margin)
-			st_release(m, st->watermark - st->margin, 0);
-	}
-	return m->stream_failed != NULL;
-}
-
-int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
-		 const struct model_sink *sink)
-{
-	struct trace_reader again;
-	struct model_stream st;
-	struct early_join ej;
-	int ret;
-	size_t i;
-
-	prepass_init(p);
-	model_init(m, rd);
-	m->stage = MODEL_FIRST_LOOK;
-	m->pre = p;
-	ret = read_records(m, rd);
-	m->pre = NULL;
-	if (ret < 0)
-		return ret;
-	if (m->needs_seq) {
-		st_fail(m, "an older trace's pushed correlation ids");
-		return 1;
-	}
-	prepass_finish(p, m);
-	finish_dictionaries(m);
-	for (i = 0; i < 65536; i++)
-		if (p->apis_used[i / 64] >> (i % 64) & 1)
-			name_api(m, (uint16_t)i);
-	sink->begin(sink->ctx, m, p);
-
-	if (trace_reader_open(&again, rd->path) < 0) {
-		memcpy(rd->err, again.err, sizeof(rd->err));
-		return -EIO;
-	}
-	memset(&st, 0, sizeof(st));
-	memset(&ej, 0, sizeof(ej));
-	ej.slots = EJ_SLOTS;
-	st.sink = sink;
-	st.margin = p->max_late_ns < UINT64_MAX ? p->max_late_ns + 1 : UINT64_MAX;
-	st.has_samples = p->nr_samples > 0;
-	m->st = &st;
-	m->ej = &ej;
-	m->stage = MODEL_STREAMING;
-	ret = read_records(m, &again);
-	if (ret < 0)
-		memcpy(rd->err, again.err, sizeof(rd->err));
-	if (ret == 0 && !m->stream_failed) {
-		/* The end: what waited for its thread's next call is joined, the rest is not. */
-		ej_finish(m, &ej);
-		st_release(m, UINT64_MAX, 1);
-	}
-	trace_reader_close(&again);
-	ej_free(&ej);
-	free(st.calls.v);
-	free(st.ops.v);
-	free(st.batch);
-	free(st.samples);
-	free(st.sample_keys);
-	m->st = NULL;
-	m->ej = NULL;
-	free_shape_slots(m);
-	free(m->calls);
-	free(m->call_args);
-	free(m->gpu);
-	free(m->gpu_corr);
-	free(m->gpu_state);
-	m->calls = NULL;
-	m->call_args = NULL;
-	m->gpu = NULL;
-	m->gpu_corr = NULL;
-	m->gpu_state = NULL;
-	m->nr_calls = m->nr_call_args = m->nr_gpu = 0;
-	m->calls_cap = m->call_args_cap = m->gpu_cap = m->gpu_corr_cap = 0;
-	m->calls_base = m->call_args_base = m->gpu_base = 0;
-	m->stage = MODEL_WHOLE;
-	m->nr_reads = 2;
-	if (ret < 0)
-		return ret;
-	return m->stream_failed ? 1 : 0;
 }
 
 void model_free(struct model *m)

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model_internal.h - what model.c (records, dictionaries, the joins, model_load) and
+ * model_stream.c (model_stream's second read) share. Not for the other modules: they see
+ * model.h only.
+ */
+#ifndef GPUSHIM_MODEL_INTERNAL_H
+#define GPUSHIM_MODEL_INTERNAL_H
+
+#include "model.h"
+#include "trace_reader.h"
+
+/* Call number @id, operation number @op (model_stream holds a window of them; else all). */
+static inline struct m_call *mcall(const struct model *m, size_t id)
+{
+	return &m->calls[id - m->calls_base];
+}
+
+static inline struct m_gpu_op *mgpu(const struct model *m, size_t op)
+{
+	return &m->gpu[op - m->gpu_base];
+}
+
+/* model.gpu_state: how far an operation held by model_stream is joined; handed on. */
+enum { GS_DONE = 0, GS_WAIT, GS_PEND, GS_GONE };
+
+/* Operation @op's join is now @state (model_stream holds what each held operation's is). */
+static inline void set_state(struct model *m, size_t op, uint8_t state)
+{
+	if (m->gpu_state)
+		m->gpu_state[op - m->gpu_base] = state;
+}
+
+/*
+ * The calls of each recording thread in time order, keyed by its tid (several thread indices
+ * can share a tid over a run), to find the call an API record falls in.
+ */
+struct thread_calls_by_tid {
+	uint32_t tid;
+	uint32_t *idx;			/* into m->calls, by t0 */
+	size_t n, cap;
+	size_t hint;			/* where the last search ended (records come in order) */
+};
+
+/* ---- The join as the records come (model.c) ---- */
+
+/*
+ * GPU operations are joined while the trace is read, so that its API records (24 bytes an
+ * operation) need not all be held to the end (model.c says how).
+ */
+#define EJ_SLOTS (1u << 17)
+
+struct ej_api {				/* an API record: 24 bytes */
+	uint64_t start, end;
+	uint32_t key;			/* its correlation number + 1; 0: an empty slot */
+	uint32_t tid;
+};
+
+struct ej_wait {			/* the operations waiting for an API record: 8 bytes */
+	uint32_t key;			/* their correlation number + 1; 0: an empty slot */
+	uint32_t op;			/* the last one come; the rest chain by gpu[].call */
+};
+
+struct ej_pending {			/* an operation whose API record's thread was not yet past it */
+	struct m_api_join a;
+	uint32_t op;
+};
+
+struct early_join {
+	uint32_t slots;			/* EJ_SLOTS (tests make it smaller): a power of two */
+	struct ej_api *api;
+	struct ej_wait *wait;
+	int let_go;			/* has the table let any number go? */
+	uint32_t let_go_hi;		/* the highest it let go of */
+	struct thread_calls_by_tid *tids;	/* each thread id's calls so far, in time order */
+	size_t nr_tids, tids_cap, last_tid;
+	struct ej_pending *pend;
+	size_t nr_pend, pend_cap;
+	const char *failed;		/* why the join after loading must do it; NULL */
+};
+
+/* The end of the trace: pairs still waiting for their thread's next call are joined now. */
+void model_ej_finish(struct model *m, struct early_join *ej);
+void model_ej_free(struct early_join *ej);
+/* The calls of thread id @tid so far; NULL when it has none and @create is 0. */
+struct thread_calls_by_tid *model_ej_tid(struct early_join *ej, uint32_t tid, int create);
+/* The GPU-work call of thread @t that API record @a falls in, or -1. */
+int64_t model_call_in_thread(const struct model *m, struct thread_calls_by_tid *t,
+			     const struct m_api_join *a);
+
+/* ---- Reading (model.c) ---- */
+
+/* @m emptied, with @rd's header. */
+void model_init(struct model *m, const struct trace_reader *rd);
+/* Every record of @rd into @m, as m->stage says. 0 or -errno (rd->err). */
+int model_read_records(struct model *m, struct trace_reader *rd);
+/* What the dictionaries need once every record is read. */
+void model_finish_dictionaries(struct model *m);
+void model_free_shape_slots(struct model *m);
+/* Give entry-point id @api a name, when the trace never defined it. */
+void model_name_api(struct model *m, uint16_t api);
+
+/* ---- The second read of model_stream (model_stream.c) ---- */
+
+/* A record's start: the watermark. */
+void model_stream_arrival(struct model *m, uint64_t t);
+/* Call number @id (@c), operation m->gpu[@local], counter sample @d came: held until they are
+ * handed on. -1: the stream gave up (m->stream_failed). */
+int model_stream_call(struct model *m, size_t id, const struct m_call *c);
+int model_stream_op(struct model *m, size_t local);
+void model_stream_sample(struct model *m, const struct m_pm_sample *d);
+/* After each record: release what is due now and then. Nonzero: the stream gave up. */
+int model_stream_tick(struct model *m);
+
+#endif /* GPUSHIM_MODEL_INTERNAL_H */
