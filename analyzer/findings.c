@@ -280,6 +280,7 @@ struct stretch {				/* 16 bytes: one a gap */
 
 struct fw_dev {
 	uint32_t device;
+	uint64_t nr_ops;		/* taken so far */
 	uint64_t begin;			/* the window opens: its first kernel's start */
 	uint64_t first;			/* the first operation taken; UINT64_MAX none yet */
 	uint64_t cur_begin, cur_end;	/* the stretch being merged */
@@ -317,6 +318,7 @@ struct findings_acc {
 	uint64_t max_call_ns;		/* the longest call of the trace */
 	uint64_t first_call;
 	uint64_t keep_after;		/* every gap still to come starts at this or later */
+	size_t held;			/* calls in the threads' lists */
 	struct fw_dev *devs;		/* in order of their first operation */
 	size_t nr_devs;
 	/* Kernels launched so far (lazy loading: the first launch of each) */
@@ -545,6 +547,77 @@ static void copy_evidence(struct findings_acc *a, const struct m_gpu_op *g,
 		 is_pageable ? "pageable" : "pinned/device", g->end - g->start, (double)sh->bytes);
 }
 
+/* Operation @g of device @ds inside its window: its stretch, a gap closed, the fill. */
+static void window_op(struct findings_acc *a, struct fw_dev *ds, const struct m_gpu_op *g,
+		      const struct m_gpu_shape *sh, const struct m_call *call, uint32_t call_id)
+{
+	const struct model *m = a->m;
+
+	/*
+	 * Gaps of the union of all operations, in start order. Copies that run while no work
+	 * does are exposed: the union of everything less the union of the work.
+	 */
+	if (ds->first == UINT64_MAX) {
+		ds->first = ds->cur_begin = g->start;
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	} else if (g->start > ds->cur_end) {
+		stretch_push(ds, a->max_call_ns, ds->cur_begin, ds->cur_end);
+		attribute_gap(a, ds, ds->cur_end, g->start, call, call_id);
+		ds->cur_begin = g->start;
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	} else if (g->end > ds->cur_end) {
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	}
+	if (sh->kind != MG_MEMCPY)
+		stats_union_add(&ds->work, g->start, g->end);
+
+	if (sh->kind == MG_KERNEL) {
+		int is_est;
+		double fill = stats_fill_op(m, g, &is_est);
+		uint64_t dur = g->end - g->start;
+
+		a->lp_work += dur;
+		if (fill >= 0 && fill < 1) {
+			uint64_t lost = (uint64_t)((double)dur * (1 - fill));
+
+			a->lp_lost += lost;
+			site_add(&a->sites[CAUSE_LOW_PARALLELISM], op_name(m, sh), NULL, lost,
+				 fill);
+		}
+	}
+}
+
+/*
+ * Every gap still to come starts at this time or later: a device's at its current end once
+ * its window has begun, else at its window's start (the first look's); a device whose every
+ * operation has come has none to come.
+ */
+static uint64_t keep_bound(const struct findings_acc *a)
+{
+	uint64_t keep = UINT64_MAX, t;
+	size_t i, j;
+
+	for (i = 0; i < a->p->nr_devices; i++) {
+		const struct pp_device *pd = &a->p->devices[i];
+		const struct fw_dev *ds = NULL;
+
+		for (j = 0; j < a->nr_devs; j++)
+			if (a->devs[j].device == pd->device)
+				ds = &a->devs[j];
+		if (ds && ds->nr_ops >= pd->nr_ops)
+			continue;
+		t = ds && ds->first != UINT64_MAX ? ds->cur_end :
+		    pd->has_kernel		   ? pd->first_kernel :
+						     pd->first_op;
+		if (t < keep)
+			keep = t;
+	}
+	return keep;
+}
+
 /* ---- As the calls and operations come ---- */
 
 struct findings_acc *findings_begin(struct findings *f, const struct model *m,
@@ -562,6 +635,7 @@ struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 	a->max_call_ns = p->max_call_ns;
 	a->first_call = UINT64_MAX;
 	a->func_seen = xcalloc(m->nr_funcs + 1, 1);
+	a->keep_after = keep_bound(a);
 	if (!prepass_window(p, &ws, &we))
 		ws = we = 0;
 	a->ctr = counters_begin(&f->ctr, m, ws, we);
@@ -608,8 +682,10 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 		return;		/* no gap's walk can name it */
 	tc = &a->threads[c->thread < m->nr_threads ? c->thread : m->nr_threads];
 	/* What no gap can reach any more goes; the rest slides to the front now and then. */
-	while (tc->head < tc->n && tc->v[tc->head].max_t1 <= a->keep_after)
+	while (tc->head < tc->n && tc->v[tc->head].max_t1 <= a->keep_after) {
 		tc->head++;
+		a->held--;
+	}
 	if (tc->head == tc->n) {
 		tc->head = tc->n = tc->hint = 0;
 	} else if (tc->head >= 64 && tc->head >= tc->n / 2) {
@@ -618,10 +694,14 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 		tc->hint = tc->hint > tc->head ? tc->hint - tc->head : 0;
 		tc->head = 0;
 	}
-	XGROW(tc->v, tc->cap, tc->n + 1);
 	if (c->t1 > tc->max_t1)
 		tc->max_t1 = c->t1;
+	if (tc->head == tc->n && tc->max_t1 <= a->keep_after)
+		return;		/* it would go at once */
+	XGROW(tc->v, tc->cap, tc->n + 1);
 	fc = &tc->v[tc->n++];
+	if (++a->held > a->f->calls_held_max)
+		a->f->calls_held_max = a->held;
 	fc->c = *c;
 	fc->max_t1 = tc->max_t1;
 	fc->id = id;
@@ -639,9 +719,8 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 	const struct model *m = a->m;
 	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 	struct fw_dev *ds = dev_of(a, sh->device);
-	uint64_t keep = g->start;
-	size_t i;
 
+	ds->nr_ops++;
 	counters_op(a->ctr, g);
 	if (sh->kind == MG_MEMCPY)
 		copy_evidence(a, g, sh);
@@ -649,51 +728,10 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 	if (sh->kind == MG_KERNEL && call && call->kind == MC_LAUNCH &&
 	    g->end - g->start < call->t1 - call->t0)
 		a->f->causes[CAUSE_LAUNCH_OVERHEAD].aux++;
-	if (g->start < ds->begin)
-		return;
-
-	/*
-	 * Gaps of the union of all operations, in start order. Copies that run while no work
-	 * does are exposed: the union of everything less the union of the work.
-	 */
-	if (ds->first == UINT64_MAX) {
-		ds->first = ds->cur_begin = g->start;
-		ds->cur_end = g->end;
-		ds->prev = sh;
-	} else if (g->start > ds->cur_end) {
-		stretch_push(ds, a->max_call_ns, ds->cur_begin, ds->cur_end);
-		attribute_gap(a, ds, ds->cur_end, g->start, call, call_id);
-		ds->cur_begin = g->start;
-		ds->cur_end = g->end;
-		ds->prev = sh;
-	} else if (g->end > ds->cur_end) {
-		ds->cur_end = g->end;
-		ds->prev = sh;
-	}
-	if (sh->kind != MG_MEMCPY)
-		stats_union_add(&ds->work, g->start, g->end);
-
-	if (sh->kind == MG_KERNEL) {
-		int is_est;
-		double fill = stats_fill_op(m, g, &is_est);
-		uint64_t dur = g->end - g->start;
-
-		a->lp_work += dur;
-		if (fill >= 0 && fill < 1) {
-			uint64_t lost = (uint64_t)((double)dur * (1 - fill));
-
-			a->lp_lost += lost;
-			site_add(&a->sites[CAUSE_LOW_PARALLELISM], op_name(m, sh), NULL, lost,
-				 fill);
-		}
-	}
-	/* Gaps to come start at a device's current end, or at operations yet to come. */
-	for (i = 0; i < a->nr_devs; i++)
-		if (a->devs[i].first != UINT64_MAX && a->devs[i].cur_end < keep)
-			keep = a->devs[i].cur_end;
-	a->keep_after = keep;
+	if (g->start >= ds->begin)
+		window_op(a, ds, g, sh, call, call_id);
+	a->keep_after = keep_bound(a);
 }
-
 static int cmp_rank(const void *x, const void *y, void *ctx)
 {
 	const struct findings *f = ctx;

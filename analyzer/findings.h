@@ -117,6 +117,7 @@ struct findings {
 	double copy_bytes_per_s;
 	struct counters ctr;		/* hardware counters over the window */
 	char summary[512];
+	size_t calls_held_max;		/* the most calls the gap walks held at once */
 	/* Every idle gap in time order per device, with findings_compute_gaps() only. */
 	int want_gaps;
 	struct f_gap *gaps;

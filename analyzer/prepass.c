@@ -155,6 +155,7 @@ void prepass_op(struct prepass *p, const struct m_gpu_shape *sh, uint64_t start,
 {
 	struct pp_device *d = device_of(p, sh->device);
 
+	d->nr_ops++;
 	if (start < d->first_op)
 		d->first_op = start;
 	if (end > d->last_end)

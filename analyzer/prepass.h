@@ -39,6 +39,7 @@ struct pp_device {
 	int has_kernel;
 	uint64_t first_kernel;		/* start of its first kernel */
 	uint64_t first_op;		/* start of its first operation */
+	uint64_t nr_ops;
 	uint64_t last_end;		/* the latest end of all its operations */
 	uint64_t kernel_end;		/* ... of those starting at first_kernel or later */
 	struct pp_span *before;		/* those starting before first_kernel that may matter */

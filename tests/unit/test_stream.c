@@ -81,10 +81,10 @@ static char *whole_json(const char *path)
 }
 
 /*
- * Streamed: 1 (then the report must be the whole model's, and *@held is how much it held),
- * 0 loaded whole.
+ * Streamed: 1 (then the report must be the whole model's, and *@held is how many calls and
+ * operations it held at most, *@walk_held how many calls the findings did), 0 loaded whole.
  */
-static int stream_same(const char *path, size_t *held)
+static int stream_same_walk(const char *path, size_t *held, size_t *walk_held)
 {
 	char *whole = whole_json(path), *json;
 	struct trace_reader rd;
@@ -107,6 +107,8 @@ static int stream_same(const char *path, size_t *held)
 		CHECK_EQ(m.nr_gpu, 0);
 		if (held)
 			*held = m.stream_held_max;
+		if (walk_held)
+			*walk_held = f.calls_held_max;
 		free(json);
 		findings_free(&f);
 		stats_free(&s);
@@ -114,6 +116,11 @@ static int stream_same(const char *path, size_t *held)
 	}
 	free(whole);
 	return ret;
+}
+
+static int stream_same(const char *path, size_t *held)
+{
+	return stream_same_walk(path, held, NULL);
 }
 
 static void rec_call(struct tb *t, uint32_t tid, uint64_t ts, void *rec, uint16_t type,
@@ -344,17 +351,44 @@ static const char *build_run(struct tb *t, size_t n, const char *name)
 
 static void test_stream_long(void)
 {
-	size_t held_1 = 0, held_2 = 0;
+	size_t held_1 = 0, held_2 = 0, walk_1 = 0, walk_2 = 0;
 	struct tb t;
 
-	CHECK_EQ(stream_same(build_run(&t, 30000, "stream_30k.trace"), &held_1), 1);
+	CHECK_EQ(stream_same_walk(build_run(&t, 30000, "stream_30k.trace"), &held_1, &walk_1), 1);
 	tb_free(&t);
-	CHECK_EQ(stream_same(build_run(&t, 60000, "stream_60k.trace"), &held_2), 1);
+	CHECK_EQ(stream_same_walk(build_run(&t, 60000, "stream_60k.trace"), &held_2, &walk_2), 1);
 	tb_free(&t);
 	/* About 2.6 records a step: 78,000 and 156,000 in all, a few thousand held at most. */
 	CHECK(held_1 > 0 && held_1 < 20000);
 	CHECK(held_2 < held_1 + held_1 / 4);
-	fprintf(stderr, "held at most: %zu (30,000 steps), %zu (60,000 steps)\n", held_1, held_2);
+	CHECK(walk_1 > 0 && walk_1 < 5000);
+	CHECK(walk_2 < walk_1 + walk_1 / 4);
+	fprintf(stderr, "held at most: %zu and %zu calls and operations, the walks %zu and %zu calls "
+			"(30,000 and 60,000 steps)\n", held_1, held_2, walk_1, walk_2);
+}
+
+/* Calls only, no GPU operation: no gap to come, so the walks keep no call. */
+static void test_stream_calls_only(void)
+{
+	size_t held = 0, walk = 0, i;
+	struct trace_rec_launch l;
+	struct tb t;
+
+	dict(&t);
+	for (i = 0; i < 50000; i++) {
+		memset(&l, 0, sizeof(l));
+		l.func = 1;
+		l.grid[0] = l.grid[1] = l.grid[2] = 1;
+		l.block[0] = l.block[1] = l.block[2] = 32;
+		rec_call(&t, TID_A, BASE + 10000 * i, &l, TRACE_REC_LAUNCH, sizeof(l), API_LAUNCH,
+			 3000);
+		if (i % 1000 == 999)
+			tb_flush(&t);
+	}
+	CHECK_EQ(stream_same_walk(tb_write(&t, "stream_calls.trace", 0), &held, &walk), 1);
+	CHECK_EQ(walk, 0);
+	CHECK(held < 20000);
+	tb_free(&t);
 }
 
 /* A sink that only counts, to see why model_stream gives up. */
@@ -478,6 +512,7 @@ static void test_stream_traces(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	RUN(test_stream_long);
+	RUN(test_stream_calls_only);
 	RUN(test_stream_whole);
 	RUN(test_stream_edges);
 	test_stream_traces(argc, argv);
