@@ -22,6 +22,7 @@
 #include "diff.h"
 #include "export.h"
 #include "findings.h"
+#include "json_report.h"
 #include "model.h"
 #include "output.h"
 #include "report_output.h"
@@ -32,25 +33,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static FILE *devnull;
-
-/* The JSON report of @m, @s, @f in a buffer (free it). */
-static char *report_json(const struct model *m, const struct stats *s, const struct findings *f,
-			 size_t *len)
-{
-	char *buf = NULL;
-	FILE *out = open_memstream(&buf, len);
-	struct json j;
-
-	if (!out)
-		abort();
-	json_init(&j, out, 1);
-	json_object_begin(&j, NULL);
-	report_json_members(&j, m, s, f);
-	json_object_end(&j);
-	json_done(&j);
-	fclose(out);
-	return buf;
-}
 
 /* Streamed where it can be, the report is the whole model's (@whole, @len). */
 static void check_stream(const char *path, const char *whole, size_t len)
@@ -65,7 +47,7 @@ static void check_stream(const char *path, const char *whole, size_t len)
 	if (trace_reader_open(&rd, path) < 0)
 		abort();	/* it opened for the whole model */
 	if (analyze_stream(&rd, &m, &s, &fd, NULL) == 1) {
-		json = report_json(&m, &s, &fd, &n);
+		json = json_report(&m, &s, &fd, &n);
 		if (n != len || memcmp(json, whole, n)) {
 			fprintf(stderr, "streamed report differs:\n%s\nwhole:\n%s\n", json, whole);
 			abort();
@@ -135,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			diff_compute(&d, &rs, &rs, 5.0);
 			diff_free(&d);
 			run_summary_free(&rs);
-			whole = report_json(&m, &s, &fd, &len);
+			whole = json_report(&m, &s, &fd, &len);
 			findings_free(&fd);
 			stats_free(&s);
 			check_stream(path, whole, len);

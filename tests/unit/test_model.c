@@ -81,18 +81,7 @@ static void note(struct tb *t, uint64_t ts, uint32_t kind)
 
 static void kernel(struct tb *t, uint64_t start, uint32_t corr, uint32_t name)
 {
-	struct trace_rec_gpu_kernel k;
-
-	memset(&k, 0, sizeof(k));
-	k.hdr.type = TRACE_REC_GPU_KERNEL;
-	k.hdr.size = sizeof(k);
-	k.start_ns = start;
-	k.end_ns = start + 2000;
-	k.cupti_corr = corr;
-	k.name = name;
-	k.grid[0] = k.grid[1] = k.grid[2] = 1;
-	k.block[0] = k.block[1] = k.block[2] = 32;
-	tb_rec(t, &k, sizeof(k));
+	tb_gpu_kernel(t, start, start + 2000, corr, name, 1, 32);
 }
 
 static void memset_op(struct tb *t, uint64_t start, uint32_t corr, uint64_t bytes)
@@ -127,21 +116,6 @@ static void ext_corr(struct tb *t, uint32_t seq, uint32_t corr)
 	ext_corr_of(t, 0, seq, corr);
 }
 
-/* CUPTI's record of the API call owning @corr, inside [start, end] on thread @tid. */
-static void api_rec(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t tid)
-{
-	struct trace_rec_gpu_api a;
-
-	memset(&a, 0, sizeof(a));
-	a.hdr.type = TRACE_REC_GPU_API;
-	a.hdr.size = sizeof(a);
-	a.start_ns = start;
-	a.end_ns = end;
-	a.cupti_corr = corr;
-	a.tid = tid;
-	a.domain = TRACE_GPU_API_RUNTIME;
-	tb_rec(t, &a, sizeof(a));
-}
 
 /*
  * Thread timeline (us after BASE): launch A at 0 (seq 1), launch A at 10 (seq 2), set of 64 B
@@ -175,12 +149,12 @@ static const char *build(struct tb *t)
 	/* Exact: the pushed id (seq 1), and API records inside the calls (seq 2 and 3). */
 	ext_corr(t, 1, 11);
 	kernel(t, BASE + 6000, 11, S_KERN_A);
-	api_rec(t, BASE + 10500, BASE + 14000, 12, TID);
+	tb_gpu_api(t, BASE + 10500, BASE + 14000, 12, TID);
 	kernel(t, BASE + 16000, 12, S_KERN_A);
-	api_rec(t, BASE + 20500, BASE + 24000, 13, TID);
+	tb_gpu_api(t, BASE + 20500, BASE + 24000, 13, TID);
 	memset_op(t, BASE + 26000, 13, 64);
 	/* An API record of another thread at the same time must not join. */
-	api_rec(t, BASE + 80500, BASE + 84000, 16, TID + 1);
+	tb_gpu_api(t, BASE + 80500, BASE + 84000, 16, TID + 1);
 	/* After the client: no correlation of ours; the kernel of seq 4 went to the client. */
 	kernel(t, BASE + 76000, 0, S_KERN_B);
 	kernel(t, BASE + 86000, 16, S_KERN_A);
@@ -334,7 +308,7 @@ static void test_join_many(void)
 		size_t j = i * 1237 % MANY;	/* a scrambled order; 1237 is prime to MANY */
 		uint32_t corr = (uint32_t)((j * 2903 + 11) % MANY) + 100;
 
-		api_rec(&t, BASE + 10000 * j + 1000, BASE + 10000 * j + 4000, corr, TID);
+		tb_gpu_api(&t, BASE + 10000 * j + 1000, BASE + 10000 * j + 4000, corr, TID);
 		kernel(&t, BASE + 10000 * j + 6000, corr, S_KERN_A);
 	}
 	tb_flush(&t);
@@ -371,7 +345,7 @@ static void test_join_tid_reused(void)
 	for (i = 0; i < 10; i++)
 		launch(&t, i ? 20000 : 0, 0, 1);
 	for (i = 0; i < 20; i++) {
-		api_rec(&t, BASE + 10000 * i + 1000, BASE + 10000 * i + 4000, (uint32_t)i + 1, TID);
+		tb_gpu_api(&t, BASE + 10000 * i + 1000, BASE + 10000 * i + 4000, (uint32_t)i + 1, TID);
 		kernel(&t, BASE + 10000 * i + 6000, (uint32_t)i + 1, S_KERN_A);
 	}
 	tb_flush(&t);
@@ -464,7 +438,7 @@ static void test_results(void)
 				}
 			}
 			if (with_gpu) {
-				api_rec(&t, BASE + 1000, BASE + 4000, 1, TID);
+				tb_gpu_api(&t, BASE + 1000, BASE + 4000, 1, TID);
 				kernel(&t, BASE + 6000, 1, S_KERN_A);
 			}
 			tb_flush(&t);
@@ -512,7 +486,7 @@ static void test_equal_ops_by_corr(void)
 
 		launches_10us(&t, 3);
 		for (i = 0; i < 3; i++)
-			api_rec(&t, BASE + 10000 * i + 1000, BASE + 10000 * i + 4000,
+			tb_gpu_api(&t, BASE + 10000 * i + 1000, BASE + 10000 * i + 4000,
 				(uint32_t)(10 * i + 10), TID);
 		for (i = 0; i < 3; i++)
 			kernel(&t, BASE + 50000, came[i], S_KERN_A);

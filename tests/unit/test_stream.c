@@ -14,9 +14,8 @@
 #include "analyze.h"
 #include "check.h"
 #include "model.h"
-#include "output.h"
+#include "json_report.h"
 #include "prepass.h"
-#include "report_output.h"
 #include "trace_builder.h"
 #include "trace_reader.h"
 
@@ -28,25 +27,6 @@ enum { S_LAUNCH = 1, S_COPY, S_ALLOC, S_FREE, S_SYNC, S_KERN_A, S_KERN_B, S_DEV,
 #define BASE 1000000000ull
 #define STEP 50000ull			/* a step every 50 us */
 #define LATE 40			/* GPU records come this many steps after their calls */
-
-/* The JSON report of @m, @s, @f (free it). */
-static char *report_json(const struct model *m, const struct stats *s, const struct findings *f)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	struct json j;
-
-	if (!out)
-		abort();
-	json_init(&j, out, 1);
-	json_object_begin(&j, NULL);
-	report_json_members(&j, m, s, f);
-	json_object_end(&j);
-	json_done(&j);
-	fclose(out);
-	return buf;
-}
 
 static char *whole_json(const char *path)
 {
@@ -60,7 +40,7 @@ static char *whole_json(const char *path)
 	CHECK_EQ(model_load(&m, &rd), 0);
 	stats_compute(&s, &m);
 	findings_compute(&f, &m, &s);
-	json = report_json(&m, &s, &f);
+	json = json_report(&m, &s, &f, NULL);
 	{
 		/* The counters' window, known before the first operation, is the findings'. */
 		uint64_t ws, we;
@@ -98,7 +78,7 @@ static int stream_same_walk(const char *path, size_t *held, size_t *walk_held)
 	trace_reader_close(&rd);
 	CHECK(ret >= 0);
 	if (ret == 1) {
-		json = report_json(&m, &s, &f);
+		json = json_report(&m, &s, &f, NULL);
 		if (strcmp(json, whole)) {
 			fprintf(stderr, "%s: streamed:\n%s\nwhole:\n%s\n", path, json, whole);
 			CHECK(!"the streamed report is the whole model's");
@@ -131,38 +111,11 @@ static void rec_call(struct tb *t, uint32_t tid, uint64_t ts, void *rec, uint16_
 	tb_rec(t, rec, size);
 }
 
-static void api_rec(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t tid)
-{
-	struct trace_rec_gpu_api a;
-
-	memset(&a, 0, sizeof(a));
-	a.hdr.type = TRACE_REC_GPU_API;
-	a.hdr.size = sizeof(a);
-	a.start_ns = start;
-	a.end_ns = end;
-	a.cupti_corr = corr;
-	a.tid = tid;
-	a.domain = TRACE_GPU_API_DRIVER;
-	tb_rec(t, &a, sizeof(a));
-}
 
 static void kernel(struct tb *t, uint64_t start, uint64_t len, uint32_t corr, uint32_t name,
 		   uint32_t grid)
 {
-	struct trace_rec_gpu_kernel k;
-
-	memset(&k, 0, sizeof(k));
-	k.hdr.type = TRACE_REC_GPU_KERNEL;
-	k.hdr.size = sizeof(k);
-	k.start_ns = start;
-	k.end_ns = start + len;
-	k.cupti_corr = corr;
-	k.name = name;
-	k.grid[0] = grid;
-	k.grid[1] = k.grid[2] = 1;
-	k.block[0] = 128;
-	k.block[1] = k.block[2] = 1;
-	tb_rec(t, &k, sizeof(k));
+	tb_gpu_kernel(t, start, start + len, corr, name, grid, 128);
 }
 
 static void copy_op(struct tb *t, uint64_t start, uint64_t len, uint32_t corr, uint32_t dev)
@@ -316,11 +269,11 @@ static void step_gpu(struct tb *t, size_t i)
 	const uint32_t corr = (uint32_t)i * 2 + 1;
 	uint64_t start = ts + (i % 3 ? 9000 : 3000) + (i % 11 == 0 ? 30000 : 0);
 
-	api_rec(t, ts + 100, ts + 4900, corr, TID_A);
+	tb_gpu_api(t, ts + 100, ts + 4900, corr, TID_A);
 	kernel(t, start, 2000 + (i % 13) * 150, corr, i % 5 ? S_KERN_A : S_KERN_B,
 	       (uint32_t)(i % 7 + 1) * 8);
 	if (i % 10 == 3) {
-		api_rec(t, ts + 20100, ts + 31900, corr + 1, TID_B);
+		tb_gpu_api(t, ts + 20100, ts + 31900, corr + 1, TID_B);
 		copy_op(t, ts + 21000, 9000, corr + 1, 1);
 	}
 	if (i % 20 == 9 && i > 100)	/* sampling from 5 ms on */
@@ -489,7 +442,7 @@ static void test_stream_edges(void)
 	l.grid[0] = l.grid[1] = l.grid[2] = 1;
 	l.block[0] = l.block[1] = l.block[2] = 32;
 	rec_call(&t, TID_A, UINT64_MAX - 100000, &l, TRACE_REC_LAUNCH, sizeof(l), API_LAUNCH, 5000);
-	api_rec(&t, UINT64_MAX - 99000, UINT64_MAX - 96000, 7777, TID_A);
+	tb_gpu_api(&t, UINT64_MAX - 99000, UINT64_MAX - 96000, 7777, TID_A);
 	kernel(&t, UINT64_MAX - 90000, 90000, 7777, S_KERN_A, 8);
 	tb_flush(&t);
 	CHECK_EQ(stream_same(tb_write(&t, "stream_edges.trace", 0), NULL), 1);

@@ -125,6 +125,40 @@ void tb_call(struct trace_call *c, uint16_t type, uint16_t size, uint32_t dt, ui
 	c->flags = 0;
 }
 
+void tb_gpu_api(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t tid)
+{
+	struct trace_rec_gpu_api a;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr.type = TRACE_REC_GPU_API;
+	a.hdr.size = sizeof(a);
+	a.start_ns = start;
+	a.end_ns = end;
+	a.cupti_corr = corr;
+	a.tid = tid;
+	a.domain = TRACE_GPU_API_RUNTIME;
+	tb_rec(t, &a, sizeof(a));
+}
+
+void tb_gpu_kernel(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name,
+		   uint32_t grid_x, uint32_t block_x)
+{
+	struct trace_rec_gpu_kernel k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.type = TRACE_REC_GPU_KERNEL;
+	k.hdr.size = sizeof(k);
+	k.start_ns = start;
+	k.end_ns = end;
+	k.cupti_corr = corr;
+	k.name = name;
+	k.grid[0] = grid_x;
+	k.grid[1] = k.grid[2] = 1;
+	k.block[0] = block_x;
+	k.block[1] = k.block[2] = 1;
+	tb_rec(t, &k, sizeof(k));
+}
+
 void tb_flush(struct tb *t)
 {
 	struct trace_chunk_header ch;

@@ -28,6 +28,11 @@ void tb_string(struct tb *t, uint32_t id, const char *s);
 void tb_block(struct tb *t, uint32_t tid, uint32_t index, uint64_t base_ns);
 /* API_DEF: entry point @api of @family, named by STRING @name. */
 void tb_api_def(struct tb *t, uint16_t api, uint8_t family, uint32_t name);
+/* GPU_API: CUPTI's record of the API call owning @corr, inside [start, end] on thread @tid. */
+void tb_gpu_api(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t tid);
+/* GPU_KERNEL @name on device 0 over [start, end), @grid_x blocks of @block_x threads. */
+void tb_gpu_kernel(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name,
+		   uint32_t grid_x, uint32_t block_x);
 /* Compress the open chunk into the file. */
 void tb_flush(struct tb *t);
 /* Write the file; @cut > 0 keeps only the first @cut bytes. Returns the path (static buffer). */

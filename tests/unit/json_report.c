@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+/*
+ * json_report.c - see json_report.h. Test-only.
+ */
+#define _GNU_SOURCE
+#include "json_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "output.h"
+#include "report_output.h"
+
+char *json_report(const struct model *m, const struct stats *s, const struct findings *f,
+		  size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *out = open_memstream(&buf, &n);
+	struct json j;
+
+	if (!out)
+		abort();
+	json_init(&j, out, 1);
+	json_object_begin(&j, NULL);
+	report_json_members(&j, m, s, f);
+	json_object_end(&j);
+	json_done(&j);
+	fclose(out);
+	if (len)
+		*len = n;
+	return buf;
+}
