@@ -1686,6 +1686,9 @@ int model_read_records(struct model *m, struct trace_reader *rd)
 	int ret;
 
 	while ((ret = trace_reader_next(rd, &r)) > 0) {
+		/* A trace still being written has grown since the first read: not past it. */
+		if (m->stage == MODEL_STREAMING && rd->nr_records > m->nr_records)
+			return 0;
 		if (m->stage != MODEL_STREAMING)
 			m->nr_by_type[r.type < 64 ? r.type : 0]++;
 		if (r.is_thread)

@@ -449,6 +449,67 @@ static void test_stream_edges(void)
 	tb_free(&t);
 }
 
+/*
+ * A trace still being written grows between the two reads (here: in the sink's begin, between
+ * them): the second read stops where the first did, so the stream hands on what the whole
+ * model of the first read's file holds.
+ */
+struct grow_sink {
+	size_t n[2];			/* first: count_call and count_op count here */
+	const char *path;
+	struct tb more;			/* what is appended */
+};
+
+static void grow_begin(void *ctx, const struct model *m, const struct prepass *p)
+{
+	struct grow_sink *g = ctx;
+	FILE *f = fopen(g->path, "ab");
+
+	(void)m, (void)p;
+	if (!f)
+		abort();
+	fwrite(g->more.file, 1, g->more.len, f);
+	fclose(f);
+}
+
+static void test_stream_growing(void)
+{
+	struct grow_sink g;
+	const struct model_sink sink = { grow_begin, count_call, count_op, nop_sample, &g };
+	struct trace_reader rd;
+	struct prepass p;
+	struct model m;
+	struct tb t;
+	size_t i, calls, ops;
+
+	memset(&g, 0, sizeof(g));
+	g.path = build_run(&t, 2000, "stream_growing.trace");
+	CHECK_EQ(trace_reader_open(&rd, g.path), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	calls = m.nr_calls;
+	ops = m.nr_gpu;
+	model_free(&m);
+	trace_reader_close(&rd);
+	/* More steps, as the shim would append them: chunks only (no second header). */
+	tb_init(&g.more, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	g.more.len = 0;
+	g.more.seq = t.seq;
+	for (i = 2000; i < 2100; i++) {
+		step_calls(&g.more, i);
+		step_gpu(&g.more, i);
+	}
+	tb_flush(&g.more);
+	CHECK_EQ(trace_reader_open(&rd, g.path), 0);
+	CHECK_EQ(model_stream(&m, &rd, &p, &sink), 0);
+	CHECK_EQ(g.n[0], calls);
+	CHECK_EQ(g.n[1], ops);
+	model_free(&m);
+	prepass_free(&p);
+	trace_reader_close(&rd);
+	tb_free(&g.more);
+	tb_free(&t);
+}
+
 /* The H200 fixtures: each streamed one reports as the whole model does; most stream. */
 static void test_stream_traces(int argc, char **argv)
 {
@@ -468,6 +529,7 @@ int main(int argc, char **argv)
 	RUN(test_stream_calls_only);
 	RUN(test_stream_whole);
 	RUN(test_stream_edges);
+	RUN(test_stream_growing);
 	test_stream_traces(argc, argv);
 	return TEST_RESULT();
 }
