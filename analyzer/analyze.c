@@ -58,11 +58,20 @@ static void both_sample(void *ctx, const struct m_pm_sample *sm)
 	findings_sample(b->fa, sm);
 }
 
+static void both_floor(void *ctx, uint64_t t)
+{
+	struct both *b = ctx;
+
+	stats_floor(b->sa, t);
+	findings_floor(b->fa, t);
+}
+
 int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
 		   const struct analyze_extra *x)
 {
 	struct both b = { s, f, x, NULL, NULL };
-	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, &b };
+	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, both_floor,
+					 &b };
 	struct prepass p;
 	int ret = model_stream(m, rd, &p, &sink);
 

@@ -219,6 +219,8 @@ void counters_sample(struct ctr_acc *a, const struct m_pm_sample *s)
 		memmove(a->busy, a->busy + old, (w->n - 1) * sizeof(*a->busy));
 	XGROW(a->busy, a->busy_cap, w->n);
 	a->busy[w->n - 1] = 0;
+	if (w->n - w->head > a->c->samples_held_max)
+		a->c->samples_held_max = w->n - w->head;
 }
 
 /* The busy stretch being merged is closed: into the samples it overlaps. */
@@ -274,6 +276,13 @@ static const char *absent_reason(const struct model *m)
 		return "no CUPTI in this run (see its cupti_off note), and counters need it";
 	return "sampling was not set up when the program ended (it starts 1 s after the first "
 	       "kernel launch and takes up to about a second to set up)";
+}
+
+void counters_floor(struct ctr_acc *a, uint64_t t)
+{
+	if (a->has && t > a->end)
+		busy_flush(a);	/* no operation to come extends it */
+	samples_done(a, a->has && a->start < t ? a->start : t);
 }
 
 void counters_end(struct ctr_acc *a)

@@ -49,6 +49,7 @@ struct counters {
 	double compute_sm, compute_tensor;
 	struct ctr_bucket buckets[PM_MAX_BUCKETS];
 	int nr_buckets;
+	size_t samples_held_max;	/* the most samples held at once to be summed */
 };
 
 /*
@@ -88,6 +89,8 @@ struct ctr_acc *counters_begin(struct counters *c, const struct model *m, uint64
 			       uint64_t win_end);
 void counters_sample(struct ctr_acc *a, const struct m_pm_sample *s);
 void counters_op(struct ctr_acc *a, const struct m_gpu_op *g);
+/* No operation still to come starts before @t: the samples no stretch can reach are summed. */
+void counters_floor(struct ctr_acc *a, uint64_t t);
 void counters_end(struct ctr_acc *a);
 
 /* Slot names as in JSON: "sm_active", "dram", "tensor", "gr_active", "sm_throughput". */

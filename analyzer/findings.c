@@ -713,6 +713,11 @@ void findings_sample(struct findings_acc *a, const struct m_pm_sample *s)
 	counters_sample(a->ctr, s);
 }
 
+void findings_floor(struct findings_acc *a, uint64_t t)
+{
+	counters_floor(a->ctr, t);
+}
+
 void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
 		 uint32_t call_id)
 {

@@ -154,6 +154,8 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id);
 void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
 		 uint32_t call_id);
 void findings_sample(struct findings_acc *a, const struct m_pm_sample *s);
+/* No operation still to come starts before @t (streaming: what may be let go). */
+void findings_floor(struct findings_acc *a, uint64_t t);
 void findings_end(struct findings_acc *a, const struct stats *s);
 /* The largest part of a gap: a cause id or enum gap_part. */
 int gap_label(const struct f_gap *g);

@@ -331,7 +331,8 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
  * @sink->call in order of start (the order model_load sorts them in) and every operation, with
  * the call it was joined to, to @sink->op in order of start, each call before the operations
  * that start after it, and every counter sample to @sink->sample in order of start, each
- * before the operations that end after it starts. They are released once no record still to
+ * before the operations that end after it starts; @sink->floor now and then with a time no call,
+ * operation or sample still to come starts before. They are released once no record still to
  * come can start before them (how late records come is measured by the first read), so
  * memory is bounded by that lateness, not by the trace's length. After it @m holds no calls,
  * operations or samples; its counts and join figures are model_load's.
@@ -345,6 +346,7 @@ struct model_sink {
 	void (*call)(void *ctx, const struct m_call *c, uint32_t id);
 	void (*op)(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id);
 	void (*sample)(void *ctx, const struct m_pm_sample *s);
+	void (*floor)(void *ctx, uint64_t t);	/* nothing still to come starts before @t */
 	void *ctx;
 };
 int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,

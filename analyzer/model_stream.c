@@ -256,6 +256,7 @@ static void st_release(struct model *m, uint64_t r, int all)
 	struct model_stream *st = m->st;
 	struct early_join *ej = m->ej;
 	const struct model_sink *sink = st->sink;
+	uint64_t floor;
 	size_t i, k, n;
 
 	if (m->nr_calls + m->nr_gpu > m->stream_held_max)
@@ -315,10 +316,14 @@ static void st_release(struct model *m, uint64_t r, int all)
 		else
 			st_op(m, st->batch[i].id);
 	}
+	floor = i < n ? st->batch[i].t : r;	/* the first operation held back */
 	for (; i < n; i++)
 		pending_add(&st->ops, &st->batch[i]);
-	if (!m->stream_failed)
-		st_trim(m, r);
+	if (m->stream_failed)
+		return;
+	if (!all)
+		sink->floor(sink->ctx, floor);
+	st_trim(m, r);
 }
 
 int model_stream_tick(struct model *m)

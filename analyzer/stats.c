@@ -789,6 +789,11 @@ void stats_sample(struct stats_acc *a, const struct m_pm_sample *s)
 	pm_window_add(&a->pm, s);
 }
 
+void stats_floor(struct stats_acc *a, uint64_t t)
+{
+	pm_window_let_go(&a->pm, t);
+}
+
 void stats_op(struct stats_acc *a, const struct m_gpu_op *g)
 {
 	const struct m_gpu_shape *sh = model_gpu_shape(a->m, g);

@@ -161,6 +161,8 @@ struct stats_acc *stats_begin(struct stats *s, const struct model *m, const stru
 void stats_call(struct stats_acc *a, const struct m_call *c);
 void stats_op(struct stats_acc *a, const struct m_gpu_op *g);
 void stats_sample(struct stats_acc *a, const struct m_pm_sample *s);
+/* No operation still to come starts before @t (streaming: what may be let go). */
+void stats_floor(struct stats_acc *a, uint64_t t);
 void stats_end(struct stats_acc *a);
 void stats_free(struct stats *s);
 

@@ -62,9 +62,11 @@ static char *whole_json(const char *path)
 
 /*
  * Streamed: 1 (then the report must be the whole model's, and *@held is how many calls and
- * operations it held at most, *@walk_held how many calls the findings did), 0 loaded whole.
+ * operations it held at most, *@walk_held how many calls the findings did, *@samples_held how
+ * many counter samples the counters did), 0 loaded whole.
  */
-static int stream_same_walk(const char *path, size_t *held, size_t *walk_held)
+static int stream_same_walk(const char *path, size_t *held, size_t *walk_held,
+			    size_t *samples_held)
 {
 	char *whole = whole_json(path), *json;
 	struct trace_reader rd;
@@ -89,6 +91,8 @@ static int stream_same_walk(const char *path, size_t *held, size_t *walk_held)
 			*held = m.stream_held_max;
 		if (walk_held)
 			*walk_held = f.calls_held_max;
+		if (samples_held)
+			*samples_held = f.ctr.samples_held_max;
 		free(json);
 		findings_free(&f);
 		stats_free(&s);
@@ -100,7 +104,7 @@ static int stream_same_walk(const char *path, size_t *held, size_t *walk_held)
 
 static int stream_same(const char *path, size_t *held)
 {
-	return stream_same_walk(path, held, NULL);
+	return stream_same_walk(path, held, NULL, NULL);
 }
 
 static void rec_call(struct tb *t, uint32_t tid, uint64_t ts, void *rec, uint16_t type,
@@ -307,9 +311,9 @@ static void test_stream_long(void)
 	size_t held_1 = 0, held_2 = 0, walk_1 = 0, walk_2 = 0;
 	struct tb t;
 
-	CHECK_EQ(stream_same_walk(build_run(&t, 30000, "stream_30k.trace"), &held_1, &walk_1), 1);
+	CHECK_EQ(stream_same_walk(build_run(&t, 30000, "stream_30k.trace"), &held_1, &walk_1, NULL), 1);
 	tb_free(&t);
-	CHECK_EQ(stream_same_walk(build_run(&t, 60000, "stream_60k.trace"), &held_2, &walk_2), 1);
+	CHECK_EQ(stream_same_walk(build_run(&t, 60000, "stream_60k.trace"), &held_2, &walk_2, NULL), 1);
 	tb_free(&t);
 	/* About 2.6 records a step: 78,000 and 156,000 in all, a few thousand held at most. */
 	CHECK(held_1 > 0 && held_1 < 20000);
@@ -320,15 +324,21 @@ static void test_stream_long(void)
 			"(30,000 and 60,000 steps)\n", held_1, held_2, walk_1, walk_2);
 }
 
-/* Calls only, no GPU operation: no gap to come, so the walks keep no call. */
+/*
+ * Calls only, no GPU operation but counter samples (a millisecond each): no gap to come, so the
+ * walks keep no call, and the counters let each sample go as it comes.
+ */
 static void test_stream_calls_only(void)
 {
-	size_t held = 0, walk = 0, i;
+	size_t held = 0, walk = 0, samples = 0, i;
 	struct trace_rec_launch l;
 	struct tb t;
 
 	dict(&t);
+	pm_config(&t);
 	for (i = 0; i < 50000; i++) {
+		if (i % 100 == 0)
+			pm_sample(&t, BASE + 10000 * i, i);
 		memset(&l, 0, sizeof(l));
 		l.func = 1;
 		l.grid[0] = l.grid[1] = l.grid[2] = 1;
@@ -338,8 +348,10 @@ static void test_stream_calls_only(void)
 		if (i % 1000 == 999)
 			tb_flush(&t);
 	}
-	CHECK_EQ(stream_same_walk(tb_write(&t, "stream_calls.trace", 0), &held, &walk), 1);
+	CHECK_EQ(stream_same_walk(tb_write(&t, "stream_calls.trace", 0), &held, &walk, &samples),
+		 1);
 	CHECK_EQ(walk, 0);
+	CHECK(samples < 100);	/* of 500 */
 	CHECK(held < 20000);
 	tb_free(&t);
 }
@@ -367,11 +379,16 @@ static void nop_sample(void *ctx, const struct m_pm_sample *s)
 	(void)ctx, (void)s;
 }
 
+static void nop_floor(void *ctx, uint64_t t)
+{
+	(void)ctx, (void)t;
+}
+
 static const char *why_whole(const char *path)
 {
 	static char why[256];
 	size_t n[2] = { 0, 0 };
-	const struct model_sink sink = { nop_begin, count_call, count_op, nop_sample, n };
+	const struct model_sink sink = { nop_begin, count_call, count_op, nop_sample, nop_floor, n };
 	struct trace_reader rd;
 	struct prepass p;
 	struct model m;
@@ -475,7 +492,7 @@ static void grow_begin(void *ctx, const struct model *m, const struct prepass *p
 static void test_stream_growing(void)
 {
 	struct grow_sink g;
-	const struct model_sink sink = { grow_begin, count_call, count_op, nop_sample, &g };
+	const struct model_sink sink = { grow_begin, count_call, count_op, nop_sample, nop_floor, &g };
 	struct trace_reader rd;
 	struct prepass p;
 	struct model m;
