@@ -336,8 +336,8 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
  * come can start before them (how late records come is measured by the first read), so
  * memory is bounded by that lateness, not by the trace's length. After it @m holds no calls,
  * operations or samples; its counts and join figures are model_load's.
- * Return: 0; -errno for a corrupt trace (rd->err; the caller loads it whole for the partial
- * report); 1 when the trace cannot be streamed with model_load's answer (m->stream_failed
+ * Return: 0; -errno for a corrupt trace (rd->err, as model_load would say); 1 when the trace
+ * cannot be streamed with model_load's answer (m->stream_failed
  * says why: an older trace's pushed ids, a join that must wait for the whole trace, ...):
  * model_free, then model_load. The sink may have been fed part of the run by then.
  */
