@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * model_internal.h - what model.c (records, dictionaries, the joins, model_load) and
- * model_stream.c (model_stream's second read) share. Not for the other modules: they see
+ * model_internal.h - what model.c (records, dictionaries, sorting, model_load), model_join.c
+ * (the joins) and model_stream.c (model_stream's second read) share. Not for the other modules: they see
  * model.h only.
  */
 #ifndef GPUSHIM_MODEL_INTERNAL_H
@@ -42,11 +42,11 @@ struct thread_calls_by_tid {
 	size_t hint;			/* where the last search ended (records come in order) */
 };
 
-/* ---- The join as the records come (model.c) ---- */
+/* ---- The join (model_join.c) ---- */
 
 /*
  * GPU operations are joined while the trace is read, so that its API records (24 bytes an
- * operation) need not all be held to the end (model.c says how).
+ * operation) need not all be held to the end (model_join.c says how).
  */
 #define EJ_SLOTS (1u << 17)
 
@@ -79,6 +79,10 @@ struct early_join {
 	const char *failed;		/* why the join after loading must do it; NULL */
 };
 
+/* Call number @idx, operation number @op, API record @a was read (model_join.c). */
+void model_ej_call(struct model *m, struct early_join *ej, size_t idx);
+void model_ej_op(struct model *m, struct early_join *ej, size_t op);
+void model_ej_api(struct model *m, struct early_join *ej, const struct m_api_join *a);
 /* The end of the trace: pairs still waiting for their thread's next call are joined now. */
 void model_ej_finish(struct model *m, struct early_join *ej);
 void model_ej_free(struct early_join *ej);
@@ -87,6 +91,13 @@ struct thread_calls_by_tid *model_ej_tid(struct early_join *ej, uint32_t tid, in
 /* The GPU-work call of thread @t that API record @a falls in, or -1. */
 int64_t model_call_in_thread(const struct model *m, struct thread_calls_by_tid *t,
 			     const struct m_api_join *a);
+/*
+ * After loading (the calls and operations sorted; @moved: where the sort put each call, NULL
+ * when nothing needs it): every operation joined to its call — by pushed id, as read
+ * (@is_early) or by API record — then, for what is left, by launch order.
+ */
+void model_join_gpu(struct model *m, int is_early, const uint32_t *moved);
+void model_join_by_order(struct model *m);
 
 /* ---- Reading (model.c) ---- */
 
