@@ -37,7 +37,6 @@ enum m_call_flags {
 	MCF_PER_THREAD = 1u << 2,
 	MCF_ERROR = 1u << 3,		/* failed (CUDA_ERROR_NOT_READY of a query is no failure) */
 	MCF_HAS_GPU = 1u << 4,		/* GPU operations are joined to this call */
-	MCF_HANDED_ON = 1u << 5,	/* model_stream: given to the sink (no analysis reads it) */
 };
 
 /* What launches have in common, held once (model.launch_shapes): the kernel and its shape. */

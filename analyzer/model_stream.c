@@ -185,8 +185,9 @@ static void st_op(struct model *m, uint32_t op)
 }
 
 /*
- * Let go of the calls handed on that ended before any API record still to come (or waiting
- * for its thread) starts, and of the operations handed on, from the front, many at a time.
+ * Let go of the calls that ended before any API record still to come (or waiting for its
+ * thread) starts, and of the operations handed on, from the front, many at a time. @bound is
+ * at most the release's: a call that ended before it started before it, so it was handed on.
  */
 static void st_trim(struct model *m, uint64_t bound)
 {
@@ -197,8 +198,7 @@ static void st_trim(struct model *m, uint64_t bound)
 	for (i = 0; i < ej->nr_pend; i++)
 		if (ej->pend[i].a.start < bound)
 			bound = ej->pend[i].a.start;
-	while (front < end && (mcall(m, front)->flags & MCF_HANDED_ON) &&
-	       mcall(m, front)->t1 < bound)
+	while (front < end && mcall(m, front)->t1 < bound)
 		front++;
 	k = front - m->calls_base;
 	if (k >= ST_TRIM_MIN && 4 * k >= m->nr_calls) {
@@ -298,12 +298,8 @@ static void st_release(struct model *m, uint64_t r, int all)
 	st->nr_samples = k;
 
 	n = pending_take(&st->calls, r, all, &st->batch, &st->batch_cap);
-	for (i = 0; i < n; i++) {
-		struct m_call *c = mcall(m, st->batch[i].id);
-
-		sink->call(sink->ctx, c, st->batch[i].id);
-		c->flags |= MCF_HANDED_ON;
-	}
+	for (i = 0; i < n; i++)
+		sink->call(sink->ctx, mcall(m, st->batch[i].id), st->batch[i].id);
 
 	n = pending_take(&st->ops, r, all, &st->batch, &st->batch_cap);
 	for (i = 0; i < n && !m->stream_failed; i++) {
