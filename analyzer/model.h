@@ -378,14 +378,6 @@ uint32_t model_occupancy(const struct model *m, uint32_t name, uint32_t block_th
 			 uint32_t dyn_smem);
 
 /*
- * model_first_after - of the calls idx[0..n) (indices into m->calls, in time order), the first
- * that starts (@by_end: ends) after @t, or n. Gallops from @hint (where the caller's last
- * search ended): O(1) for searches that move forward with time, O(log n) always.
- */
-size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, size_t hint,
-			 uint64_t t, int by_end);
-
-/*
  * model_gpu_shape_add, model_launch_shape_add - the index of @s in m->gpu_shapes or
  * m->launch_shapes, added when new (its padding must be zero). model_gpu_shape - an
  * operation's shape; model_launch - a launch call's (kind MC_LAUNCH).

@@ -187,21 +187,24 @@ struct first_after_query {
 	const struct model *m;
 	const uint32_t *idx;
 	uint64_t t;
-	int by_end;
 };
 
 static int is_after(size_t i, const void *ctx)
 {
 	const struct first_after_query *q = ctx;
-	const struct m_call *c = mcall(q->m, q->idx[i]);
 
-	return (q->by_end ? c->t1 : c->t0) > q->t;
+	return mcall(q->m, q->idx[i])->t0 > q->t;
 }
 
-size_t model_first_after(const struct model *m, const uint32_t *idx, size_t n, size_t hint,
-			 uint64_t t, int by_end)
+/*
+ * Of the calls idx[0..n) (call numbers, in time order), the first that starts after @t, or n.
+ * Gallops from @hint (where the last search ended): O(1) for searches that move forward with
+ * time, O(log n) always.
+ */
+static size_t first_after(const struct model *m, const uint32_t *idx, size_t n, size_t hint,
+			  uint64_t t)
 {
-	struct first_after_query q = { m, idx, t, by_end };
+	struct first_after_query q = { m, idx, t };
 
 	return gallop_search(n, hint, is_after, &q);
 }
@@ -226,7 +229,7 @@ int64_t model_call_in_thread(const struct model *m, struct thread_calls_by_tid *
 		lo++;
 	if ((lo < t->n && mcall(m, t->idx[lo])->t0 <= a->end) ||
 	    (lo > 0 && mcall(m, t->idx[lo - 1])->t0 > a->end))
-		lo = model_first_after(m, t->idx, t->n, t->hint, a->end, 0);
+		lo = first_after(m, t->idx, t->n, t->hint, a->end);
 	t->hint = lo;
 	for (k = 0; k < 2 && lo > k; k++) {
 		const struct m_call *c = mcall(m, t->idx[lo - 1 - k]);
