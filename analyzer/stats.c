@@ -248,6 +248,16 @@ struct k_aux {
 	double pm_sum[TRACE_PM_NR_SLOTS], pm_w[TRACE_PM_NR_SLOTS];
 };
 
+/* Value @v's slot in @x: where it is, or the empty one where it goes. */
+static size_t vc_slot(const struct k_aux *x, uint64_t v)
+{
+	size_t j = (size_t)(v * 0x9e3779b97f4a7c15ull >> 17) & (x->nr_slots - 1);
+
+	while (x->vc[j].n && x->vc[j].v != v)
+		j = (j + 1) & (x->nr_slots - 1);
+	return j;
+}
+
 static void vc_add(struct k_aux *x, uint64_t v)
 {
 	size_t j;
@@ -258,26 +268,17 @@ static void vc_add(struct k_aux *x, uint64_t v)
 
 		x->nr_slots = n ? 2 * n : 16;
 		x->vc = xcalloc(x->nr_slots, sizeof(*x->vc));
-		x->nr_vc = 0;
 		for (i = 0; i < n; i++)
-			if (old[i].n) {
-				for (j = (size_t)(old[i].v * 0x9e3779b97f4a7c15ull >> 17) &
-					 (x->nr_slots - 1);
-				     x->vc[j].n; j = (j + 1) & (x->nr_slots - 1))
-					;
-				x->vc[j] = old[i];
-				x->nr_vc++;
-			}
+			if (old[i].n)
+				x->vc[vc_slot(x, old[i].v)] = old[i];
 		free(old);
 	}
-	for (j = (size_t)(v * 0x9e3779b97f4a7c15ull >> 17) & (x->nr_slots - 1); x->vc[j].n;
-	     j = (j + 1) & (x->nr_slots - 1))
-		if (x->vc[j].v == v) {
-			x->vc[j].n++;
-			return;
-		}
-	x->vc[j] = (struct vcount){ v, 1 };
-	x->nr_vc++;
+	j = vc_slot(x, v);
+	if (!x->vc[j].n) {
+		x->vc[j].v = v;
+		x->nr_vc++;
+	}
+	x->vc[j].n++;
 }
 
 static int cmp_vcount(const void *a, const void *b)
