@@ -229,54 +229,6 @@ void xsort_u64(uint64_t *v, size_t n)
 	free(tmp);
 }
 
-uint64_t xselect_u64(uint64_t *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n, rounds = 0, limit = 8, m, i, j;
-	uint64_t x;
-
-	for (m = n; m > 1; m /= 2)
-		limit += 2;
-	while (hi - lo > 16) {
-		uint64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1], pivot, t;
-		size_t lt = lo, gt = hi;
-
-		if (++rounds > limit) {
-			/* Pivots that keep missing (a hostile input): sort what is left. */
-			xsort_u64(v + lo, hi - lo);
-			return v[k];
-		}
-		pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-		/* Three-way partition: [lo, lt) < pivot, [lt, gt) == pivot, [gt, hi) > pivot. */
-		i = lo;
-		while (i < gt) {
-			if (v[i] < pivot) {
-				t = v[i];
-				v[i++] = v[lt];
-				v[lt++] = t;
-			} else if (v[i] > pivot) {
-				t = v[i];
-				v[i] = v[--gt];
-				v[gt] = t;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k >= gt)
-			lo = gt;
-		else
-			return pivot;
-	}
-	for (i = lo + 1; i < hi; i++) {	/* the last few: insertion sort */
-		x = v[i];
-		for (j = i; j > lo && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-	return v[k];
-}
-
 /* ---- Merging the ascending runs of a nearly sorted array ---- */
 
 struct run {

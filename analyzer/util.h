@@ -60,14 +60,6 @@ void xmove_u32(uint32_t *v, size_t n, uint32_t *to);
 void xsort_u64(uint64_t *v, size_t n);
 
 /*
- * xselect_u64 - the value that would be at index @k (< @n) were @v sorted ascending; reorders
- * @v. Quickselect with a median-of-three pivot and three-way partitions, O(n) expected; after
- * 2 log2(n) + 8 rounds (pivots a hostile input chose) it sorts what is left (radix, O(n)): at
- * worst O(n log n).
- */
-uint64_t xselect_u64(uint64_t *v, size_t n, size_t k);
-
-/*
  * gallop_search - the first index in [0, n) where @after(i, ctx) holds, or n; @after must be
  * false up to some index and true from there on (a sorted array). Starts at @hint, gallops
  * forwards or back, then bisects: O(1) when successive searches move little (records in time

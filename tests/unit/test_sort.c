@@ -140,47 +140,6 @@ static void one(enum pattern p, size_t n)
 	free(moved);
 }
 
-/*
- * xselect_u64 against a sorted copy: every pattern and size, the ranks percentiles ask for
- * (first, median, 99th, last) and random ones; a pattern of equal keys and a sorted one (the
- * pivots' worst cases without three-way partitions and the median of three).
- */
-static void test_select(void)
-{
-	static const size_t sizes[] = { 1, 2, 3, 17, 1000, 70001 };
-	size_t si, i, bad = 0;
-	int p;
-
-	for (p = 0; p < NR_PATTERNS; p++)
-		for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
-			size_t n = sizes[si], ks[6] = { 0, n / 2, (size_t)(0.99 * (double)n), n - 1,
-							 (size_t)(next() % n), (size_t)(next() % n) };
-			uint64_t *v = calloc(n, sizeof(*v)), *ref = calloc(n, sizeof(*ref));
-			size_t k;
-
-			for (i = 0; i < n; i++)
-				ref[i] = make_key((enum pattern)p, i, n);
-			qsort(ref, n, sizeof(*ref), cmp_u64);
-			for (k = 0; k < 6; k++) {
-				for (i = 0; i < n; i++)
-					v[i] = make_key((enum pattern)p, i, n);
-				if (p == SHUFFLED || p == FEW_KEYS || p == WIDE) {
-					/* make_key draws anew: take the drawn values as the reference */
-					memcpy(ref, v, n * sizeof(*v));
-					qsort(ref, n, sizeof(*ref), cmp_u64);
-				}
-				if (xselect_u64(v, n, ks[k]) != ref[ks[k]]) {
-					fprintf(stderr, "select: pattern %d, n %zu, k %zu wrong\n", p, n,
-						ks[k]);
-					bad++;
-				}
-			}
-			free(v);
-			free(ref);
-		}
-	CHECK_EQ(bad, 0);
-}
-
 static void test_patterns(void)
 {
 	static const size_t sizes[] = { 0, 1, 2, 3, 17, 1000, 70001 };
@@ -271,7 +230,6 @@ static void test_move_u32(void)
 int main(void)
 {
 	RUN(test_patterns);
-	RUN(test_select);
 	RUN(test_gallop);
 	RUN(test_move_u32);
 	return TEST_RESULT();
