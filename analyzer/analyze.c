@@ -15,6 +15,7 @@
 struct both {
 	struct stats *s;
 	struct findings *f;
+	int want_gaps;
 	const struct analyze_extra *x;
 	struct stats_acc *sa;
 	struct findings_acc *fa;
@@ -25,7 +26,7 @@ static void both_begin(void *ctx, const struct model *m, const struct prepass *p
 	struct both *b = ctx;
 
 	b->sa = stats_begin(b->s, m, p);
-	b->fa = findings_begin(b->f, m, p, 0);
+	b->fa = findings_begin(b->f, m, p, b->want_gaps);
 	if (b->x)
 		b->x->begin(b->x->ctx, m);
 }
@@ -69,7 +70,7 @@ static void both_floor(void *ctx, uint64_t t)
 int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
 		   const struct analyze_extra *x)
 {
-	struct both b = { s, f, x, NULL, NULL };
+	struct both b = { s, f, 0, x, NULL, NULL };
 	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, both_floor,
 					 &b };
 	struct prepass p;
@@ -88,6 +89,20 @@ int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, st
 	}
 	model_free(m);
 	return ret < 0 ? -1 : 0;
+}
+
+void analyze_model(const struct model *m, struct stats *s, struct findings *f,
+		   const struct analyze_extra *x, int want_gaps)
+{
+	struct both b = { s, f, want_gaps, x, NULL, NULL };
+	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, both_floor,
+					 &b };
+	struct prepass p;
+
+	model_feed(m, &p, &sink);
+	stats_end(b.sa);
+	findings_end(b.fa, s);
+	prepass_free(&p);
 }
 
 /* 1: streamed; 0: load it whole; -1: the trace cannot be read (printed). */
@@ -113,7 +128,6 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
 {
 	const char *env = getenv("GPUSHIM_STREAM");
 	int ret = 0;
-	size_t i;
 
 	if (!env || strcmp(env, "0"))
 		ret = try_stream(path, m, s, f, x);
@@ -122,15 +136,8 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
 	if (ret == 0) {
 		if (cmd_load_model(m, path, 1) < 0)
 			return -1;
-		stats_compute(s, m);
-		findings_compute(f, m, s);
-		if (x) {	/* begun again: what a stream that gave up fed is dropped */
-			x->begin(x->ctx, m);
-			for (i = 0; i < m->nr_calls; i++)
-				x->call(x->ctx, &m->calls[i]);
-			for (i = 0; i < m->nr_gpu; i++)
-				x->op(x->ctx, &m->gpu[i]);
-		}
+		/* @x begun again: what a stream that gave up fed it is dropped. */
+		analyze_model(m, s, f, x, 0);
 	}
 	if (m->is_truncated && !is_quiet)
 		fprintf(stderr,

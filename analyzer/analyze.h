@@ -34,6 +34,13 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
 		  const struct analyze_extra *x, int is_quiet);
 
 /*
+ * analyze_model - the same for a loaded model, in one pass (model_feed), @f's gaps kept when
+ * @want_gaps (findings_compute_gaps).
+ */
+void analyze_model(const struct model *m, struct stats *s, struct findings *f,
+		   const struct analyze_extra *x, int want_gaps);
+
+/*
  * analyze_stream - the streamed analysis alone, of the trace behind @rd (not yet read):
  * 1 done (@m, @s, @f as above); 0 the trace must be loaded whole (nothing to free); -1 it is
  * corrupt (rd->err; nothing to free). Prints nothing.

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "cmds.h"
 #include "export.h"
 #include "findings.h"
@@ -102,8 +103,7 @@ int cmd_export(int argc, char **argv)
 			ret = 1;
 			continue;
 		}
-		stats_compute(&s, &m);
-		findings_compute_gaps(&fd, &m, &s);
+		analyze_model(&m, &s, &fd, NULL, 1);
 		ops->process(&x, &m, &s, &fd);
 		findings_free(&fd);
 		stats_free(&s);

@@ -984,30 +984,50 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	summarize(f);
 }
 
-/* The calls, operations and counter samples of a loaded model, merged by start: a call before
- * the operations that start after it (a gap's walk reads the issuing thread's calls up to the
- * gap's end), a sample before the operations that end after it starts. */
+/* findings_compute: the findings as model_feed's sink. */
+struct findings_sink {
+	struct findings *f;
+	int want_gaps;
+	struct findings_acc *a;
+};
+
+static void sink_begin(void *ctx, const struct model *m, const struct prepass *p)
+{
+	struct findings_sink *x = ctx;
+
+	x->a = findings_begin(x->f, m, p, x->want_gaps);
+}
+
+static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
+{
+	findings_call(((struct findings_sink *)ctx)->a, c, id);
+}
+
+static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
+{
+	findings_op(((struct findings_sink *)ctx)->a, g, call, id);
+}
+
+static void sink_sample(void *ctx, const struct m_pm_sample *sm)
+{
+	findings_sample(((struct findings_sink *)ctx)->a, sm);
+}
+
+static void sink_floor(void *ctx, uint64_t t)
+{
+	findings_floor(((struct findings_sink *)ctx)->a, t);
+}
+
 static void compute(struct findings *f, const struct model *m, const struct stats *s,
 		    int want_gaps)
 {
+	struct findings_sink x = { f, want_gaps, NULL };
+	const struct model_sink sink = { sink_begin, sink_call, sink_op, sink_sample, sink_floor,
+					 &x };
 	struct prepass p;
-	struct findings_acc *a;
-	size_t i, c = 0, k = 0;
 
-	prepass_of_model(&p, m);
-	a = findings_begin(f, m, &p, want_gaps);
-	for (i = 0; i < m->nr_gpu; i++) {
-		const struct m_gpu_op *g = &m->gpu[i];
-
-		for (; k < m->nr_pm && m->pm[k].start < g->end; k++)
-			findings_sample(a, &m->pm[k]);
-		for (; c < m->nr_calls && m->calls[c].t0 < g->start; c++)
-			findings_call(a, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
-		findings_op(a, g, g->call != M_NO_CALL ? &m->calls[g->call] : NULL, g->call);
-	}
-	for (; c < m->nr_calls; c++)
-		findings_call(a, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
-	findings_end(a, s);
+	model_feed(m, &p, &sink);
+	findings_end(x.a, s);
 	prepass_free(&p);
 }
 

@@ -351,6 +351,12 @@ struct model_sink {
 int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
 		 const struct model_sink *sink);
 
+/*
+ * model_feed - a loaded model to @sink as model_stream hands a trace on (its calls, operations
+ * and samples in the same order; no floor), after @p is made from it (free it after).
+ */
+void model_feed(const struct model *m, struct prepass *p, const struct model_sink *sink);
+
 /* The string with id @id, or @fallback when the trace never defined it. */
 const char *model_string(const struct model *m, uint32_t id, const char *fallback);
 

@@ -336,6 +336,27 @@ int model_stream_tick(struct model *m)
 	return m->stream_failed != NULL;
 }
 
+void model_feed(const struct model *m, struct prepass *p, const struct model_sink *sink)
+{
+	size_t i, c = 0, k = 0;
+
+	prepass_of_model(p, m);
+	sink->begin(sink->ctx, m, p);
+	for (i = 0; i < m->nr_gpu; i++) {
+		const struct m_gpu_op *g = &m->gpu[i];
+
+		for (; k < m->nr_pm && m->pm[k].start < g->end; k++)
+			sink->sample(sink->ctx, &m->pm[k]);
+		for (; c < m->nr_calls && m->calls[c].t0 < g->start; c++)
+			sink->call(sink->ctx, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
+		sink->op(sink->ctx, g, g->call != M_NO_CALL ? &m->calls[g->call] : NULL, g->call);
+	}
+	for (; k < m->nr_pm; k++)
+		sink->sample(sink->ctx, &m->pm[k]);
+	for (; c < m->nr_calls; c++)
+		sink->call(sink->ctx, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
+}
+
 int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
 		 const struct model_sink *sink)
 {

@@ -828,22 +828,50 @@ void stats_end(struct stats_acc *a)
 	free(a);
 }
 
+/* stats_compute: the statistics as model_feed's sink. */
+struct stats_sink {
+	struct stats *s;
+	struct stats_acc *a;
+};
+
+static void sink_begin(void *ctx, const struct model *m, const struct prepass *p)
+{
+	struct stats_sink *x = ctx;
+
+	x->a = stats_begin(x->s, m, p);
+}
+
+static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
+{
+	(void)id;
+	stats_call(((struct stats_sink *)ctx)->a, c);
+}
+
+static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
+{
+	(void)call, (void)id;
+	stats_op(((struct stats_sink *)ctx)->a, g);
+}
+
+static void sink_sample(void *ctx, const struct m_pm_sample *sm)
+{
+	stats_sample(((struct stats_sink *)ctx)->a, sm);
+}
+
+static void sink_floor(void *ctx, uint64_t t)
+{
+	stats_floor(((struct stats_sink *)ctx)->a, t);
+}
+
 void stats_compute(struct stats *s, const struct model *m)
 {
+	struct stats_sink x = { s, NULL };
+	const struct model_sink sink = { sink_begin, sink_call, sink_op, sink_sample, sink_floor,
+					 &x };
 	struct prepass p;
-	struct stats_acc *a;
-	size_t i, k = 0;
 
-	prepass_of_model(&p, m);
-	a = stats_begin(s, m, &p);
-	for (i = 0; i < m->nr_calls; i++)
-		stats_call(a, &m->calls[i]);
-	for (i = 0; i < m->nr_gpu; i++) {
-		for (; k < m->nr_pm && m->pm[k].start < m->gpu[i].end; k++)
-			stats_sample(a, &m->pm[k]);
-		stats_op(a, &m->gpu[i]);
-	}
-	stats_end(a);
+	model_feed(m, &p, &sink);
+	stats_end(x.a);
 	prepass_free(&p);
 }
 
