@@ -44,4 +44,13 @@ grep -q "^run " "$WORK/r.txt" || fail "text report has no run summary"
 "$GPUSHIM_BIN" report "$trace" "$trace" | grep -q "^# combined: 2 processes" || fail "combined report"
 expect "combined JSON" "$("$GPUSHIM_BIN" report --format json "$trace" "$trace" | jq -r ".combined.processes, (.reports | length)" | tr "\n" " ")" "2 2 "
 "$GPUSHIM_BIN" report --format json "$trace" | jq -e . >/dev/null || fail "report JSON invalid"
+# GPUSHIM_STREAM=0 loads the trace whole: the same report, text and JSON, and diff.
+for f in text json; do
+	"$GPUSHIM_BIN" report --format "$f" "$trace" >"$WORK/streamed.$f"
+	GPUSHIM_STREAM=0 "$GPUSHIM_BIN" report --format "$f" "$trace" >"$WORK/whole.$f"
+	cmp "$WORK/streamed.$f" "$WORK/whole.$f" || fail "GPUSHIM_STREAM=0 changed the $f report"
+done
+"$GPUSHIM_BIN" diff --format json "$trace" "$trace" >"$WORK/streamed.diff"
+GPUSHIM_STREAM=0 "$GPUSHIM_BIN" diff --format json "$trace" "$trace" >"$WORK/whole.diff"
+cmp "$WORK/streamed.diff" "$WORK/whole.diff" || fail "GPUSHIM_STREAM=0 changed diff"
 echo "ok: command line"
