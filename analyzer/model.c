@@ -245,6 +245,131 @@ static uint32_t thread_slot(struct model *m, uint32_t tid, uint32_t index)
 	return (uint32_t)m->nr_threads++;
 }
 
+/* ---- Shapes: what launches and GPU operations have in common, held once ---- */
+
+/*
+ * Inlined into each caller: a constant @size unrolls it. The words are multiplied apart and
+ * summed (no chain of dependent multiplications: this runs for every launch and operation),
+ * then mixed once.
+ */
+static inline __attribute__((always_inline)) size_t shape_hash(const void *item, size_t size)
+{
+	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+				       0x165667b19e3779f9ull, 0xff51afd7ed558ccdull };
+	uint64_t w[4] = { 0 }, h = 0;
+	size_t i;
+
+	memcpy(w, item, size);
+	for (i = 0; i < 4; i++)
+		h += w[i] * k[i];
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h ^ (h >> 32));
+}
+
+/*
+ * The index of @item (@size bytes, a multiple of 4 up to 32) in the array *@v of distinct
+ * items, appended when new; *@slots is a hash of them (index + 1), at most half full, made
+ * anew when missing.
+ */
+static inline __attribute__((always_inline)) uint32_t
+intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots, const void *item,
+       size_t size)
+{
+	size_t i, mask;
+
+	if (2 * (*n + 1) > *nr_slots) {
+		size_t ns = *nr_slots ? 2 * *nr_slots : 256, j;
+
+		while (2 * (*n + 1) > ns)	/* no hash yet for shapes already there */
+			ns *= 2;
+		free(*slots);
+		*slots = xcalloc(ns, sizeof(**slots));
+		*nr_slots = ns;
+		for (j = 0; j < *n; j++) {
+			for (i = shape_hash((char *)*v + j * size, size) & (ns - 1); (*slots)[i];
+			     i = (i + 1) & (ns - 1))
+				;
+			(*slots)[i] = (uint32_t)j + 1;
+		}
+	}
+	mask = *nr_slots - 1;
+	for (i = shape_hash(item, size) & mask; (*slots)[i]; i = (i + 1) & mask)
+		if (!memcmp((char *)*v + ((*slots)[i] - 1) * size, item, size))
+			return (*slots)[i] - 1;
+	xgrow(v, cap, *n + 1, size);
+	memcpy((char *)*v + *n * size, item, size);
+	(*slots)[i] = (uint32_t)++*n;
+	return (*slots)[i] - 1;
+}
+
+uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s)
+{
+	uint32_t i = intern((void **)&m->gpu_shapes, &m->nr_gpu_shapes, &m->gpu_shapes_cap,
+			    &m->gpu_shape_slots, &m->nr_gpu_shape_slots, s, sizeof(*s));
+
+	if (m->fill_memo && i >= m->fill_memo_cap) {	/* model_stream: shapes come as read */
+		size_t old = m->fill_memo_cap;
+
+		XGROW(m->fill_memo, m->fill_memo_cap, (size_t)i + 1);
+		memset(m->fill_memo + old, 0, (m->fill_memo_cap - old) * sizeof(*m->fill_memo));
+	}
+	return i;
+}
+
+uint32_t model_launch_shape_add(struct model *m, const struct m_launch_shape *s)
+{
+	return intern((void **)&m->launch_shapes, &m->nr_launch_shapes, &m->launch_shapes_cap,
+		      &m->launch_shape_slots, &m->nr_launch_shape_slots, s, sizeof(*s));
+}
+
+/*
+ * The memo of @r's shape_ref in *@v, or NULL for a record without one. A chunk repeats a
+ * few shapes many times: each is interned once per chunk, then found by its ref.
+ */
+static struct m_shape_memo *shape_memo(struct m_shape_memo **v, size_t *cap,
+				       const struct trace_record *r)
+{
+	if (!r || !r->shape_ref)
+		return NULL;
+	if (r->shape_ref >= *cap) {
+		size_t old = *cap;
+
+		XGROW(*v, *cap, (size_t)r->shape_ref + 1);
+		memset(*v + old, 0, (*cap - old) * sizeof(**v));
+	}
+	return &(*v)[r->shape_ref];
+}
+
+static uint32_t launch_shape_of(struct model *m, const struct trace_record *r,
+				const struct m_launch_shape *s)
+{
+	struct m_shape_memo *e = shape_memo(&m->launch_memo, &m->launch_memo_cap, r);
+
+	if (e && e->chunk == r->chunk_off + 1)
+		return e->id;
+	if (!e)
+		return model_launch_shape_add(m, s);
+	e->chunk = r->chunk_off + 1;
+	e->id = model_launch_shape_add(m, s);
+	return e->id;
+}
+
+static uint32_t gpu_shape_of(struct model *m, const struct trace_record *r,
+			     const struct m_gpu_shape *s)
+{
+	struct m_shape_memo *e = shape_memo(&m->gpu_memo, &m->gpu_memo_cap, r);
+
+	if (e && e->chunk == r->chunk_off + 1 && e->graph_id == s->graph_id)
+		return e->id;
+	if (!e)
+		return model_gpu_shape_add(m, s);
+	e->chunk = r->chunk_off + 1;
+	e->graph_id = s->graph_id;
+	e->id = model_gpu_shape_add(m, s);
+	return e->id;
+}
+
 /* ---- Calls ---- */
 
 struct early_join;
@@ -330,7 +455,7 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		memcpy(sh.block, l->block, sizeof(sh.block));
 		e = new_call(m, r, &l->call, MC_LAUNCH);
 		/* The first read of model_stream interns no shape: it needs the kernel only. */
-		e->launch = m->stage == MODEL_FIRST_LOOK ? l->func : model_launch_shape_add(m, &sh);
+		e->launch = m->stage == MODEL_FIRST_LOOK ? l->func : launch_shape_of(m, r, &sh);
 		break;
 	}
 	case TRACE_REC_GRAPH_LAUNCH: {
@@ -423,85 +548,10 @@ static uint16_t sat_u16(uint64_t v)
 	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
 }
 
-/*
- * Inlined into each caller: a constant @size unrolls it. The words are multiplied apart and
- * summed (no chain of dependent multiplications: this runs for every launch and operation),
- * then mixed once.
- */
-static inline __attribute__((always_inline)) size_t shape_hash(const void *item, size_t size)
-{
-	static const uint64_t k[4] = { 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
-				       0x165667b19e3779f9ull, 0xff51afd7ed558ccdull };
-	uint64_t w[4] = { 0 }, h = 0;
-	size_t i;
-
-	memcpy(w, item, size);
-	for (i = 0; i < 4; i++)
-		h += w[i] * k[i];
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return (size_t)(h ^ (h >> 32));
-}
-
-/*
- * The index of @item (@size bytes, a multiple of 4 up to 32) in the array *@v of distinct
- * items, appended when new; *@slots is a hash of them (index + 1), at most half full, made
- * anew when missing.
- */
-static inline __attribute__((always_inline)) uint32_t
-intern(void **v, size_t *n, size_t *cap, uint32_t **slots, size_t *nr_slots, const void *item,
-       size_t size)
-{
-	size_t i, mask;
-
-	if (2 * (*n + 1) > *nr_slots) {
-		size_t ns = *nr_slots ? 2 * *nr_slots : 256, j;
-
-		while (2 * (*n + 1) > ns)	/* no hash yet for shapes already there */
-			ns *= 2;
-		free(*slots);
-		*slots = xcalloc(ns, sizeof(**slots));
-		*nr_slots = ns;
-		for (j = 0; j < *n; j++) {
-			for (i = shape_hash((char *)*v + j * size, size) & (ns - 1); (*slots)[i];
-			     i = (i + 1) & (ns - 1))
-				;
-			(*slots)[i] = (uint32_t)j + 1;
-		}
-	}
-	mask = *nr_slots - 1;
-	for (i = shape_hash(item, size) & mask; (*slots)[i]; i = (i + 1) & mask)
-		if (!memcmp((char *)*v + ((*slots)[i] - 1) * size, item, size))
-			return (*slots)[i] - 1;
-	xgrow(v, cap, *n + 1, size);
-	memcpy((char *)*v + *n * size, item, size);
-	(*slots)[i] = (uint32_t)++*n;
-	return (*slots)[i] - 1;
-}
-
-uint32_t model_gpu_shape_add(struct model *m, const struct m_gpu_shape *s)
-{
-	uint32_t i = intern((void **)&m->gpu_shapes, &m->nr_gpu_shapes, &m->gpu_shapes_cap,
-			    &m->gpu_shape_slots, &m->nr_gpu_shape_slots, s, sizeof(*s));
-
-	if (m->fill_memo && i >= m->fill_memo_cap) {	/* model_stream: shapes come as read */
-		size_t old = m->fill_memo_cap;
-
-		XGROW(m->fill_memo, m->fill_memo_cap, (size_t)i + 1);
-		memset(m->fill_memo + old, 0, (m->fill_memo_cap - old) * sizeof(*m->fill_memo));
-	}
-	return i;
-}
-
-uint32_t model_launch_shape_add(struct model *m, const struct m_launch_shape *s)
-{
-	return intern((void **)&m->launch_shapes, &m->nr_launch_shapes, &m->launch_shapes_cap,
-		      &m->launch_shape_slots, &m->nr_launch_shape_slots, s, sizeof(*s));
-}
-
 /* A GPU operation of @shape on @device, CUPTI's number @corr kept beside it for the join. */
-static struct m_gpu_op *new_gpu(struct model *m, struct m_gpu_shape *shape, uint64_t start,
-				uint64_t end, uint32_t corr, uint64_t device)
+static struct m_gpu_op *new_gpu(struct model *m, const struct trace_record *r,
+				struct m_gpu_shape *shape, uint64_t start, uint64_t end, uint32_t corr,
+				uint64_t device)
 {
 	struct m_gpu_op *g;
 
@@ -520,7 +570,7 @@ static struct m_gpu_op *new_gpu(struct model *m, struct m_gpu_shape *shape, uint
 	g->end = end >= start ? end : start;
 	g->call = M_NO_CALL;
 	shape->device = sat_u16(device);
-	g->shape = model_gpu_shape_add(m, shape);
+	g->shape = gpu_shape_of(m, r, shape);
 	return g;
 }
 
@@ -596,7 +646,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 			.kind = MG_KERNEL,
 		};
 
-		new_gpu(m, &sh, k->start_ns, k->end_ns, k->cupti_corr, k->device);
+		new_gpu(m, r, &sh, k->start_ns, k->end_ns, k->cupti_corr, k->device);
 		break;
 	}
 	case TRACE_REC_GPU_MEMCPY: {
@@ -611,7 +661,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 			.dst_kind = c->dst_kind,
 		};
 
-		new_gpu(m, &sh, c->start_ns, c->end_ns, c->cupti_corr, c->device);
+		new_gpu(m, r, &sh, c->start_ns, c->end_ns, c->cupti_corr, c->device);
 		break;
 	}
 	case TRACE_REC_GPU_MEMSET: {
@@ -624,7 +674,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 			.dst_kind = ms->mem_kind,
 		};
 
-		new_gpu(m, &sh, ms->start_ns, ms->end_ns, ms->cupti_corr, ms->device);
+		new_gpu(m, r, &sh, ms->start_ns, ms->end_ns, ms->cupti_corr, ms->device);
 		break;
 	}
 	case TRACE_REC_GPU_INFO: {
@@ -860,6 +910,10 @@ void model_free_shape_slots(struct model *m)
 	free(m->launch_shape_slots);
 	m->gpu_shape_slots = m->launch_shape_slots = NULL;
 	m->nr_gpu_shape_slots = m->nr_launch_shape_slots = 0;
+	free(m->gpu_memo);
+	free(m->launch_memo);
+	m->gpu_memo = m->launch_memo = NULL;
+	m->gpu_memo_cap = m->launch_memo_cap = 0;
 }
 
 static void model_finish(struct model *m, int is_early)

@@ -187,6 +187,13 @@ struct m_corr {				/* GPU_CORR */
 	uint32_t cupti_corr;
 };
 
+/* What a chunk's shape_ref-th LAUNCH or GPU_KERNEL was interned as (struct trace_record). */
+struct m_shape_memo {
+	uint64_t chunk;			/* the chunk's offset + 1; 0: none yet */
+	uint32_t id;			/* the interned shape */
+	uint32_t graph_id;		/* a kernel's graph, which the shape holds and a ref does not */
+};
+
 struct model {
 	/* From the header */
 	char *path;
@@ -247,6 +254,10 @@ struct model {
 	size_t nr_launch_shapes, launch_shapes_cap;
 	uint32_t *launch_shape_slots;	/* while loading: the same for launch_shapes */
 	size_t nr_launch_shape_slots;
+	struct m_shape_memo *gpu_memo;	/* while loading: the shape of the current chunk's */
+	size_t gpu_memo_cap;		/* GPU_KERNEL and LAUNCH records, by their shape_ref */
+	struct m_shape_memo *launch_memo;
+	size_t launch_memo_cap;
 	struct m_note *notes;
 	size_t nr_notes, notes_cap;
 	struct m_api_join *api_joins;	/* the join's inputs: freed once it is done */

@@ -546,6 +546,7 @@ struct last_launch {
 	UT_hash_handle hh;
 	uint32_t thread_index;
 	const struct trace_rec_launch *rec;	/* the thread's last LAUNCH record, in the chunk */
+	uint32_t ref;				/* its place in rd->lshapes, plus 1 */
 };
 
 static void forget_launches(struct trace_reader *rd)
@@ -574,6 +575,7 @@ static void remember_launch(struct trace_reader *rd, const struct trace_rec_laun
 		rd->cur_launch = e;
 	}
 	e->rec = l;
+	e->ref = (uint32_t)rd->nr_lshapes;	/* appended to rd->lshapes next */
 }
 
 /* Expand into rd->expanded; -1 when the thread has no LAUNCH before it in this chunk. */
@@ -587,6 +589,7 @@ static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_
 		return -1;
 	rd->cur_launch = e;
 	memcpy(&rd->expanded, e->rec, sizeof(rd->expanded));
+	rd->expanded_ref = e->ref + 1;
 	rd->expanded.call.hdr.size = sizeof(rd->expanded);
 	rd->expanded.call.hdr.dt_ns = r->hdr.dt_ns;
 	rd->expanded.call.dur = r->dur;
@@ -694,6 +697,7 @@ static void out_expanded(struct trace_reader *rd, struct trace_record *out)
 	out->rec = &rd->expanded;
 	out->type = TRACE_REC_LAUNCH;
 	out->size = sizeof(rd->expanded);
+	out->shape_ref = rd->expanded_ref;
 }
 
 /* The next launch of the current LAUNCH_RUN into rd->expanded and @out. */
@@ -816,6 +820,7 @@ static void grun_next(struct trace_reader *rd, struct trace_record *out)
 
 		memcpy(k, rd->kshapes[v[0]], sizeof(*k));
 		k->hdr.size = sizeof(*k);
+		out->shape_ref = (uint32_t)v[0] + 1;
 		rd->grun_start += unzigzag64(v[1]);
 		k->start_ns = rd->grun_start;
 		k->end_ns = rd->grun_start + v[2];
@@ -899,6 +904,7 @@ static void refs_next(struct trace_reader *rd, struct trace_record *out)
 	rd->expanded.call.dur = dur;
 	rd->refs_seq += (uint32_t)unzigzag64(dseq);
 	rd->expanded.call.seq = rd->refs_seq;
+	rd->expanded_ref = (uint32_t)v[0] + 1;
 	rd->now_ns += dt;
 	rd->refs_left--;
 	memset(out, 0, sizeof(*out));
@@ -1003,6 +1009,7 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 				remember_launch(rd, (const void *)h);
 				XGROW(rd->lshapes, rd->lshapes_cap, rd->nr_lshapes + 1);
 				rd->lshapes[rd->nr_lshapes++] = (const void *)h;
+				out->shape_ref = (uint32_t)rd->nr_lshapes;
 			} else if (h->type == TRACE_REC_LAUNCH_REFS) {
 				const struct trace_rec_launch_refs *lr = (const void *)h;
 				const char *bad = check_refs(rd, lr);
@@ -1055,6 +1062,7 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 		} else if (h->type == TRACE_REC_GPU_KERNEL) {
 			XGROW(rd->kshapes, rd->kshapes_cap, rd->nr_kshapes + 1);
 			rd->kshapes[rd->nr_kshapes++] = (const void *)h;
+			out->shape_ref = (uint32_t)rd->nr_kshapes;
 		} else if (h->type == TRACE_REC_GPU_KERNEL_RUN || h->type == TRACE_REC_GPU_API_RUN) {
 			const struct trace_rec_gpu_run *gr = (const void *)h;
 			const char *bad = check_gpu_run(rd, gr);

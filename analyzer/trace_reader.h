@@ -46,6 +46,7 @@ struct trace_reader {
 	uint64_t now_ns;
 	struct last_launch *launches;	/* per thread of the chunk: its last LAUNCH (uthash) */
 	struct trace_rec_launch expanded;	/* a LAUNCH_REPEAT, expanded */
+	uint32_t expanded_ref;		/* its LAUNCH's place in lshapes, plus 1 */
 	uint32_t run_left;		/* launches of the current LAUNCH_(GAP_)RUN still to hand out */
 	const uint8_t *run_dt;		/* its next varints (validated) */
 	const uint8_t *run_dur;
@@ -81,16 +82,23 @@ struct trace_reader {
  * as the LAUNCH it stands for (type, size and @rec those of the expanded record), a LAUNCH_RUN
  * as its COUNT launches, one per call; LAUNCH_REFS, GPU_KERNEL_RUN and GPU_API_RUN likewise as
  * their LAUNCH, GPU_KERNEL and GPU_API records.
+ *
+ * A LAUNCH or GPU_KERNEL, however written, also says which of its chunk's LAUNCH or GPU_KERNEL
+ * records it repeats (@shape_ref, 1 for the chunk's first; 0 for other records): two records of
+ * one chunk with the same ref have the same fields but for times, sequence and correlation
+ * numbers and, for a kernel, its graph's ids. A consumer that derives something from those
+ * fields can do it once per ref and chunk (@chunk_off) instead of once per record.
  */
 struct trace_record {
 	const void *rec;
 	uint16_t type;
 	uint16_t size;
-	int is_thread;
+	uint32_t shape_ref;
 	uint64_t ts_ns;
 	uint32_t tid;
 	uint32_t thread_index;
 	uint64_t chunk_off;
+	int is_thread;
 };
 
 /* Return: 0, or -errno with rd->err set ("path: offset 0x..: what"). */
