@@ -91,16 +91,20 @@ static struct pp_device *device_of(struct prepass *p, uint32_t device)
 	return &p->devices[i];
 }
 
+/* A step's kernels come back step after step: most are found among the last few found. */
 static struct pp_kernel *kernel_of(struct prepass *p, uint32_t name)
 {
-	struct pp_kernel *k;
+	struct pp_kernel **recent = &p->recent[name % PREPASS_RECENT], *k = *recent;
 
+	if (k && k->name == name)
+		return k;
 	HASH_FIND(hh, p->kernels, &name, sizeof(name), k);
 	if (!k) {
 		k = xcalloc(1, sizeof(*k));
 		k->name = name;
 		HASH_ADD(hh, p->kernels, name, sizeof(k->name), k);
 	}
+	*recent = k;
 	return k;
 }
 

@@ -52,6 +52,8 @@ struct pp_rank {
 	uint64_t rank;
 };
 
+#define PREPASS_RECENT 64
+
 struct prepass {
 	uint64_t *launch_hist;		/* PREPASS_LAUNCH_HIST_N buckets */
 	uint64_t nr_launches;		/* launch calls of a known kernel */
@@ -61,6 +63,7 @@ struct prepass {
 	struct pp_device *devices;
 	size_t nr_devices, devices_cap;
 	struct pp_kernel *kernels;	/* by STRING id (uthash) */
+	struct pp_kernel *recent[PREPASS_RECENT];	/* the last found, by STRING id modulo */
 	uint64_t nr_samples;		/* counter samples */
 	uint64_t watermark;		/* the latest start read so far */
 	uint64_t max_late_ns;		/* the most a start came behind the watermark */
