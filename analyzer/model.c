@@ -1146,9 +1146,8 @@ void model_free(struct model *m)
 	free(m->gpu);
 	free(m->gpu_corr);
 	free(m->gpu_shapes);
-	free(m->gpu_shape_slots);
 	free(m->launch_shapes);
-	free(m->launch_shape_slots);
+	model_free_shape_slots(m);	/* and the memos by shape_ref */
 	free(m->notes);
 	free(m->api_joins);
 	free(m->corrs);
