@@ -6,7 +6,8 @@
 #      for a loop relaunching one kernel and for one whose grid takes 8 sizes in turn; the
 #      writer's again with the main thread's clock made up (tests/bench/det_clock.c), where
 #      the count repeats exactly and two builds compare, and with CUPTI's records from the
-#      fake CUPTI (tests/fake_cuda/fake_cupti.c) for it to convert;
+#      fake CUPTI (tests/fake_cuda/fake_cupti.c) for it to convert; and the floor, a hook that
+#      only times the call and compresses the times (tests/bench/floor_hook.c);
 #   2. a launch-bound loop whose fake launches cost 2 us: wall time shim/plain, best of
 #      several alternating runs;
 #   3. trace bytes per launch for a 1,000,000-launch storm;
@@ -38,7 +39,7 @@ echo "# build: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
 # slowdown), so each size runs three times and the median counts.
 ir() {	# ir N SHIM(0/1) [SHAPES]: "app writer" instructions of `fake_client steps N 0 SHAPES`
 	local out=$work/cg.$1.$2 pre=${det:-} flush=250 tsc=1 app writer
-	[ "$2" = 1 ] && pre="$pre $shim"
+	[ "$2" = 1 ] && pre="$pre ${hook:-$shim}"
 	[ -n "${det:-}" ] && flush=60000 tsc=0	# the hooks read the made-up clock_gettime
 	rm -f "$work"/t.trace "$out"-*
 	LD_LIBRARY_PATH=${cupti_dir:-$B/tests} FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$pre \
@@ -102,7 +103,24 @@ if [ -f "$B/tests/libdet_clock.so" ] && [ -f "$B/tests/fake_cupti/libcuda.so.1" 
 	det= cupti=0 cupti_dir=
 fi
 
-# ---- 1d. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
+# ---- 1d. the floor (tests/bench/floor_hook.c) ----
+# The least a recorder of launches can do, counted the same way in place of the shim: two TSC
+# reads around the real call, the gap and the duration kept as varint columns, zstd on the
+# calling thread every 4,096 launches. At level 1 and at -1 (no entropy coding of literals:
+# cheaper, larger); bytes a launch natively over $storm launches.
+if [ -f "$B/tests/libfloor_hook.so" ]; then
+	hook=$B/tests/libfloor_hook.so
+	for level in 1 -1; do
+		export FLOOR_ZSTD_LEVEL=$level
+		per_launch 1
+		bytes=$(FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$hook "$client" steps "$storm" 0 2>&1 >/dev/null |
+			awk '/^floor_hook:/ { printf "%.2f", $4 / $2 }')
+		echo "  the floor, zstd level $level: $((app_per + writer_per)) a launch (runs ${apps[*]}), $bytes bytes a launch"
+	done
+	unset FLOOR_ZSTD_LEVEL hook
+fi
+
+# ---- 1e. native CPU time per launch, per thread (perf's cpu-clock samples, 10 kHz) ----
 # Where valgrind's slowdown distorts the writer's work, this is the machine's own time.
 cpu_ms() {	# cpu_ms SHIM(0/1): "main writer" ms of CPU for `steps $storm 0` at 0 ns
 	local pre=
