@@ -574,6 +574,95 @@ static void test_join_traces(int argc, char **argv)
 		CHECK(redone > 0);
 }
 
+/*
+ * What the model interns once per chunk by the reader's shape_ref holds on every trace named
+ * on the command line: the records of a chunk with one ref differ only in times, sequence
+ * and correlation numbers and a kernel's graph ids — and refs do repeat.
+ */
+struct ref_seen {
+	uint64_t chunk;		/* chunk_off + 1 of the record kept */
+	union {
+		struct trace_rec_launch l;
+		struct trace_rec_gpu_kernel k;
+	} u;
+};
+
+static void shape_fields(const struct trace_record *r, void *out)
+{
+	if (r->type == TRACE_REC_LAUNCH) {
+		struct trace_rec_launch *l = out;
+
+		memcpy(l, r->rec, sizeof(*l));
+		l->call.hdr.dt_ns = 0;
+		l->call.dur = 0;
+		l->call.seq = 0;
+	} else {
+		struct trace_rec_gpu_kernel *k = out;
+
+		memcpy(k, r->rec, sizeof(*k));
+		k->start_ns = k->end_ns = 0;
+		k->cupti_corr = 0;
+		k->graph_id = 0;
+		k->graph_node = 0;
+	}
+}
+
+static void test_shape_refs_traces(int argc, char **argv)
+{
+	struct ref_seen *seen[2] = { NULL, NULL };
+	size_t cap[2] = { 0, 0 }, repeats = 0, refs = 0;
+	int i;
+
+	check_test = "test_shape_refs_traces";
+	for (i = 1; i < argc; i++) {
+		struct trace_reader rd;
+		struct trace_record r;
+
+		CHECK_EQ(trace_reader_open(&rd, argv[i]), 0);
+		if (cap[0])	/* chunk offsets repeat from file to file */
+			memset(seen[0], 0, cap[0] * sizeof(*seen[0]));
+		if (cap[1])
+			memset(seen[1], 0, cap[1] * sizeof(*seen[1]));
+		while (trace_reader_next(&rd, &r) > 0) {
+			const int kind = r.type == TRACE_REC_GPU_KERNEL;
+			struct ref_seen *e, now;
+
+			if (!r.shape_ref) {
+				CHECK(r.type != TRACE_REC_LAUNCH_REFS && r.type != TRACE_REC_GPU_KERNEL_RUN);
+				continue;
+			}
+			CHECK(r.type == TRACE_REC_LAUNCH || r.type == TRACE_REC_GPU_KERNEL);
+			refs++;
+			if (r.shape_ref >= cap[kind]) {
+				size_t old = cap[kind];
+
+				cap[kind] = 2 * (size_t)r.shape_ref;
+				seen[kind] = realloc(seen[kind], cap[kind] * sizeof(*seen[kind]));
+				memset(seen[kind] + old, 0, (cap[kind] - old) * sizeof(*seen[kind]));
+			}
+			e = &seen[kind][r.shape_ref];
+			memset(&now, 0, sizeof(now));
+			shape_fields(&r, &now.u);
+			if (e->chunk == r.chunk_off + 1) {
+				repeats++;
+				if (memcmp(&e->u, &now.u, sizeof(now.u))) {
+					fprintf(stderr, "%s: ref %u of the chunk at %llu differs\n",
+						argv[i], r.shape_ref, (unsigned long long)r.chunk_off);
+					check_failures++;
+				}
+			} else {
+				now.chunk = r.chunk_off + 1;
+				*e = now;
+			}
+		}
+		trace_reader_close(&rd);
+	}
+	if (argc > 1)
+		CHECK(repeats > refs / 2);	/* a training loop relaunches its kernels */
+	free(seen[0]);
+	free(seen[1]);
+}
+
 int main(int argc, char **argv)
 {
 	RUN(test_join);
@@ -585,5 +674,6 @@ int main(int argc, char **argv)
 	RUN(test_hostile_ids);
 	RUN(test_shapes_remade);
 	test_join_traces(argc, argv);
+	test_shape_refs_traces(argc, argv);
 	return TEST_RESULT();
 }

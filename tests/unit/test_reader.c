@@ -603,7 +603,7 @@ static void test_launch_refs(void)
 	struct trace_reader rd;
 	struct trace_record r;
 	uint64_t times[8];
-	uint32_t durs[8], seqs[8], funcs[8], threads[8];
+	uint32_t durs[8], seqs[8], funcs[8], threads[8], refs[8];
 	struct tb t;
 	int n = 0, ret;
 
@@ -637,11 +637,20 @@ static void test_launch_refs(void)
 		durs[n] = l->call.dur;
 		seqs[n] = l->call.seq;
 		threads[n] = r.thread_index;
+		refs[n] = r.shape_ref;
 		funcs[n++] = l->func;
 	}
 	CHECK_EQ(ret, 0);
 	CHECK_EQ(n, 7);
 	CHECK_EQ(rd.nr_records, 7 + 1 + 2);	/* launches, END, BLOCKs */
+	/* Which of the chunk's LAUNCH records each repeats, 1 for the first. */
+	CHECK_EQ(refs[0], 1);
+	CHECK_EQ(refs[1], 2);
+	CHECK_EQ(refs[2], 1);			/* LAUNCH_REFS: shape 0 */
+	CHECK_EQ(refs[3], 2);			/* the repeat of thread 0's last LAUNCH */
+	CHECK_EQ(refs[4], 2);
+	CHECK_EQ(refs[5], 1);
+	CHECK_EQ(refs[6], 2);
 	CHECK_EQ(funcs[2], 1);
 	CHECK_EQ(times[2], 1017);
 	CHECK_EQ(seqs[2], 3);
@@ -798,6 +807,7 @@ static void test_gpu_runs(void)
 	struct trace_rec_gpu_api api[4];
 	static const uint32_t of_shape[5] = { 1, 0, 1, 1, 0 };
 	struct trace_rec_gpu_kernel got[8];
+	uint32_t got_ref[8];
 	struct trace_rec_gpu_api got_api[8];
 	struct trace_reader rd;
 	struct trace_record r;
@@ -892,9 +902,11 @@ static void test_gpu_runs(void)
 		CHECK(!r.is_thread);
 		if (r.type == TRACE_REC_GPU_KERNEL && nk < 8) {
 			CHECK_EQ(r.size, sizeof(got[0]));
+			got_ref[nk] = r.shape_ref;
 			memcpy(&got[nk++], r.rec, sizeof(got[0]));
 		} else if (r.type == TRACE_REC_GPU_API && na < 8) {
 			CHECK_EQ(r.size, sizeof(got_api[0]));
+			CHECK_EQ(r.shape_ref, 0);
 			memcpy(&got_api[na++], r.rec, sizeof(got_api[0]));
 		}
 	}
@@ -904,6 +916,10 @@ static void test_gpu_runs(void)
 	CHECK_EQ(na, 4);
 	CHECK(!memcmp(&got[0], &shape[0], sizeof(shape[0])));
 	CHECK(!memcmp(&got[1], &shape[1], sizeof(shape[1])));
+	CHECK_EQ(got_ref[0], 1);		/* the chunk's GPU_KERNELs, 1 for the first */
+	CHECK_EQ(got_ref[1], 2);
+	for (i = 0; i < 5 && nk == 7; i++)
+		CHECK_EQ(got_ref[2 + i], of_shape[i] + 1);
 	for (i = 0; i < 5 && nk == 7; i++)
 		if (memcmp(&got[2 + i], &want[i], sizeof(want[i]))) {
 			fprintf(stderr, "gpu_kernel_run record %d differs\n", i);
