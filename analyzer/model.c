@@ -324,12 +324,17 @@ uint32_t model_launch_shape_add(struct model *m, const struct m_launch_shape *s)
 }
 
 /*
- * The memo of @r's shape_ref in *@v, or NULL for a record without one. A chunk repeats a
- * few shapes many times: each is interned once per chunk, then found by its ref.
+ * A chunk repeats a few shapes many times (struct trace_record's shape_ref): each is interned
+ * once a chunk, then found by its ref. The memo of @r's ref in *@v, or NULL for a record
+ * without one; *@hit when it holds this chunk's shape (of graph @graph_id: a kernel's graph is
+ * in its shape, not in its ref), else it is made this chunk's, its id for the caller to set.
  */
 static struct m_shape_memo *shape_memo(struct m_shape_memo **v, size_t *cap,
-				       const struct trace_record *r)
+				       const struct trace_record *r, uint32_t graph_id, int *hit)
 {
+	struct m_shape_memo *e;
+
+	*hit = 0;
 	if (!r || !r->shape_ref)
 		return NULL;
 	if (r->shape_ref >= *cap) {
@@ -338,36 +343,11 @@ static struct m_shape_memo *shape_memo(struct m_shape_memo **v, size_t *cap,
 		XGROW(*v, *cap, (size_t)r->shape_ref + 1);
 		memset(*v + old, 0, (*cap - old) * sizeof(**v));
 	}
-	return &(*v)[r->shape_ref];
-}
-
-static uint32_t launch_shape_of(struct model *m, const struct trace_record *r,
-				const struct m_launch_shape *s)
-{
-	struct m_shape_memo *e = shape_memo(&m->launch_memo, &m->launch_memo_cap, r);
-
-	if (e && e->chunk == r->chunk_off + 1)
-		return e->id;
-	if (!e)
-		return model_launch_shape_add(m, s);
+	e = &(*v)[r->shape_ref];
+	*hit = e->chunk == r->chunk_off + 1 && e->graph_id == graph_id;
 	e->chunk = r->chunk_off + 1;
-	e->id = model_launch_shape_add(m, s);
-	return e->id;
-}
-
-static uint32_t gpu_shape_of(struct model *m, const struct trace_record *r,
-			     const struct m_gpu_shape *s)
-{
-	struct m_shape_memo *e = shape_memo(&m->gpu_memo, &m->gpu_memo_cap, r);
-
-	if (e && e->chunk == r->chunk_off + 1 && e->graph_id == s->graph_id)
-		return e->id;
-	if (!e)
-		return model_gpu_shape_add(m, s);
-	e->chunk = r->chunk_off + 1;
-	e->graph_id = s->graph_id;
-	e->id = model_gpu_shape_add(m, s);
-	return e->id;
+	e->graph_id = graph_id;
+	return e;
 }
 
 /* ---- Calls ---- */
@@ -442,7 +422,9 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 {
 	const void *p = r->rec;
 	const size_t before = m->nr_calls;
+	struct m_shape_memo *memo;
 	struct m_call *e;
+	int hit;
 
 	if (m->stage == MODEL_STREAMING && r->type == TRACE_REC_LOST)
 		return;		/* counted by the first read */
@@ -455,7 +437,14 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 		memcpy(sh.block, l->block, sizeof(sh.block));
 		e = new_call(m, r, &l->call, MC_LAUNCH);
 		/* The first read of model_stream interns no shape: it needs the kernel only. */
-		e->launch = m->stage == MODEL_FIRST_LOOK ? l->func : launch_shape_of(m, r, &sh);
+		if (m->stage == MODEL_FIRST_LOOK) {
+			e->launch = l->func;
+			break;
+		}
+		memo = shape_memo(&m->launch_memo, &m->launch_memo_cap, r, 0, &hit);
+		e->launch = hit ? memo->id : model_launch_shape_add(m, &sh);
+		if (memo)
+			memo->id = e->launch;
 		break;
 	}
 	case TRACE_REC_GRAPH_LAUNCH: {
@@ -553,7 +542,9 @@ static struct m_gpu_op *new_gpu(struct model *m, const struct trace_record *r,
 				struct m_gpu_shape *shape, uint64_t start, uint64_t end, uint32_t corr,
 				uint64_t device)
 {
+	struct m_shape_memo *memo;
 	struct m_gpu_op *g;
+	int hit;
 
 	m->has_cupti = 1;
 	if (m->stage == MODEL_FIRST_LOOK) {	/* the first read of model_stream interns none */
@@ -570,7 +561,10 @@ static struct m_gpu_op *new_gpu(struct model *m, const struct trace_record *r,
 	g->end = end >= start ? end : start;
 	g->call = M_NO_CALL;
 	shape->device = sat_u16(device);
-	g->shape = gpu_shape_of(m, r, shape);
+	memo = shape_memo(&m->gpu_memo, &m->gpu_memo_cap, r, shape->graph_id, &hit);
+	g->shape = hit ? memo->id : model_gpu_shape_add(m, shape);
+	if (memo)
+		memo->id = g->shape;
 	return g;
 }
 

@@ -25,29 +25,7 @@
 
 #include "gpucols.h"
 #include "gpushim/trace_format.h"
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t cap = 0, n;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	do {
-		if (*len == cap) {
-			cap = cap ? cap * 2 : 1 << 20;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		n = fread(buf + *len, 1, cap - *len, f);
-		*len += n;
-	} while (n);
-	fclose(f);
-	return buf;
-}
+#include "slurp.h"
 
 /* Per thread of the chunk: its last launch's shape, and whether that was a LAUNCH record. */
 struct thread_state {

@@ -18,29 +18,7 @@
 #include <zstd.h>
 
 #include "gpushim/trace_format.h"
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t cap = 0, n;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	do {
-		if (*len == cap) {
-			cap = cap ? 2 * cap : 1 << 20;
-			buf = realloc(buf, cap);
-			if (!buf)
-				break;
-		}
-		n = fread(buf + *len, 1, cap - *len, f);
-		*len += n;
-	} while (n > 0);
-	fclose(f);
-	return buf;
-}
+#include "slurp.h"
 
 static uint64_t now_ns(void)
 {
