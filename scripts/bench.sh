@@ -106,8 +106,8 @@ fi
 # ---- 1d. the floor (tests/bench/floor_hook.c) ----
 # The least a recorder of launches can do, counted the same way in place of the shim: two TSC
 # reads around the real call, the gap and the duration kept as varint columns, zstd on the
-# calling thread every 4,096 launches. At level 1 and at -1 (no entropy coding of literals:
-# cheaper, larger); bytes a launch natively over $storm launches.
+# calling thread every 4,096 launches. At level 1 and at -1 (literals left unencoded); bytes a
+# launch natively over $storm launches.
 if [ -f "$B/tests/libfloor_hook.so" ]; then
 	hook=$B/tests/libfloor_hook.so
 	for level in 1 -1; do

@@ -3,11 +3,12 @@
  * floor_hook.c - the least a recorder of launches can do, preloaded by scripts/bench.sh in
  * place of the shim so its instructions are counted the same way: cuLaunchKernel reads the
  * time-stamp counter before and after the real call and keeps the two numbers a relaunched
- * kernel needs (the gap since the previous launch returned and the call's duration, 4 bytes
- * each, as two columns), and every 4,096 launches compresses them with zstd level 1 on the
- * calling thread. It keeps no kernel, grid, stream, result or sequence number, restores no
- * errno, counts no loss and survives no crash: what it costs a launch is a floor under any
- * recorder that times launches and compresses what it keeps.
+ * kernel needs (the gap since the previous launch returned and the call's duration, in ticks,
+ * as two columns of varints), and every 4,096 launches compresses them with zstd on the
+ * calling thread (level 1 as the shim, or FLOOR_ZSTD_LEVEL). It keeps no kernel, grid,
+ * stream, result or sequence number, restores no errno, counts no loss and survives no crash:
+ * what it costs a launch is a floor under any recorder that times launches and compresses
+ * what it keeps. At exit it prints "floor_hook: N launches, B bytes at zstd level L".
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
