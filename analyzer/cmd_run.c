@@ -96,6 +96,10 @@ int cmd_run(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (output && !*output) {
+		fprintf(stderr, "gpushim: run: -o needs a pattern (empty given)\n");
+		return EXIT_USAGE;
+	}
 	if (shim) {
 		if (!realpath(shim, path)) {
 			fprintf(stderr, "gpushim: %s: %s\n", shim, strerror(errno));
@@ -106,6 +110,15 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 
+	if (strpbrk(path, " \t\n:")) {
+		/* The dynamic loader splits LD_PRELOAD at spaces and colons, with no quoting. */
+		fprintf(stderr,
+			"gpushim: run: the shim's path \"%s\" holds a space or a colon, which "
+			"LD_PRELOAD cannot carry; install or copy libgpushim.so to a path without them "
+			"and pass it with --shim\n",
+			path);
+		return 1;
+	}
 	sb_init(&preload);
 	sb_puts(&preload, path);
 	old = getenv("LD_PRELOAD");

@@ -57,13 +57,18 @@ static const struct option_def options[] = {
 
 static const char *level_names[] = { "error", "warn", "info", "debug" };
 
-/* Problems found while parsing; reported after the table is done so logging is configured. */
-static char problems[4][96];
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+/*
+ * Problems found while parsing, at most one an option; reported after the table is done so
+ * logging is configured.
+ */
+static char problems[NR_OPTIONS][96];
 static int nr_problems;
 
 static void note_problem(const char *name, const char *value)
 {
-	if (nr_problems < 4)
+	if (nr_problems < (int)NR_OPTIONS)
 		snprintf(problems[nr_problems++], sizeof(problems[0]), "%s=%.40s is not valid", name,
 			 value);
 }
@@ -78,8 +83,11 @@ static void set_option(struct shim_config *cfg, const struct option_def *o, cons
 
 	switch (o->type) {
 	case OPT_STR:
-		*(const char **)p = value && *value ? value : NULL;
-		return;
+		if (*value || !o->def) {
+			*(const char **)p = *value ? value : NULL;
+			return;
+		}
+		break;		/* empty where a value is needed (GPUSHIM_OUTPUT) */
 	case OPT_BOOL:
 		if (!strcmp(value, "1") || !strcasecmp(value, "yes") || !strcasecmp(value, "true")) {
 			*(int *)p = 1;
@@ -122,7 +130,7 @@ void config_load(struct shim_config *cfg)
 	size_t i;
 
 	memset(cfg, 0, sizeof(*cfg));
-	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+	for (i = 0; i < NR_OPTIONS; i++) {
 		const struct option_def *o = &options[i];
 		const char *value = getenv(o->name);
 

@@ -42,8 +42,13 @@ int shim_start(void)
 	int expected = SHIM_IDLE;
 	int saved, ret;
 
-	if (!atomic_compare_exchange_strong(&shim.mode, &expected, SHIM_STARTING))
+	if (!atomic_compare_exchange_strong(&shim.mode, &expected, SHIM_STARTING)) {
+		if (expected == SHIM_ENDED) {
+			writer_late_call();	/* after the exit's END: counted, not recorded */
+			return 0;
+		}
 		return expected != SHIM_OFF;	/* ON, or another thread is starting it */
+	}
 
 	saved = errno;
 	ret = writer_start();
@@ -92,13 +97,24 @@ static void shim_atfork_child(void)
 	errno = saved;
 }
 
-/* quick_exit() runs no destructors, only these handlers: flush there too. */
-static void shim_quick_exit(void)
+/*
+ * The endings that run no destructor: quick_exit() runs only its own handlers, _exit() and
+ * _Exit() nothing (hooks_exit.c). CUPTI's buffers and the writer's are flushed there too.
+ */
+void shim_exit_now(void)
 {
 	int saved = errno;
 
-	writer_stop();
+	if (!writer_is_running_here())
+		return;		/* nothing recorded, or a vfork child (the parent's memory) */
+	cupti_final_flush();
+	writer_stop(WRITER_EXIT_WAIT_MS);
 	errno = saved;
+}
+
+static void shim_quick_exit(void)
+{
+	shim_exit_now();
 }
 
 __attribute__((constructor)) static void shim_ctor(void)
@@ -108,6 +124,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	config_load(&shim.cfg);
 	resolve_init(shim.cfg.is_disabled);
 	exec_hooks_init();
+	exit_hooks_init();
 	if (shim.cfg.is_disabled) {
 		atomic_store(&shim.mode, SHIM_OFF);
 		errno = saved;
@@ -124,6 +141,6 @@ __attribute__((destructor)) static void shim_dtor(void)
 {
 	int saved = errno;
 
-	writer_stop();
+	writer_stop(WRITER_EXIT_WAIT_MS);
 	errno = saved;
 }

@@ -18,25 +18,24 @@
 #define LOG_MAX_PER_LEVEL 8
 
 static _Atomic int nr_logged[4];
-static _Atomic int log_fd = -1;
 
-static int log_open(void)
+/*
+ * GPUSHIM_LOG is opened for each message and closed after it (messages are few): the shim holds
+ * no descriptor the program could close or reuse behind its back. Opened like the trace: never
+ * through a symbolic link. Where it cannot be opened the message goes to stderr.
+ */
+static void log_write(const char *buf, size_t len)
 {
-	int fd = atomic_load(&log_fd);
-	int expected = -1;
+	int fd = -1;
 
-	if (fd >= 0)
-		return fd;
-	if (!shim.cfg.log_path)
-		return STDERR_FILENO;
-	fd = open(shim.cfg.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return STDERR_FILENO;
-	if (!atomic_compare_exchange_strong(&log_fd, &expected, fd)) {
-		close(fd);
-		fd = expected;
+	if (shim.cfg.log_path)
+		fd = open(shim.cfg.log_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
+	if (write(fd >= 0 ? fd : STDERR_FILENO, buf, len) < 0) {
+		/* nowhere left to complain */
 	}
-	return fd;
+	if (fd >= 0)
+		close(fd);
 }
 
 void shim_log(int level, const char *fmt, ...)
@@ -66,9 +65,7 @@ void shim_log(int level, const char *fmt, ...)
 	if (len > (int)sizeof(buf) - 2)
 		len = sizeof(buf) - 2;
 	buf[len++] = '\n';
-	if (write(log_open(), buf, len) < 0) {
-		/* nowhere left to complain */
-	}
+	log_write(buf, (size_t)len);
 out:
 	errno = saved;
 }

@@ -103,7 +103,48 @@ uint32_t rec_next_seq_slow(struct shim_tls *t)
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *meta_buf;
 static size_t meta_len, meta_cap;
-static uint64_t meta_lost;
+static _Atomic uint64_t meta_lost;
+
+/*
+ * The process is ending (CLOCK_MONOTONIC ns; 0: not yet). A thread can hold meta_lock where it
+ * will never let go of it: interrupted by a signal whose handler calls exit(), the exit path
+ * then running on that very thread. From the deadline on, nobody waits for the lock past it;
+ * once one wait has failed, only a free lock is taken. What cannot be written is counted lost.
+ */
+static _Atomic uint64_t meta_deadline_ns;
+static _Atomic int is_meta_abandoned;
+
+void meta_exit_deadline(uint64_t deadline_ns)
+{
+	atomic_store(&meta_deadline_ns, deadline_ns);
+}
+
+/* Take meta_lock. Returns 0, or -1 when it cannot be had before the exit deadline. */
+static int meta_take(void)
+{
+	uint64_t deadline = atomic_load_explicit(&meta_deadline_ns, memory_order_relaxed);
+	struct timespec ts;
+
+	if (likely(!deadline)) {
+		pthread_mutex_lock(&meta_lock);
+		return 0;
+	}
+	if (pthread_mutex_trylock(&meta_lock) == 0)
+		return 0;
+	if (atomic_load(&is_meta_abandoned))
+		return -1;
+	ts.tv_sec = (time_t)(deadline / 1000000000u);
+	ts.tv_nsec = (long)(deadline % 1000000000u);
+	if (pthread_mutex_clocklock(&meta_lock, CLOCK_MONOTONIC, &ts) == 0)
+		return 0;
+	atomic_store(&is_meta_abandoned, 1);
+	return -1;
+}
+
+static void meta_give(void)
+{
+	pthread_mutex_unlock(&meta_lock);
+}
 
 /* Space for @size more bytes at the end of the meta stream, or NULL (counted as lost). */
 static void *meta_reserve_locked(size_t size)
@@ -117,7 +158,7 @@ static void *meta_reserve_locked(size_t size)
 		while (cap < meta_len + size)
 			cap *= 2;
 		if (cap > META_MAX_BYTES || !(nbuf = realloc(meta_buf, cap))) {
-			meta_lost++;
+			atomic_fetch_add(&meta_lost, 1);
 			return NULL;
 		}
 		meta_buf = nbuf;
@@ -142,20 +183,25 @@ int meta_append(const void *rec, size_t size)
 {
 	int ret;
 
-	pthread_mutex_lock(&meta_lock);
+	if (meta_take() < 0) {
+		atomic_fetch_add(&meta_lost, 1);
+		return -EBUSY;
+	}
 	ret = meta_append_locked(rec, size);
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
 	if (ret == 0)
 		tbuf_kick_writer();
 	return ret;
 }
 
-void meta_swap(uint8_t **buf, size_t *len, size_t *cap)
+int meta_swap(uint8_t **buf, size_t *len, size_t *cap)
 {
 	uint8_t *b;
 	size_t c;
 
-	pthread_mutex_lock(&meta_lock);
+	*len = 0;
+	if (meta_take() < 0)
+		return -1;
 	b = meta_buf;
 	c = meta_cap;
 	meta_buf = *buf;
@@ -164,17 +210,13 @@ void meta_swap(uint8_t **buf, size_t *len, size_t *cap)
 	*cap = c;
 	*len = meta_len;
 	meta_len = 0;
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
+	return 0;
 }
 
 uint64_t meta_nr_lost(void)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&meta_lock);
-	n = meta_lost;
-	pthread_mutex_unlock(&meta_lock);
-	return n;
+	return atomic_load(&meta_lost);
 }
 
 /* ---- Strings ---- */
@@ -251,9 +293,10 @@ uint32_t rec_intern_meta(const char *s, size_t len)
 	int is_new;
 	uint32_t id;
 
-	pthread_mutex_lock(&meta_lock);
+	if (meta_take() < 0)
+		return 0;
 	id = intern_locked(s, len, 1, &is_new);
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
 	return id;
 }
 
@@ -261,9 +304,22 @@ uint32_t rec_intern(const char *s, size_t len, int *is_new)
 {
 	uint32_t id;
 
-	pthread_mutex_lock(&meta_lock);
+	*is_new = 0;
+	if (meta_take() < 0)
+		return 0;
 	id = intern_locked(s, len, 0, is_new);
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
+	return id;
+}
+
+uint32_t rec_string_id_reserve(void)
+{
+	uint32_t id;
+
+	if (meta_take() < 0)
+		return 0;
+	id = next_str_id++;
+	meta_give();
 	return id;
 }
 
@@ -277,10 +333,13 @@ void rec_note(uint32_t kind, uint64_t ts_ns, const char *text)
 	r.hdr.size = sizeof(r);
 	r.ts_ns = ts_ns;
 	r.kind = kind;
-	pthread_mutex_lock(&meta_lock);
+	if (meta_take() < 0) {
+		atomic_fetch_add(&meta_lost, 1);
+		return;
+	}
 	r.text = text ? intern_locked(text, strlen(text), 1, &is_new) : 0;
 	meta_append_locked(&r, sizeof(r));
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
 	tbuf_kick_writer();
 }
 
@@ -342,9 +401,10 @@ static uint32_t func_lookup_slow(uintptr_t handle)
 	int32_t dev;
 	int is_new;
 
-	pthread_mutex_lock(&meta_lock);
+	if (meta_take() < 0)
+		return 0;
 	HASH_FIND(hh, func_table, &handle, sizeof(handle), e);
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
 	if (e)
 		return e->id;
 
@@ -375,7 +435,8 @@ static uint32_t func_lookup_slow(uintptr_t handle)
 	query_attr(&r, r.kind, handle, dev, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
 		   TRACE_FUNC_HAVE_LOCAL, &r.local_bytes_per_thread);
 
-	pthread_mutex_lock(&meta_lock);
+	if (meta_take() < 0)
+		return 0;
 	HASH_FIND(hh, func_table, &handle, sizeof(handle), e);
 	if (!e && (e = malloc(sizeof(*e)))) {
 		r.name = name ? intern_locked(name, strlen(name), 1, &is_new) : 0;
@@ -389,7 +450,7 @@ static uint32_t func_lookup_slow(uintptr_t handle)
 			HASH_ADD(hh, func_table, handle, sizeof(e->handle), e);
 		}
 	}
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
 	return e ? e->id : 0;
 }
 
@@ -428,9 +489,10 @@ void rec_occupancy_slow(struct shim_tls *t, uint32_t func, uintptr_t handle,
 	key.dyn_smem = dyn_smem;
 	key.device = rec_current_device();
 
-	pthread_mutex_lock(&meta_lock);
+	if (meta_take() < 0)
+		return;
 	HASH_FIND(hh, occ_table, &key, sizeof(key), e);
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
 	if (!e) {
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_OCCUPANCY;
@@ -446,7 +508,8 @@ void rec_occupancy_slow(struct shim_tls *t, uint32_t func, uintptr_t handle,
 				   CUDA_ERROR_NOT_FOUND;
 		r.max_blocks_per_sm = r.result == CUDA_SUCCESS && blocks > 0 ? (uint32_t)blocks : 0;
 
-		pthread_mutex_lock(&meta_lock);
+		if (meta_take() < 0)
+			return;
 		HASH_FIND(hh, occ_table, &key, sizeof(key), e);
 		if (!e && (e = malloc(sizeof(*e)))) {
 			e->key = key;
@@ -455,7 +518,7 @@ void rec_occupancy_slow(struct shim_tls *t, uint32_t func, uintptr_t handle,
 			else
 				free(e);
 		}
-		pthread_mutex_unlock(&meta_lock);
+		meta_give();
 	}
 	if (c->handle == handle && c->id == func) {
 		c->occ_block = block_threads;
@@ -468,7 +531,10 @@ void rec_flush_funcs(void)
 	struct func_entry *e, *tmp;
 	struct occ_entry *o, *otmp;
 
-	pthread_mutex_lock(&meta_lock);
+	if (meta_take() < 0) {
+		atomic_fetch_add(&shim.func_gen, 1);
+		return;
+	}
 	HASH_ITER(hh, func_table, e, tmp) {
 		HASH_DEL(func_table, e);
 		free(e);
@@ -478,7 +544,7 @@ void rec_flush_funcs(void)
 		free(o);
 	}
 	atomic_fetch_add(&shim.func_gen, 1);
-	pthread_mutex_unlock(&meta_lock);
+	meta_give();
 }
 
 /* ---- Devices ---- */
@@ -563,7 +629,9 @@ void record_reset_after_fork(void)
 	next_str_id = 1;
 	next_func_id = 1;
 	meta_len = 0;
-	meta_lost = 0;
+	atomic_store(&meta_lost, 0);
+	atomic_store(&meta_deadline_ns, 0);
+	atomic_store(&is_meta_abandoned, 0);
 	atomic_store(&devices_written, 0);
 	atomic_fetch_add(&shim.func_gen, 1);
 }

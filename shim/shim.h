@@ -59,6 +59,7 @@ enum shim_mode {
 	SHIM_STARTING = 1,		/* one thread is starting the writer; others record already */
 	SHIM_ON = 2,
 	SHIM_OFF = 3,			/* disabled (config or failure): every hook passes through */
+	SHIM_ENDED = 4,			/* the exit's END is written: hooks pass through, counted */
 };
 
 struct shim_state {
@@ -90,6 +91,12 @@ void shim_disable(const char *fmt, ...) __attribute__((format(printf, 1, 2))) SH
  * Context: app thread, from shim_enter(); may allocate and create a thread (once per process).
  */
 int shim_start(void) SHIM_HIDDEN;
+
+/*
+ * shim_exit_now - the process ends without destructors (quick_exit, _exit, _Exit): flush
+ * CUPTI's buffers and finish the trace, bounded (WRITER_EXIT_WAIT_MS). Context: exiting thread.
+ */
+void shim_exit_now(void) SHIM_HIDDEN;
 
 /* ---- Logging (log.c) ---- */
 
@@ -568,13 +575,23 @@ void rec_note(uint32_t kind, uint64_t ts_ns, const char *text) SHIM_HIDDEN;
  * the writer (which swaps the buffer out under the same lock).
  */
 int meta_append(const void *rec, size_t size) SHIM_HIDDEN;
-/* meta_swap - writer: exchange its (emptied) buffer with the meta stream's. */
-void meta_swap(uint8_t **buf, size_t *len, size_t *cap) SHIM_HIDDEN;
+/*
+ * meta_swap - writer: exchange its (emptied) buffer with the meta stream's. Returns 0, or -1
+ * (nothing swapped) when the lock could not be had before the exit deadline.
+ */
+int meta_swap(uint8_t **buf, size_t *len, size_t *cap) SHIM_HIDDEN;
+/*
+ * meta_exit_deadline - the process is ending: from now on no thread waits for the meta stream's
+ * lock past @deadline_ns (CLOCK_MONOTONIC); what cannot be written is counted lost.
+ */
+void meta_exit_deadline(uint64_t deadline_ns) SHIM_HIDDEN;
 uint64_t meta_nr_lost(void) SHIM_HIDDEN;
 void record_reset_after_fork(void) SHIM_HIDDEN;
 /* rec_string_size / rec_string_encode - the STRING record for @len bytes of text. */
 size_t rec_string_size(size_t len) SHIM_HIDDEN;
 void rec_string_encode(void *dst, uint32_t id, const char *s, size_t len) SHIM_HIDDEN;
+/* rec_string_id_reserve - a string id nobody else gets (0 when the lock cannot be had). */
+uint32_t rec_string_id_reserve(void) SHIM_HIDDEN;
 
 /* ---- Writer (writer.c) ---- */
 
@@ -584,9 +601,53 @@ void rec_string_encode(void *dst, uint32_t id, const char *s, size_t len) SHIM_H
  */
 int writer_start(void) SHIM_HIDDEN;
 
-/* writer_stop - final drain, END record, close; joins the thread. Context: exit path. */
-void writer_stop(void) SHIM_HIDDEN;
+/*
+ * writer_stop - final drain, END record, close; joins the thread. Waits at most @wait_ms: no
+ * lock is waited for past it, and a writer still not done then is left to the process's end
+ * (the trace ends at its last complete chunk). On the writer thread itself (exit() called
+ * there once the program's last thread was gone) it finishes the trace in place.
+ * Context: exit path (destructor, quick_exit and _exit handlers); any thread.
+ */
+void writer_stop(uint32_t wait_ms) SHIM_HIDDEN;
 void writer_reset_after_fork(void) SHIM_HIDDEN;
+
+/* How long an exit may wait for the trace to be finished. */
+#define WRITER_EXIT_WAIT_MS 2000
+
+/*
+ * writer_main_gone - the main thread called pthread_exit: from now on the writer checks whether
+ * any of the program's threads is left, and when none is, ends the process as glibc's last
+ * thread would (exit(0)). Context: the main thread, in pthread_exit.
+ */
+void writer_main_gone(void) SHIM_HIDDEN;
+
+/* writer_is_running_here - this process (not a vfork child) has a writer thread. */
+int writer_is_running_here(void) SHIM_HIDDEN;
+
+/*
+ * writer_late_call - a hook ran after the exit's END (a library destructor that runs after the
+ * shim's): count it into the trace as lost. Context: any thread, from shim_start(); rare.
+ */
+void writer_late_call(void) SHIM_HIDDEN;
+
+/* ---- The trace file (trace_file.c) ---- */
+
+/*
+ * tfile_create - expand GPUSHIM_OUTPUT, create the file (the next free name when taken; the
+ * default pattern when the setting cannot be used) and write its header. Returns 0, or -errno
+ * with the shim disabled. tfile_write appends, tfile_truncate cuts back to @size (both -errno,
+ * -ESTALE when the file was replaced); both check the descriptor is still the file's first.
+ * Context: the writer thread only.
+ */
+int tfile_create(int is_forked) SHIM_HIDDEN;
+struct iovec;
+int tfile_write(const struct iovec *iov, int nr) SHIM_HIDDEN;
+int tfile_truncate(uint64_t size) SHIM_HIDDEN;
+uint64_t tfile_size(void) SHIM_HIDDEN;
+const char *tfile_path(void) SHIM_HIDDEN;
+/* tfile_close - close the descriptor if it still is the trace's; never another one. */
+void tfile_close(void) SHIM_HIDDEN;
+void tfile_reset_after_fork(void) SHIM_HIDDEN;
 
 /*
  * writer_finish_on_signal - a fatal signal is ending the process: have the writer write all it
@@ -611,6 +672,8 @@ void writer_exec_end(void) SHIM_HIDDEN;
 void signals_install(void) SHIM_HIDDEN;
 /* exec_hooks_init - resolve libc's exec family. Context: the constructor. */
 void exec_hooks_init(void) SHIM_HIDDEN;
+/* exit_hooks_init - resolve _exit, _Exit and pthread_exit. Context: the constructor. */
+void exit_hooks_init(void) SHIM_HIDDEN;
 
 /* ---- CUPTI (cupti.c) ---- */
 

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "shim.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -32,7 +34,6 @@ struct writer {
 	pthread_t thread;
 	int has_thread;
 	_Atomic int stop;
-	int fd;
 	ZSTD_CCtx *cctx;
 	uint8_t *raw;			/* the chunk being filled */
 	size_t raw_len;
@@ -45,9 +46,11 @@ struct writer {
 	uint8_t *meta;			/* swapped with the meta stream */
 	size_t meta_len, meta_cap;
 	int is_failed;			/* a write failed: nothing more goes to the file */
-	uint64_t file_off;		/* bytes written to the file */
+	int is_meta_lost_said;		/* the exit found the meta lock held for good: said once */
 	pid_t pid;			/* the process the thread runs in (not a vfork child) */
-	_Atomic int is_finished;	/* the thread wrote its END (or failed) and is leaving */
+	_Atomic int is_finished;	/* futex word: the thread wrote its END (or failed), leaves */
+	_Atomic int is_main_gone;	/* the main thread called pthread_exit */
+	pid_t tid;			/* the writer thread's */
 	/* Endings no destructor sees (see writer_finish_on_signal and writer_exec_begin). */
 	_Atomic int final_sig;		/* the fatal signal ending the process; 0 none */
 	_Atomic int final_done;		/* futex word: 1 once that signal's END is written */
@@ -55,221 +58,13 @@ struct writer {
 	_Atomic int exec_gen;		/* exec requests so far */
 	_Atomic int exec_parked;	/* futex word: the request whose END waits for exec's outcome */
 	char exec_path[256];
-	char path[PATH_MAX];
 };
 
-static struct writer w = { .fd = -1 };
-
-/* ---- Output file ---- */
-
-static int rank_from_env(void)
-{
-	static const char *const vars[] = { "RANK", "LOCAL_RANK", "SLURM_PROCID",
-					    "OMPI_COMM_WORLD_RANK" };
-	size_t i;
-
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		char *end;
-		long r;
-
-		if (!v || !*v)
-			continue;
-		r = strtol(v, &end, 10);
-		if (!*end && r >= 0 && r < INT32_MAX)
-			return (int)r;
-	}
-	return -1;
-}
-
-/* Expand %h %p %r %% of GPUSHIM_OUTPUT. Returns 0 or -ENAMETOOLONG. */
-static int expand_path(char *dst, size_t cap, const char *pattern, const char *host, int rank)
-{
-	size_t n = 0;
-	const char *p;
-
-	for (p = pattern; *p; p++) {
-		char tmp[32];
-		const char *add = tmp;
-
-		if (*p != '%' || !p[1]) {
-			tmp[0] = *p;
-			tmp[1] = 0;
-		} else {
-			switch (*++p) {
-			case 'h':
-				add = host;
-				break;
-			case 'p':
-				snprintf(tmp, sizeof(tmp), "%d", (int)getpid());
-				break;
-			case 'r':
-				snprintf(tmp, sizeof(tmp), "%d", rank < 0 ? 0 : rank);
-				break;
-			case '%':
-				strcpy(tmp, "%");
-				break;
-			default:
-				snprintf(tmp, sizeof(tmp), "%%%c", *p);
-				break;
-			}
-		}
-		if (n + strlen(add) + 1 > cap)
-			return -ENAMETOOLONG;
-		memcpy(dst + n, add, strlen(add));
-		n += strlen(add);
-	}
-	dst[n] = 0;
-	return 0;
-}
+static struct writer w;
 
 static int write_all(const struct iovec *iov, int nr)
 {
-	struct iovec v[8];
-	int i;
-
-	if (nr > 8)
-		return -EINVAL;
-	memcpy(v, iov, sizeof(*iov) * nr);
-	i = 0;
-	while (i < nr) {
-		ssize_t n = writev(w.fd, v + i, nr - i);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		w.file_off += (uint64_t)n;
-		while (i < nr && (size_t)n >= v[i].iov_len) {
-			n -= v[i].iov_len;
-			i++;
-		}
-		if (i < nr) {
-			v[i].iov_base = (char *)v[i].iov_base + n;
-			v[i].iov_len -= n;
-		}
-	}
-	return 0;
-}
-
-static size_t read_cmdline(char *buf, size_t cap)
-{
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-
-	if (fd < 0)
-		return 0;
-	while (len < cap) {
-		ssize_t n = read(fd, buf + len, cap - len);
-
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	while (len && buf[len - 1] == 0)	/* drop the final NUL */
-		len--;
-	return len;
-}
-
-/*
- * The pid's name is taken: this process replaced an earlier program by exec (same pid), or a
- * stale trace of a reused pid is there. Take NAME-1.trace, NAME-2.trace, ... (never the
- * existing file). Returns the descriptor, or -1 with errno set; @path holds the name tried last.
- */
-static int open_next_free(char *path, size_t cap)
-{
-	char base[PATH_MAX];
-	size_t len = strlen(path);
-	const char *ext = len > 6 && !strcmp(path + len - 6, ".trace") ? ".trace" : "";
-	int i, fd = -1;
-
-	if (len >= sizeof(base)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(base, path, len - strlen(ext));
-	base[len - strlen(ext)] = 0;
-	for (i = 1; i < 100; i++) {
-		if ((size_t)snprintf(path, cap, "%s-%d%s", base, i, ext) >= cap) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-	}
-	return fd;
-}
-
-static int open_trace(void)
-{
-	static char cmdline[16384];
-	struct trace_file_header hdr;
-	char host[256] = "unknown";
-	static const uint8_t zeros[8];
-	struct iovec iov[5];
-	size_t cmd_len, ver_len, host_len, total;
-	struct timespec mono, real;
-	int rank = rank_from_env();
-	int ret;
-
-	gethostname(host, sizeof(host) - 1);
-	host[sizeof(host) - 1] = 0;
-	ret = expand_path(w.path, sizeof(w.path), shim.cfg.output, host, rank);
-	if (ret < 0) {
-		shim_disable("GPUSHIM_OUTPUT expands to a path that is too long");
-		return ret;
-	}
-	/* The header is made before the file is created (it reads /proc): a process killed
-	 * after the creation and before the header is written leaves an empty file, and that
-	 * window is now the one system call between them. */
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	cmd_len = read_cmdline(cmdline, sizeof(cmdline));
-	ver_len = strlen(GPUSHIM_VERSION);
-	host_len = strlen(host);
-	total = sizeof(hdr) + ver_len + host_len + cmd_len;
-
-	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, TRACE_MAGIC, sizeof(TRACE_MAGIC));
-	hdr.version_major = TRACE_VERSION_MAJOR;
-	hdr.version_minor = TRACE_VERSION_MINOR;
-	hdr.header_bytes = (uint32_t)((total + 7) & ~(size_t)7);
-	hdr.pid = (uint32_t)getpid();
-	hdr.ppid = (uint32_t)getppid();
-	hdr.start_mono_ns = (uint64_t)mono.tv_sec * 1000000000u + mono.tv_nsec;
-	hdr.start_real_ns = (uint64_t)real.tv_sec * 1000000000u + real.tv_nsec;
-	hdr.flags = shim.is_forked ? TRACE_FILE_FORKED : 0;
-	hdr.shim_version_len = (uint16_t)ver_len;
-	hdr.host_len = (uint16_t)host_len;
-	hdr.cmdline_len = (uint32_t)cmd_len;
-	hdr.rank = rank;
-
-	iov[0] = (struct iovec){ &hdr, sizeof(hdr) };
-	iov[1] = (struct iovec){ (void *)GPUSHIM_VERSION, ver_len };
-	iov[2] = (struct iovec){ host, host_len };
-	iov[3] = (struct iovec){ cmdline, cmd_len };
-	iov[4] = (struct iovec){ (void *)zeros, hdr.header_bytes - total };
-
-	w.fd = open(w.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (w.fd < 0 && errno == EEXIST && strstr(shim.cfg.output, "%p"))
-		w.fd = open_next_free(w.path, sizeof(w.path));
-	if (w.fd < 0) {
-		ret = -errno;
-		shim_disable("cannot create trace %s: %s", w.path, strerror(errno));
-		return ret;
-	}
-	w.file_off = 0;
-	ret = write_all(iov, 5);
-	if (ret < 0) {
-		shim_disable("cannot write trace %s: %s", w.path, strerror(-ret));
-		close(w.fd);
-		w.fd = -1;
-		return ret;
-	}
-	return 0;
+	return tfile_write(iov, nr);
 }
 
 /* ---- Chunks ---- */
@@ -288,7 +83,7 @@ static void chunk_flush(void)
 	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
 	if (!w.raw_len)
 		return;
-	if (w.is_failed || w.fd < 0)
+	if (w.is_failed)
 		goto out;
 	n = ZSTD_compress2(w.cctx, w.out, w.out_cap, w.raw, w.raw_len);
 	if (ZSTD_isError(n)) {
@@ -305,7 +100,8 @@ static void chunk_flush(void)
 	ret = write_all(iov, 2);
 	if (ret < 0) {
 		/* Disk full, quota, I/O error: what is written stays readable. */
-		shim_disable("cannot write trace %s: %s", w.path, strerror(-ret));
+		shim_disable("cannot write trace %s: %s", tfile_path(),
+			     ret == -ESTALE ? "the file was replaced" : strerror(-ret));
 		w.is_failed = 1;
 		goto out;
 	}
@@ -643,6 +439,15 @@ static void emit_api_defs(void)
 	}
 }
 
+/* tbuf_drain's callback where records cannot be written: count them. */
+static void count_record(void *ctx, const struct tbuf *b, const void *rec, uint32_t size)
+{
+	(void)b;
+	(void)rec;
+	(void)size;
+	++*(uint64_t *)ctx;
+}
+
 /*
  * One pass over everything recorded so far. Ring heads are read before the meta stream is
  * taken: every id a drained thread record uses was defined in meta before that head was
@@ -669,12 +474,28 @@ static void drain_all(int at_exit)
 		heads[n++] = atomic_load_explicit(&b->head, memory_order_acquire);
 	}
 
-	meta_swap(&w.meta, &w.meta_len, &w.meta_cap);
-	emit_meta_buffer(w.meta, w.meta_len);
-	w.meta_len = 0;
+	if (meta_swap(&w.meta, &w.meta_len, &w.meta_cap) == 0) {
+		emit_meta_buffer(w.meta, w.meta_len);
+		w.meta_len = 0;
+		for (b = list, i = 0; b && i < n; b = b->next, i++)
+			tbuf_drain(b, heads[i], emit, NULL);
+	} else {
+		/*
+		 * The process is ending and a thread holds the meta stream's lock for good: the
+		 * definitions the rings' records use may be in it. Count them lost, write the rest.
+		 */
+		uint64_t lost = 0;
 
-	for (b = list, i = 0; b && i < n; b = b->next, i++)
-		tbuf_drain(b, heads[i], emit, NULL);
+		for (b = list, i = 0; b && i < n; b = b->next, i++)
+			tbuf_drain(b, heads[i], count_record, &lost);
+		atomic_fetch_add(&shim.nr_lost_unringed, lost);
+		if (lost && !w.is_meta_lost_said) {
+			w.is_meta_lost_said = 1;
+			shim_log(LOG_WARN, "the process ended while one of its threads held the "
+					   "shim's lock: %llu records not written (counted lost)",
+				 (unsigned long long)lost);
+		}
+	}
 
 	cupti_writer_poll(at_exit, emit, NULL);
 	/* A pass's GPU records go out with it (the room for them was kept by emit). */
@@ -726,6 +547,23 @@ static uint64_t total_lost(void)
 	return n;
 }
 
+static void note_doors(void);
+
+/*
+ * The END of a process exit is written in a chunk of its own at w.end_off; calls made after it
+ * (a library destructor that runs after ours) rewrite that chunk with them counted as lost and
+ * a warning note (writer_late_call). The note's string id is reserved when END is written.
+ */
+static struct {
+	struct trace_rec_end end;
+	uint64_t end_off;
+	uint32_t str_id;
+	_Atomic int is_set;		/* end, end_off and str_id are written (release) */
+	_Atomic uint64_t nr_calls;	/* calls after END */
+	uint64_t nr_written;		/* nr_calls the file says; under lock */
+	pthread_mutex_t lock;
+} late = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 static void write_end(uint32_t reason)
 {
 	struct trace_rec_end e;
@@ -746,6 +584,101 @@ static void write_end(uint32_t reason)
 	e.nr_chunks = w.seq;
 	chunk_put(&e, sizeof(e));
 	chunk_flush();
+	late.end = e;
+}
+
+/* Write END again at late.end_off with @n calls after it counted lost. Context: late.lock. */
+static void rewrite_end(uint64_t n)
+{
+	uint8_t raw[512];
+	struct trace_rec_note note;
+	struct trace_rec_end e = late.end;
+	struct trace_chunk_header ch;
+	struct iovec iov[2];
+	char text[200];
+	size_t len, slen, zn;
+
+	len = (size_t)snprintf(text, sizeof(text),
+			       "%llu CUDA calls after the trace ended (a library destructor that ran "
+			       "after the shim's) were not recorded; counted as lost",
+			       (unsigned long long)n);
+	if (len >= sizeof(text))
+		len = sizeof(text) - 1;
+	slen = rec_string_size(len);
+	rec_string_encode(raw, late.str_id, text, len);
+	memset(&note, 0, sizeof(note));
+	note.hdr.type = TRACE_REC_NOTE;
+	note.hdr.size = sizeof(note);
+	note.ts_ns = clock_now_ns();
+	note.kind = TRACE_NOTE_WARNING;
+	note.text = late.str_id;
+	memcpy(raw + slen, &note, sizeof(note));
+	e.nr_lost += n;
+	e.nr_records += 2;	/* the string and the note */
+	memcpy(raw + slen + sizeof(note), &e, sizeof(e));
+	zn = ZSTD_compress2(w.cctx, w.out, w.out_cap, raw, slen + sizeof(note) + sizeof(e));
+	if (ZSTD_isError(zn))
+		return;
+	ch.magic = TRACE_CHUNK_MAGIC;
+	ch.seq = (uint32_t)e.nr_chunks;
+	ch.raw_bytes = (uint32_t)(slen + sizeof(note) + sizeof(e));
+	ch.zstd_bytes = (uint32_t)zn;
+	iov[0] = (struct iovec){ &ch, sizeof(ch) };
+	iov[1] = (struct iovec){ w.out, zn };
+	if (tfile_truncate(late.end_off) == 0 && tfile_write(iov, 2) == 0)
+		late.nr_written = n;
+}
+
+/* Bring the file's count of calls after END up to date. Context: any thread, after END. */
+static void late_sync(void)
+{
+	for (;;) {
+		uint64_t n;
+
+		if (pthread_mutex_trylock(&late.lock))
+			return;		/* its holder reads the count after it took the lock */
+		while ((n = atomic_load(&late.nr_calls)) != late.nr_written)
+			rewrite_end(n);
+		pthread_mutex_unlock(&late.lock);
+		if (atomic_load(&late.nr_calls) == n)
+			return;
+	}
+}
+
+void writer_late_call(void)
+{
+	int saved = errno;
+
+	atomic_fetch_add(&late.nr_calls, 1);
+	if (atomic_load_explicit(&late.is_set, memory_order_acquire) && w.pid == getpid())
+		late_sync();
+	errno = saved;
+}
+
+/*
+ * The trace's end at process exit: hooks stop recording (from here on they count calls as
+ * late), everything recorded is written, then END alone in the last chunk, whose place is kept
+ * for writer_late_call.
+ */
+static void finish_exit(void)
+{
+	uint32_t id;
+
+	atomic_store(&shim.mode, SHIM_ENDED);
+	note_doors();
+	drain_all(1);
+	held_flush();
+	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
+	chunk_flush();
+	id = rec_string_id_reserve();
+	late.end_off = tfile_size();
+	write_end(TRACE_END_EXIT);
+	if (w.is_failed || !id)
+		return;
+	late.str_id = id;
+	atomic_store_explicit(&late.is_set, 1, memory_order_release);
+	if (atomic_load(&late.nr_calls))
+		late_sync();
 }
 
 static void note_doors(void)
@@ -806,7 +739,7 @@ static void park_for_exec(void)
 	rec_note(TRACE_NOTE_EXEC, clock_now_ns(), w.exec_path);
 	drain_all(1);
 	chunk_flush();
-	mark_off = w.file_off;
+	mark_off = tfile_size();
 	mark_seq = w.seq;
 	mark_records = w.nr_records;
 	write_end(TRACE_END_EXEC);
@@ -819,15 +752,15 @@ static void park_for_exec(void)
 		futex_wait_ms(&w.exec_waiters, n, 100);
 
 	/* Still here: exec failed (or the process is ending otherwise). Take the END back. */
-	if (!w.is_failed && w.fd >= 0) {
-		if (ftruncate(w.fd, (off_t)mark_off) == 0 &&
-		    lseek(w.fd, (off_t)mark_off, SEEK_SET) == (off_t)mark_off) {
-			w.file_off = mark_off;
+	if (!w.is_failed) {
+		int ret = tfile_truncate(mark_off);
+
+		if (ret == 0) {
 			w.seq = mark_seq;
 			w.nr_records = mark_records;
 		} else {
 			shim_disable("cannot take back the END written before a failed exec: %s",
-				     strerror(errno));
+				     strerror(-ret));
 			w.is_failed = 1;
 		}
 	}
@@ -889,6 +822,9 @@ static void note_clock(const char *why)
 	rec_note(TRACE_NOTE_CLOCK, clock_now_ns(), text);
 }
 
+static void finished(void);
+static int only_ours_left(void);
+
 static void *writer_main(void *arg)
 {
 	uint32_t flush_ms = shim.cfg.flush_ms;
@@ -901,8 +837,9 @@ static void *writer_main(void *arg)
 	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
 	why = clock_start();
 	(void)clock_calibrate();
-	if (open_trace() < 0) {
-		atomic_store(&w.is_finished, 1);
+	w.tid = (pid_t)syscall(SYS_gettid);
+	if (tfile_create(shim.is_forked) < 0) {
+		finished();
 		return NULL;
 	}
 	if (why)
@@ -939,10 +876,16 @@ static void *writer_main(void *arg)
 			break;
 		}
 		if (stopping) {
-			note_doors();
-			drain_all(1);
-			write_end(TRACE_END_EXIT);
+			finish_exit();
 			break;
+		}
+		if (atomic_load(&w.is_main_gone) && only_ours_left()) {
+			/*
+			 * The program's last thread is gone and only ours keep the process alive:
+			 * glibc's last exiting thread calls exit(0); do it here. exit's handlers and
+			 * destructors run on this thread, and writer_stop() ends the trace on it.
+			 */
+			exit(0);
 		}
 		/* Flush early enough that no chunk is more than flush_ms apart. */
 		if (now - last_flush + (uint64_t)wake_ms * 1000000 >= (uint64_t)flush_ms * 1000000) {
@@ -950,14 +893,20 @@ static void *writer_main(void *arg)
 			last_flush = now;
 		}
 	}
+	finished();
+	return NULL;
+}
+
+/* The writer is done: wake whoever waits for it. The file stays open after a signal's END
+ * (the dying thread may still be writing its last words through it). */
+static void finished(void)
+{
+	if (!atomic_load(&w.final_sig))
+		tfile_close();
 	atomic_store(&w.is_finished, 1);
+	futex_wake_all(&w.is_finished);
 	futex_wake_all(&w.final_done);
 	futex_wake_all(&w.exec_parked);
-	if (!atomic_load(&w.final_sig)) {
-		close(w.fd);
-		w.fd = -1;
-	}
-	return NULL;
 }
 
 int writer_start(void)
@@ -990,23 +939,106 @@ int writer_start(void)
 	return 0;
 }
 
-void writer_stop(void)
+void writer_stop(uint32_t wait_ms)
 {
-	if (!w.has_thread)
+	uint64_t deadline;
+
+	if (!w.has_thread || w.pid != getpid())
+		return;		/* nothing started, or a vfork child: the parent's writer */
+	if (pthread_equal(pthread_self(), w.thread)) {
+		/* exit() on the writer itself: the program's last thread had gone (writer_main) */
+		if (!atomic_load(&w.is_finished)) {
+			finish_exit();
+			finished();
+		}
 		return;
+	}
+	/*
+	 * Bounded: the exiting thread may be one a signal interrupted while it held a lock the
+	 * writer needs (exit() from a handler). No wait for a lock goes past the deadline; if the
+	 * writer still is not done then, the trace ends at its last complete chunk.
+	 */
+	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
+	meta_exit_deadline(clock_mono_ns() + (uint64_t)wait_ms * 1000000u / 2);
 	atomic_store(&w.stop, 1);
 	tbuf_kick_writer();
-	pthread_join(w.thread, NULL);
+	while (!atomic_load(&w.is_finished) && futex_wait_until(&w.is_finished, 0, deadline))
+		;
+	if (atomic_load(&w.is_finished))
+		pthread_join(w.thread, NULL);
+	else
+		shim_log(LOG_WARN, "the trace was not finished within %u ms of the exit; it ends at "
+				   "its last complete chunk", wait_ms);
 	w.has_thread = 0;
+}
+
+int writer_is_running_here(void)
+{
+	return w.has_thread && w.pid == getpid();
+}
+
+void writer_main_gone(void)
+{
+	if (!w.has_thread || w.pid != getpid())
+		return;
+	atomic_store(&w.is_main_gone, 1);
+	tbuf_kick_writer();
+}
+
+/*
+ * Is every thread left in the process one of ours (named gpushim-*) or a zombie (the main
+ * thread after pthread_exit stays one until the process ends)? Read from /proc/self/task.
+ */
+static int only_ours_left(void)
+{
+	char path[300], buf[256];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/task");
+	int is_ours = 1;
+
+	if (!dir)
+		return 0;
+	while (is_ours && (d = readdir(dir))) {
+		const char *comm, *state;
+		ssize_t n;
+		int fd;
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9' || atoi(d->d_name) == w.tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", d->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* it exited meanwhile */
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		/* "TID (COMM) S ...": COMM may hold spaces and parentheses; the last ')' ends it. */
+		comm = strchr(buf, '(');
+		state = strrchr(buf, ')');
+		if (!comm || !state || state[1] != ' ')
+			continue;
+		if (state[2] == 'Z' || state[2] == 'X')
+			continue;
+		if (!strncmp(comm + 1, "gpushim-", 8))
+			continue;
+		is_ours = 0;
+	}
+	closedir(dir);
+	return is_ours;
 }
 
 void writer_reset_after_fork(void)
 {
 	/* The writer thread does not exist in the child; its buffers are reused. */
-	if (w.fd >= 0)
-		close(w.fd);
-	w.fd = -1;
+	tfile_reset_after_fork();
 	w.has_thread = 0;
+	atomic_store(&w.is_main_gone, 0);
+	atomic_store(&late.is_set, 0);
+	atomic_store(&late.nr_calls, 0);
+	late.nr_written = 0;
+	pthread_mutex_init(&late.lock, NULL);
 	atomic_store(&w.stop, 0);
 	atomic_store(&w.is_finished, 0);
 	atomic_store(&w.final_sig, 0);

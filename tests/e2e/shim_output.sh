@@ -29,13 +29,62 @@ cmp "$WORK/plain.txt" "$WORK/u.txt" || fail "output changed when the trace canno
 expect "warnings, unwritable" "$(grep -c '^gpushim\[' "$WORK/u.err")" 1
 grep -q "cannot create trace" "$WORK/u.err" || fail "warning does not say why: $(cat "$WORK/u.err")"
 
-# An existing file is never overwritten.
+# An existing file is never overwritten: the trace takes the next free name, whatever the
+# pattern (a taken name never means no trace), and says so.
 printf 'keep me' >"$WORK/existing.trace"
 GPUSHIM_OUTPUT="$WORK/existing.trace" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct \
 	>"$WORK/e.txt" 2>"$WORK/e.err"
 cmp "$WORK/plain.txt" "$WORK/e.txt" || fail "output changed with an existing trace file"
 expect "existing file" "$(cat "$WORK/existing.trace")" "keep me"
-grep -q "File exists" "$WORK/e.err" || fail "no warning for an existing file"
+grep -q "existing.trace exists (never overwritten); writing $WORK/existing-1.trace" "$WORK/e.err" ||
+	fail "no warning for an existing file: $(cat "$WORK/e.err")"
+"$GPUSHIM_BIN" report --format json "$WORK/existing-1.trace" >"$WORK/e.json"
+expect "existing file: the trace beside it" "$(jget "$WORK/e.json" '"\(.trace.complete) \(.counts.launches)"')" "true 14"
+GPUSHIM_OUTPUT="$WORK/existing.trace" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct >/dev/null 2>&1
+[ -f "$WORK/existing-2.trace" ] || fail "a second run did not take the next free name: $(ls "$WORK")"
+
+# torchrun: the launcher has no rank but may initialize CUDA; it must never take a rank's name.
+# %r without a rank expands to norank-PID; a rank's name, taken anyway, falls back as above.
+(unset RANK LOCAL_RANK SLURM_PROCID OMPI_COMM_WORLD_RANK
+ run_shim "$WORK/r.txt" "$WORK/run-%r.trace" direct)
+set -- "$WORK"/run-norank-*.trace
+[ -f "$1" ] || fail "%r without a rank: $(ls "$WORK")"
+expect "%r without a rank: header" "$("$GPUSHIM_BIN" info --format json "$1" | jq -r .rank)" -1
+RANK=0 run_shim "$WORK/r0.txt" "$WORK/run-%r.trace" direct
+RANK=0 run_shim "$WORK/r0b.txt" "$WORK/run-%r.trace" direct 2>/dev/null
+[ -f "$WORK/run-0.trace" ] && [ -f "$WORK/run-0-1.trace" ] ||
+	fail "rank 0 twice: $(ls "$WORK")"
+
+# An empty GPUSHIM_OUTPUT is not valid: one warning, the default name (it crashed once).
+mkdir "$WORK/empty"
+(cd "$WORK/empty" && GPUSHIM_OUTPUT= LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct \
+	>"$WORK/empty.txt" 2>"$WORK/empty.err") && rc=0 || rc=$?
+expect "empty GPUSHIM_OUTPUT: exit code" "$rc" 0
+cmp "$WORK/plain.txt" "$WORK/empty.txt" || fail "empty GPUSHIM_OUTPUT: output changed"
+grep -q "GPUSHIM_OUTPUT= is not valid; using the default" "$WORK/empty.err" ||
+	fail "empty GPUSHIM_OUTPUT: no warning: $(cat "$WORK/empty.err")"
+set -- "$WORK"/empty/gpushim-"$host"-*.trace
+[ -f "$1" ] || fail "empty GPUSHIM_OUTPUT: no default-named trace: $(ls "$WORK/empty")"
+# A pattern naming a directory: the default, with one warning.
+(cd "$WORK/empty" && GPUSHIM_OUTPUT="$WORK/" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct \
+	>/dev/null 2>"$WORK/dir.err")
+expect "pattern naming a directory: warnings" "$(grep -c '^gpushim\[' "$WORK/dir.err")" 1
+expect "pattern naming a directory: traces" "$(ls "$WORK"/empty/gpushim-*.trace | wc -l)" 2
+
+# Every invalid setting is named, not only the first four.
+GPUSHIM_BUFFER_KB=x GPUSHIM_FLUSH_MS=x GPUSHIM_ZSTD_LEVEL=x GPUSHIM_LOG_LEVEL=x \
+GPUSHIM_SIGNALS=x GPUSHIM_PM=x GPUSHIM_TSC=x GPUSHIM_CUPTI_BUFFER_KB=x \
+	run_shim "$WORK/inv.txt" "$WORK/inv.trace" direct 2>"$WORK/inv.err"
+expect "invalid settings: warnings" "$(grep -c 'is not valid; using the default' "$WORK/inv.err")" 8
+
+# GPUSHIM_LOG is never followed through a symlink: the messages go to stderr instead.
+ln -s "$WORK/log-target" "$WORK/log-link"
+GPUSHIM_LOG="$WORK/log-link" GPUSHIM_BUFFER_KB=x run_shim "$WORK/ll.txt" "$WORK/ll.trace" direct \
+	2>"$WORK/ll.err"
+[ -e "$WORK/log-target" ] && fail "GPUSHIM_LOG followed a symlink"
+grep -q "GPUSHIM_BUFFER_KB=x is not valid" "$WORK/ll.err" || fail "GPUSHIM_LOG symlink: message lost"
+GPUSHIM_LOG="$WORK/shim.log" GPUSHIM_BUFFER_KB=x run_shim "$WORK/lg.txt" "$WORK/lg.trace" direct
+grep -q "GPUSHIM_BUFFER_KB=x is not valid" "$WORK/shim.log" || fail "GPUSHIM_LOG: no message"
 
 # A symlink is never followed.
 ln -s "$WORK/target.trace" "$WORK/link.trace"
