@@ -993,6 +993,101 @@ static void test_gpu_runs(void)
 	}
 }
 
+/* A STRING of @n bytes (at most a record's) that zstd cannot shrink: a chunk's ratio set by hand. */
+static void add_noise(struct tb *t, uint32_t id, size_t n)
+{
+	static uint8_t buf[TRACE_MAX_RECORD];
+	struct trace_rec_string *r = (void *)buf;
+	uint64_t x = 88172645463325252ull;
+	size_t i;
+
+	memset(buf, 0, sizeof(buf));
+	r->hdr.type = TRACE_REC_STRING;
+	r->hdr.size = (uint16_t)((sizeof(*r) + n + 7) & ~(size_t)7);
+	r->id = id;
+	r->len = (uint32_t)n;
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[sizeof(*r) + i] = (uint8_t)x;
+	}
+	tb_rec(t, buf, r->hdr.size);
+}
+
+/* A 1 MiB chunk of launch runs and @noise incompressible bytes; its ratio into *@ratio. */
+static size_t build_ratio(struct tb *t, size_t noise, double *ratio)
+{
+	const struct trace_chunk_header *ch;
+	size_t off;
+
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	add_noise(t, 1, noise);
+	tb_launch_bomb(t, 1u << 20);
+	off = t->len;
+	tb_flush(t);
+	ch = (const void *)(t->file + off);
+	*ratio = (double)ch->raw_bytes / ch->zstd_bytes;
+	return ((1u << 20) - sizeof(struct trace_rec_block) - sizeof(struct trace_rec_launch) -
+		((sizeof(struct trace_rec_string) + noise + 7) & ~(size_t)7)) /
+		       TRACE_MAX_RECORD * ((TRACE_MAX_RECORD - sizeof(struct trace_rec_launch_run)) / 2) +
+	       1;
+}
+
+/*
+ * Decompression bombs: a chunk whose records outweigh its zstd frame past 64:1 (16 MiB of launch
+ * runs in 1.6 KB: 8.4 M launches) is refused at its header, with the file and the offset of its
+ * raw size, before its frame is read; the chunks before it are read. Near the limit, a chunk
+ * of 50:1 is read whole and one of 80:1 is refused.
+ */
+static void test_bomb(void)
+{
+	struct trace_reader rd;
+	const char *path;
+	char want[64];
+	double ratio;
+	struct tb t;
+	uint64_t ts;
+	size_t off, launches;
+	int n, ret;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(&t, 1, "cuLaunchKernel");
+	tb_api_def(&t, 1, TRACE_FAM_LAUNCH, 1);
+	tb_block(&t, 100, 0, 5000);
+	add_launch(&t, 10, 1);
+	add_launch(&t, 20, 2);
+	tb_flush(&t);
+	off = t.len;
+	tb_launch_bomb(&t, 16u << 20);
+	tb_flush(&t);
+	CHECK(t.len - off < 4096);
+	path = tb_write(&t, "bomb.trace", 0);
+	ret = read_all(path, &rd, &n, &ts);
+	CHECK(ret < 0);
+	CHECK_EQ(n, 2);			/* chunk 0's launches, then the error */
+	snprintf(want, sizeof(want), "offset 0x%zx: chunk 1: ", off + 8);
+	if (!strstr(rd.err, path) || !strstr(rd.err, want) ||
+	    !strstr(rd.err, "a decompression bomb")) {
+		fprintf(stderr, "bomb: error \"%s\" lacks the path, \"%s\" or what\n", rd.err, want);
+		check_failures++;
+	}
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	launches = build_ratio(&t, (1u << 20) / 49, &ratio);
+	CHECK(ratio > 45 && ratio < 64);
+	CHECK_EQ(read_all(tb_write(&t, "ratio50.trace", 0), &rd, &n, &ts), 0);
+	CHECK_EQ(n, launches);
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	build_ratio(&t, (1u << 20) / 79, &ratio);
+	CHECK(ratio > 70 && ratio < 90);
+	expect_error("ratio80.trace", &t, "a decompression bomb");
+	tb_free(&t);
+}
+
 static void test_missing_file(void)
 {
 	struct trace_reader rd;
@@ -1014,6 +1109,7 @@ int main(void)
 	RUN(test_launch_gap_run);
 	RUN(test_launch_refs);
 	RUN(test_gpu_runs);
+	RUN(test_bomb);
 	RUN(test_missing_file);
 	return TEST_RESULT();
 }

@@ -29,10 +29,18 @@ static void put(struct tb *t, const void *p, size_t n)
 
 void tb_init(struct tb *t, uint16_t major, uint16_t minor)
 {
-	static const char ver[] = "test", host[] = "testhost", cmd[] = "prog\0arg";
-	struct trace_file_header h;
-	size_t strings = sizeof(ver) - 1 + sizeof(host) - 1 + sizeof(cmd) - 1;
+	static const char cmd[] = "prog\0arg";
+
+	tb_init_named(t, major, minor, "test", "testhost", cmd, sizeof(cmd) - 1);
+}
+
+void tb_init_named(struct tb *t, uint16_t major, uint16_t minor, const char *shim_version,
+		   const char *host, const char *cmd, size_t cmd_len)
+{
+	size_t ver_len = strlen(shim_version), host_len = strlen(host);
+	size_t strings = ver_len + host_len + cmd_len;
 	static const uint8_t zeros[8];
+	struct trace_file_header h;
 
 	memset(t, 0, sizeof(*t));
 	memset(&h, 0, sizeof(h));
@@ -44,14 +52,14 @@ void tb_init(struct tb *t, uint16_t major, uint16_t minor)
 	h.ppid = 1;
 	h.start_mono_ns = 1000000000ull;
 	h.start_real_ns = 1700000000000000000ull;
-	h.shim_version_len = sizeof(ver) - 1;
-	h.host_len = sizeof(host) - 1;
-	h.cmdline_len = sizeof(cmd) - 1;
+	h.shim_version_len = (uint16_t)ver_len;
+	h.host_len = (uint16_t)host_len;
+	h.cmdline_len = (uint32_t)cmd_len;
 	h.rank = -1;
 	put(t, &h, sizeof(h));
-	put(t, ver, sizeof(ver) - 1);
-	put(t, host, sizeof(host) - 1);
-	put(t, cmd, sizeof(cmd) - 1);
+	put(t, shim_version, ver_len);
+	put(t, host, host_len);
+	put(t, cmd, cmd_len);
 	put(t, zeros, h.header_bytes - sizeof(h) - strings);
 }
 
@@ -157,6 +165,27 @@ void tb_gpu_kernel(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, ui
 	k.block[0] = block_x;
 	k.block[1] = k.block[2] = 1;
 	tb_rec(t, &k, sizeof(k));
+}
+
+void tb_launch_bomb(struct tb *t, size_t raw_bytes)
+{
+	static uint8_t run[TRACE_MAX_RECORD];
+	struct trace_rec_launch_run *r = (void *)run;
+	struct trace_rec_launch l;
+
+	tb_block(t, 100, 0, 1000);
+	memset(&l, 0, sizeof(l));
+	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), 1, 1, 1, 0, 1);
+	l.grid[0] = l.grid[1] = l.grid[2] = 1;
+	l.block[0] = l.block[1] = l.block[2] = 1;
+	tb_rec(t, &l, sizeof(l));
+	r->hdr.type = TRACE_REC_LAUNCH_RUN;
+	r->hdr.size = TRACE_MAX_RECORD;
+	r->count = (TRACE_MAX_RECORD - sizeof(*r)) / 2;
+	r->seq = 2;
+	memset(r + 1, 1, TRACE_MAX_RECORD - sizeof(*r));
+	while (t->chunk_len + TRACE_MAX_RECORD <= raw_bytes)
+		tb_rec(t, run, TRACE_MAX_RECORD);
 }
 
 void tb_flush(struct tb *t)

@@ -21,6 +21,9 @@ struct tb {
 };
 
 void tb_init(struct tb *t, uint16_t major, uint16_t minor);
+/* tb_init with the header's strings: @cmd is @cmd_len bytes, arguments joined by NUL bytes. */
+void tb_init_named(struct tb *t, uint16_t major, uint16_t minor, const char *shim_version,
+		   const char *host, const char *cmd, size_t cmd_len);
 void tb_free(struct tb *t);
 /* Append a record (its hdr.size must be set) to the open chunk. */
 void tb_rec(struct tb *t, const void *rec, size_t size);
@@ -33,6 +36,12 @@ void tb_gpu_api(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint3
 /* GPU_KERNEL @name on device 0 over [start, end), @grid_x blocks of @block_x threads. */
 void tb_gpu_kernel(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t name,
 		   uint32_t grid_x, uint32_t block_x);
+/*
+ * A decompression bomb's records: in a BLOCK of thread 0, a LAUNCH and then LAUNCH_RUNs as big
+ * as a record gets (32,756 launches in 65,528 bytes, every varint 1), to @raw_bytes in the open
+ * chunk. zstd makes 16 MiB of them (8.4 M launches) about 1.6 KB.
+ */
+void tb_launch_bomb(struct tb *t, size_t raw_bytes);
 /* Compress the open chunk into the file. */
 void tb_flush(struct tb *t);
 /* Write the file; @cut > 0 keeps only the first @cut bytes. Returns the path (static buffer). */
