@@ -50,4 +50,24 @@ for t in "$@"; do
 	[ -n "$(cat "$t.clock")" ] || fail "clock: no clock note in $t"
 done
 cmp -s "$1.clock" "$2.clock" || fail "clock: parent and child differ: $(cat "$1.clock" "$2.clock")"
+
 echo "ok: fork gives two traces, with CUPTI too; both say the hooks read $(cat "$1.clock")"
+
+# A fork-based worker pool whose workers end by _exit (Python's multiprocessing, os._exit):
+# every worker's trace is complete with all its launches (before: 3 of 4 were empty).
+cd "$WORK"
+"$EXIT_CLIENT" pool 4 2000 >plain_pool.out
+GPUSHIM_OUTPUT="$WORK/pool-%p.trace" LD_PRELOAD="$GPUSHIM_SHIM" \
+	timeout -s KILL 30 "$EXIT_CLIENT" pool 4 2000 >pool.out && rc=0 || rc=$?
+expect "worker pool: exit code" "$rc" 0
+cmp plain_pool.out pool.out || fail "worker pool: output changed: $(cat pool.out)"
+set -- "$WORK"/pool-*.trace
+expect "worker pool: traces" "$#" 5
+workers=0
+for t in "$@"; do
+	"$GPUSHIM_BIN" report --format json "$t" >p.json
+	expect "worker pool: $t complete" "$(jget p.json .trace.complete)" true
+	[ "$(jget p.json .counts.launches)" = 2000 ] && workers=$((workers + 1))
+done
+expect "worker pool: workers with all 2000 launches" "$workers" 4
+echo "ok: a worker pool ending in _exit"
