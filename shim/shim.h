@@ -623,6 +623,8 @@ void writer_main_gone(void) SHIM_HIDDEN;
 
 /* writer_is_running_here - this process (not a vfork child) has a writer thread. */
 int writer_is_running_here(void) SHIM_HIDDEN;
+/* writer_is_this_thread - the caller is the writer thread. */
+int writer_is_this_thread(void) SHIM_HIDDEN;
 
 /*
  * writer_late_call - a hook ran after the exit's END (a library destructor that runs after the

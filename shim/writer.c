@@ -972,6 +972,11 @@ void writer_stop(uint32_t wait_ms)
 	w.has_thread = 0;
 }
 
+int writer_is_this_thread(void)
+{
+	return w.has_thread && pthread_equal(pthread_self(), w.thread);
+}
+
 int writer_is_running_here(void)
 {
 	return w.has_thread && w.pid == getpid();
