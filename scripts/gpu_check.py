@@ -20,7 +20,8 @@ Checks, by issue:
               is compute_bound, per kernel too; GPUSHIM_PM=0 says unknown; the cost of
               sampling (apps' own timings, launch cost, a PyTorch loop) with and without it
   robustness  DataLoader workers, alternative allocator backends, graph results bit-identical,
-              fatal signals and exec finishing the trace
+              fatal signals, exec and os._exit finishing the trace, torchrun with %r (a
+              trace per rank, none taken by the launcher), pthread_exit of the main thread
   bench       host cost per launch: plain / shim without CUPTI / shim with CUPTI, side by side;
               then in 20 adjacent pairs (A B B A) each: the shim without CUPTI against
               plain, the shim with CUPTI against CUPTI alone, the shim with CUPTI and
@@ -545,6 +546,49 @@ class Checker:
                    f"exit {rc}; traces {names}; first {a and a['trace'].get('end_reason')} "
                    f"{a and a['gpu']['kernels']} kernels; second "
                    f"{b and b['trace'].get('end_reason')}")
+
+        # os._exit (every fork-based multiprocessing worker ends so): the trace is finished.
+        rc, _, trace, _ = self.run("torch_osexit", [sys.executable, script, "osexit"])
+        rep = self.report("torch_osexit", trace) if trace else None
+        self.check("torch_osexit: os._exit(3) keeps its code, trace complete with the kernels",
+                   bool(rc == 3 and rep and rep["trace"]["complete"]
+                        and rep["gpu"]["kernels"] >= 200),
+                   f"exit {rc}; " + (f"complete {rep['trace']['complete']}, "
+                                     f"{rep['gpu']['kernels']} kernels" if rep else "no trace"))
+        # torchrun with %r (README's advice): each rank writes its own NAME-RANK.trace; the
+        # launcher, which has no rank, never takes a rank's name (norank-PID).
+        tr = os.path.join(self.work, "scratch", "torchrun")
+        os.makedirs(tr, exist_ok=True)
+        rc, out, _, _ = self.run("torchrun", [sys.executable, "-m", "torch.distributed.run",
+                                              "--standalone", "--nproc_per_node=2", script,
+                                              "ranked"], shim=False, timeout=300,
+                                 env={"LD_PRELOAD": self.shim,
+                                      "GPUSHIM_OUTPUT": os.path.join(tr, "run-%r.trace")})
+        names = sorted(os.listdir(tr))
+        kernels = {}
+        for r in ("0", "1"):
+            p = os.path.join(tr, f"run-{r}.trace")
+            rep = self.report(f"torchrun_rank{r}", p) if os.path.exists(p) else None
+            kernels[r] = rep["gpu"]["kernels"] if rep else None
+        self.check("torchrun %r: run-0 and run-1 each with its rank's kernels, nothing else "
+                   "takes a rank's name",
+                   rc == 0 and all(k and k >= 200 for k in kernels.values())
+                   and all(n in ("run-0.trace", "run-1.trace") or n.startswith("run-norank-")
+                           for n in names),
+                   f"exit {rc}; files {names}; kernels {kernels}")
+        # The main thread leaves by pthread_exit while another still launches: the process
+        # ends as without the shim (before: the writer kept it alive for ever).
+        app = os.path.join(self.apps, "main_exit")
+        prc, _, _, pdt = self.run("main_exit-plain", [app], shim=False, timeout=60)
+        rc, out, trace, dt = self.run("main_exit", [app], timeout=60)
+        rep = self.report("main_exit", trace) if trace else None
+        self.check("main_exit: pthread_exit of the main thread ends the process, trace complete "
+                   "with 200 launches",
+                   bool(prc == 0 and rc == 0 and rep and rep["trace"]["complete"]
+                        and rep["counts"]["launches"] == 200),
+                   f"plain exit {prc} ({pdt:.1f}s), shim exit {rc} ({dt:.1f}s); " +
+                   (f"complete {rep['trace']['complete']}, {rep['counts']['launches']} launches"
+                    if rep else "no trace"))
 
     # ---- benchmark ----
 

@@ -3,9 +3,10 @@
 caching allocator's alternative backends (run with PYTORCH_CUDA_ALLOC_CONF set), and a CUDA
 graph whose result must be bit-identical with and without the shim (the hash printed last),
 and ways out that run no destructor: death by SIGTERM or SIGSEGV left at their defaults (after
-100 matmuls, synchronized), and exec of another CUDA program (this script in alloc mode).
+100 matmuls, synchronized), exec of another CUDA program (this script in alloc mode) and
+os._exit(3); and one rank of a torchrun job (ranked).
 
-usage: torch_workers.py dataloader|alloc|graph|term|segv|exec
+usage: torch_workers.py dataloader|alloc|graph|term|segv|exec|osexit|ranked
 """
 import ctypes
 import hashlib
@@ -92,6 +93,17 @@ def execv():
     os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), "alloc"])
 
 
+def osexit():
+    hundred_matmuls()
+    os._exit(3)
+
+
+def ranked():
+    """One rank of a torchrun job (no process group: each rank computes on its own)."""
+    hundred_matmuls()
+    print(f"rank {os.environ.get('RANK')}", flush=True)
+
+
 if __name__ == "__main__":
     {"dataloader": dataloader, "alloc": alloc, "graph": graph, "term": term, "segv": segv,
-     "exec": execv}[sys.argv[1]]()
+     "exec": execv, "osexit": osexit, "ranked": ranked}[sys.argv[1]]()
