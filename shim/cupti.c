@@ -7,6 +7,8 @@
  * Never holds a callback subscription. Never fatal: any failure leaves a host-only trace.
  * Runs on: app threads (start, interposed cupti* calls), CUPTI's threads (buffer
  * callbacks: queue only, no decoding), the writer (flush, decoding), the exiting thread.
+ * Only the writer touches what decoding writes (the trace's chunk through its emit, the counts,
+ * the name memo); the other threads write to the trace through the meta stream.
  *
  * Coexistence: when the application's profiler (torch.profiler/Kineto, Nsight) registers its
  * own buffer callbacks, the shim flushes its records, turns its kinds off and notes the span as
@@ -46,10 +48,22 @@ struct cupti_fns {
 	CUptiResult (*Finalize)(void);
 };
 
+/*
+ * libcupti's handle, published (release) by cupti_start once the function table, the version,
+ * the path and the buffer size are set and the session is set up; NULL until then and when the
+ * shim runs no CUPTI. Whoever reads it non-NULL (lib(): acquire) - the writer, the
+ * application's cupti* calls, the exit paths - sees those whole. Never cleared in a running
+ * process (the child of a fork aside), so a reader may keep what it read.
+ */
 static struct cupti_fns cu;
-static void *cupti_lib;
+static _Atomic(void *) cupti_lib;
 static uint32_t cupti_version;
 static char cupti_path[PATH_MAX];
+
+static void *lib(void)
+{
+	return atomic_load_explicit(&cupti_lib, memory_order_acquire);
+}
 
 static int load_symbols(void *h)
 {
@@ -162,7 +176,8 @@ enum cupti_state {
 
 /* A client that disabled everything but never flushes: resume after this long. */
 #define RESUME_TIMEOUT_NS (1000u * 1000000u)
-static uint64_t pending_since;
+/* Set before state turns RESUME_PENDING; read by the writer. */
+static _Atomic uint64_t pending_since;
 
 /* Recursive: a client's completion callback, run inside our flush, may call back into CUPTI. */
 static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -213,7 +228,8 @@ static int is_ours(const uint8_t *b)
 	return 0;
 }
 
-static CUpti_BuffersCallbackCompleteFunc foreign_complete;
+/* Set under state_lock; foreign_complete is read by CUPTI's threads too (no lock there). */
+static _Atomic(CUpti_BuffersCallbackCompleteFunc) foreign_complete;
 static CUpti_BuffersCallbackRequestFunc foreign_request;
 static CUpti_TimestampCallbackFunc app_clock;	/* the application's, if it registered one */
 
@@ -239,8 +255,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	}
 	pthread_mutex_unlock(&buf_lock);
 	if (!mine) {
-		if (foreign_complete)
-			foreign_complete(ctx, stream, buffer, size, valid);
+		CUpti_BuffersCallbackCompleteFunc fn =
+			atomic_load_explicit(&foreign_complete, memory_order_acquire);
+
+		if (fn)
+			fn(ctx, stream, buffer, size, valid);
 		return;
 	}
 	if (cu.ActivityGetNumDroppedRecords &&
@@ -304,7 +323,7 @@ static void enable_api_records(uint8_t enable)
 			cu.ActivityEnableRuntimeApi(cbid, enable);
 }
 
-static void write_info(uint32_t st);
+static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx);
 static void resume_now(void);
 
 /* Context: state_lock held. Returns 0 or a CUptiResult. */
@@ -391,6 +410,7 @@ static void note_off(const char *why)
 void cupti_start(void)
 {
 	char why[PATH_MAX + 64];
+	void *h;
 	int ret;
 
 	if (shim.cfg.cupti && !strcmp(shim.cfg.cupti, "0")) {
@@ -407,20 +427,18 @@ void cupti_start(void)
 		note_off("the CUDA driver in this process has no cuGetExportTable");
 		return;
 	}
-	cupti_lib = locate_cupti();
-	if (!cupti_lib) {
+	h = locate_cupti();
+	if (!h) {
 		note_off("libcupti.so.13 not found (set GPUSHIM_CUPTI=/path/to/libcupti.so.13)");
 		return;
 	}
-	if (load_symbols(cupti_lib) < 0 || cu.GetVersion(&cupti_version) != CUPTI_SUCCESS) {
+	if (load_symbols(h) < 0 || cu.GetVersion(&cupti_version) != CUPTI_SUCCESS) {
 		note_off("libcupti lacks the Activity API entry points");
-		cupti_lib = NULL;
 		return;
 	}
 	if (cupti_version / 10000 != 13) {
 		snprintf(why, sizeof(why), "CUPTI API version %u is not CUDA 13's", cupti_version);
 		note_off(why);
-		cupti_lib = NULL;
 		return;
 	}
 	{
@@ -431,16 +449,23 @@ void cupti_start(void)
 	}
 	buf_bytes = (size_t)shim.cfg.cupti_buffer_kb * 1024;
 
+	/*
+	 * Published under state_lock once the session is set up (or deferred to the application's
+	 * client): the application's cupti* calls, which take the lock, see either no shim
+	 * session and no library, or both; the writer starts polling only now.
+	 */
 	pthread_mutex_lock(&state_lock);
 	is_wanted = 1;
 	if (has_foreign) {
 		/* The application's profiler got there first: start when it is done. */
 		atomic_store(&state, CS_YIELDED);
+		atomic_store_explicit(&cupti_lib, h, memory_order_release);
 		pthread_mutex_unlock(&state_lock);
 		note_off("the application's CUPTI client is active; waiting for it");
 		return;
 	}
 	ret = session_start();
+	atomic_store_explicit(&cupti_lib, h, memory_order_release);
 	pthread_mutex_unlock(&state_lock);
 	if (ret) {
 		snprintf(why, sizeof(why), "CUPTI activity setup failed (%d)", ret);
@@ -450,9 +475,9 @@ void cupti_start(void)
 	atexit(cupti_atexit);
 	snprintf(why, sizeof(why), "CUPTI %u from %s", cupti_version, cupti_path);
 	rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(), why);
-	write_info(TRACE_NOTE_CUPTI_ON);
+	write_info(TRACE_NOTE_CUPTI_ON, NULL, NULL);
 	/* After cupti_atexit: its exit handler runs first, while CUPTI is still whole. */
-	pm_start(cupti_lib, cupti_path);
+	pm_start(h, cupti_path);
 }
 
 /* ---- Decoding (writer thread) ---- */
@@ -673,10 +698,15 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 	stats.nr_records++;
 }
 
-static tbuf_emit_fn info_emit;
-static void *info_ctx;
-
-static void write_info(uint32_t st)
+/*
+ * GPU_INFO: CUPTI's state and the conversion's counts. On the writer thread (@emit given) the
+ * record goes out through @emit with the counts, which are the writer's. Any other thread
+ * passes NULL: the record goes through the meta stream and carries no conversion counts (the
+ * writer's; cupti_start's comes before the writer converts anything). The writer's emit is
+ * never called from another thread: its chunk buffer, launch runs and column encoders have
+ * no lock.
+ */
+static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx)
 {
 	struct trace_rec_gpu_info r;
 
@@ -684,16 +714,17 @@ static void write_info(uint32_t st)
 	r.hdr.type = TRACE_REC_GPU_INFO;
 	r.hdr.size = sizeof(r);
 	r.ts_ns = clock_now_ns();
-	r.nr_records = stats.nr_records;
 	r.nr_dropped = atomic_load(&nr_dropped);
-	r.nr_zero_ts = stats.nr_zero_ts;
-	r.nr_buffers = atomic_load(&nr_buffers_converted);
 	r.cupti_version = cupti_version;
 	r.state = st;
-	if (info_emit)
-		info_emit(info_ctx, NULL, &r, sizeof(r));
-	else
-		meta_append(&r, sizeof(r));	/* before the writer first polled */
+	if (!emit) {
+		meta_append(&r, sizeof(r));
+		return;
+	}
+	r.nr_records = stats.nr_records;
+	r.nr_zero_ts = stats.nr_zero_ts;
+	r.nr_buffers = atomic_load(&nr_buffers_converted);
+	emit(ctx, NULL, &r, sizeof(r));
 }
 
 /* Flush CUPTI's completed buffers this often: bounds the delay and the memory held. */
@@ -706,12 +737,10 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	uint64_t now = clock_now_ns();
 	int n, i;
 
-	if (!cupti_lib)
+	if (!lib())
 		return;
-	info_emit = emit;
-	info_ctx = ctx;
 	if (!at_exit && atomic_load(&state) == CS_RESUME_PENDING &&
-	    now - pending_since > RESUME_TIMEOUT_NS) {
+	    now - atomic_load(&pending_since) > RESUME_TIMEOUT_NS) {
 		pthread_mutex_lock(&state_lock);
 		if (atomic_load(&state) == CS_RESUME_PENDING)
 			resume_now();
@@ -743,16 +772,16 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	    stats.nr_zero_ts != stats_written.nr_zero_ts ||
 	    atomic_load(&nr_dropped) != dropped_written) {
 		write_info(atomic_load(&state) == CS_ACTIVE ? TRACE_NOTE_CUPTI_ON :
-							       TRACE_NOTE_CUPTI_OFF);
+							       TRACE_NOTE_CUPTI_OFF,
+			   emit, ctx);
 		stats_written = stats;
 		dropped_written = atomic_load(&nr_dropped);
 	}
-	info_emit = NULL;
 }
 
 void cupti_final_flush(void)
 {
-	if (!cupti_lib || atomic_load(&state) != CS_ACTIVE)
+	if (!lib() || atomic_load(&state) != CS_ACTIVE)
 		return;
 	if (pthread_mutex_trylock(&state_lock))
 		return;		/* the thread that holds it may be the one dying */
@@ -774,7 +803,7 @@ void cupti_reset_after_fork(void)
 	pthread_mutex_init(&buf_lock, NULL);
 	nr_done = 0;
 	is_wanted = 0;
-	cupti_lib = NULL;
+	atomic_store(&cupti_lib, NULL);
 	name_memo_clear();
 }
 
@@ -786,7 +815,7 @@ void cupti_reset_after_fork(void)
  */
 static void *app_cupti(const char *name)
 {
-	void *h = cupti_lib;
+	void *h = lib();
 
 	if (!h)
 		h = try_open("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
@@ -810,7 +839,7 @@ static void resume_now(void)
 {
 	int ret;
 
-	if (!is_wanted || !cupti_lib)
+	if (!is_wanted || !lib())
 		return;
 	ret = session_start();
 	if (ret == 0) {
@@ -834,9 +863,9 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
 	foreign_enabled_any = 0;
 	foreign_kinds = 0;
 	foreign_request = req;
-	foreign_complete = done;
+	atomic_store_explicit(&foreign_complete, done, memory_order_release);
 	/* Completions still pass through the proxy: late buffers of ours come back to us. */
-	r = APP_CUPTI(cuptiActivityRegisterCallbacks)(req, cupti_lib ? buffer_completed : done);
+	r = APP_CUPTI(cuptiActivityRegisterCallbacks)(req, lib() ? buffer_completed : done);
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
 	return r;
@@ -897,7 +926,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 	    atomic_load(&state) == CS_YIELDED) {
 		/* The client stops; it flushes and reads its buffers next. */
 		has_foreign = 0;
-		pending_since = clock_now_ns();
+		atomic_store(&pending_since, clock_now_ns());
 		atomic_store(&state, CS_RESUME_PENDING);
 	}
 	pthread_mutex_unlock(&state_lock);
