@@ -113,12 +113,12 @@ static int try_stream(const char *path, struct model *m, struct stats *s, struct
 	int ret;
 
 	if (trace_reader_open(&rd, path) < 0) {
-		fprintf(stderr, "gpushim: %s\n", rd.err);
+		cmd_error(rd.err);
 		return -1;
 	}
 	ret = analyze_stream(&rd, m, s, f, x);
 	if (ret < 0)
-		fprintf(stderr, "gpushim: %s\n", rd.err);
+		cmd_error(rd.err);
 	trace_reader_close(&rd);
 	return ret;
 }
@@ -140,9 +140,6 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
 		analyze_model(m, s, f, x, 0);
 	}
 	if (m->is_truncated && !is_quiet)
-		fprintf(stderr,
-			"gpushim: warning: %s is truncated (no END record after %llu chunks): "
-			"the report covers what was written\n",
-			path, (unsigned long long)m->nr_chunks);
+		cmd_warn_truncated(path, m->nr_chunks);
 	return 0;
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd_common.c - what several commands share: loading a trace into a model with the
- * user-facing messages (error with offset; warning for a truncated trace).
+ * user-facing messages (error with offset; warning for a truncated trace), cleaned of control
+ * characters.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmds.h"
 #include "model.h"
+#include "output.h"
 #include "trace_reader.h"
 
 int cmd_load_model(struct model *m, const char *path, int is_quiet)
@@ -16,23 +18,36 @@ int cmd_load_model(struct model *m, const char *path, int is_quiet)
 	int ret;
 
 	if (trace_reader_open(&rd, path) < 0) {
-		fprintf(stderr, "gpushim: %s\n", rd.err);
+		cmd_error(rd.err);
 		return -1;
 	}
 	ret = model_load(m, &rd);
 	if (ret < 0) {
-		fprintf(stderr, "gpushim: %s\n", rd.err);
+		cmd_error(rd.err);
 		trace_reader_close(&rd);
 		model_free(m);
 		return -1;
 	}
 	if (m->is_truncated && !is_quiet)
-		fprintf(stderr,
-			"gpushim: warning: %s is truncated (no END record after %llu chunks): "
-			"the report covers what was written\n",
-			path, (unsigned long long)m->nr_chunks);
+		cmd_warn_truncated(path, m->nr_chunks);
 	trace_reader_close(&rd);
 	return 0;
+}
+
+void cmd_error(const char *msg)
+{
+	fputs("gpushim: ", stderr);
+	print_clean(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
+}
+
+void cmd_warn_truncated(const char *path, uint64_t nr_chunks)
+{
+	fputs("gpushim: warning: ", stderr);
+	print_clean(stderr, path, 4096);
+	fprintf(stderr, " is truncated (no END record after %llu chunks): the report covers what "
+			"was written\n",
+		(unsigned long long)nr_chunks);
 }
 
 int cmd_parse_format(const char *cmd, const char *arg, const char *json_name, int *is_json)

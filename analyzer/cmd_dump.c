@@ -121,7 +121,8 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 			break;
 		case TF_API:
 			s = v < n->nr_api ? name_of(n, n->api[v]) : NULL;
-			printf(" %s=%s", f[i].name, s ? s : "?");
+			printf(" %s=", f[i].name);
+			print_clean(stdout, s ? s : "?", 120);
 			break;
 		case TF_U32X3:
 			printf(" %s=%u,%u,%u", f[i].name, (uint32_t)get_uint(q, 4),
@@ -257,14 +258,21 @@ int cmd_dump(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (trace_reader_open(&rd, argv[optind]) < 0) {
-		fprintf(stderr, "gpushim: %s\n", rd.err);
+		cmd_error(rd.err);
 		return 1;
 	}
 	memset(&names, 0, sizeof(names));
-	if (!is_json)
-		printf("# %s: format %u.%u, shim %s, pid %u, host %s\n# command: %s\n",
-		       argv[optind], rd.hdr.version_major, rd.hdr.version_minor, rd.shim_version,
-		       rd.hdr.pid, rd.host, rd.cmdline);
+	if (!is_json) {
+		printf("# ");
+		print_clean(stdout, argv[optind], 4096);
+		printf(": format %u.%u, shim ", rd.hdr.version_major, rd.hdr.version_minor);
+		print_clean(stdout, rd.shim_version, 200);
+		printf(", pid %u, host ", rd.hdr.pid);
+		print_clean(stdout, rd.host, 200);
+		printf("\n# command: ");
+		print_clean(stdout, rd.cmdline, 4096);
+		printf("\n");
+	}
 	while ((ret = trace_reader_next(&rd, &r)) > 0) {
 		learn(&names, &r);
 		if (is_json)
@@ -272,11 +280,14 @@ int cmd_dump(int argc, char **argv)
 		else
 			dump_text(&names, &r, rd.hdr.start_mono_ns);
 	}
-	if (ret < 0)
-		fprintf(stderr, "gpushim: %s\n", rd.err);
-	else if (rd.is_truncated || !rd.has_end)
-		fprintf(stderr, "gpushim: warning: %s is truncated after %llu chunks (no END record)\n",
-			argv[optind], (unsigned long long)rd.nr_chunks);
+	if (ret < 0) {
+		cmd_error(rd.err);
+	} else if (rd.is_truncated || !rd.has_end) {
+		fprintf(stderr, "gpushim: warning: ");
+		print_clean(stderr, argv[optind], 4096);
+		fprintf(stderr, " is truncated after %llu chunks (no END record)\n",
+			(unsigned long long)rd.nr_chunks);
+	}
 	for (i = 0; i < names.nr_str; i++)
 		free(names.str[i]);
 	free(names.str);

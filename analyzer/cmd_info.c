@@ -58,12 +58,15 @@ static void info_text(const struct model *m)
 	char a[64], b[64];
 	size_t i;
 
-	printf("trace       %s\n", m->path);
-	printf("format      %u.%u (this gpushim reads %u.x)\n", m->version_major, m->version_minor,
-	       TRACE_VERSION_MAJOR);
-	printf("shim        %s\n", m->shim_version);
-	printf("process     pid %u, parent %u%s, host %s", m->pid, m->ppid,
-	       (m->file_flags & TRACE_FILE_FORKED) ? " (forked child)" : "", m->host);
+	printf("trace       ");
+	print_clean(stdout, m->path, 4096);
+	printf("\nformat      %u.%u (this gpushim reads %u.x)\n", m->version_major,
+	       m->version_minor, TRACE_VERSION_MAJOR);
+	printf("shim        ");
+	print_clean(stdout, m->shim_version, 200);
+	printf("\nprocess     pid %u, parent %u%s, host ", m->pid, m->ppid,
+	       (m->file_flags & TRACE_FILE_FORKED) ? " (forked child)" : "");
+	print_clean(stdout, m->host, 200);
 	if (m->rank >= 0)
 		printf(", rank %d", m->rank);
 	printf("\ncommand     ");
@@ -97,8 +100,9 @@ static void info_text(const struct model *m)
 	for (i = 0; i < m->nr_devices; i++) {
 		const struct trace_rec_device *d = &m->devices[i];
 
-		printf("device %-4u %s, %u SMs, cc %u.%u, %s\n", d->ordinal,
-		       model_string(m, d->name, "?"), d->sm_count, d->cc_major, d->cc_minor,
+		printf("device %-4u ", d->ordinal);
+		print_clean(stdout, model_string(m, d->name, "?"), 200);
+		printf(", %u SMs, cc %u.%u, %s\n", d->sm_count, d->cc_major, d->cc_minor,
 		       fmt_bytes(a, sizeof(a), d->total_bytes));
 	}
 	for (i = 0; i < m->nr_notes; i++) {

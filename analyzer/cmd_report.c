@@ -42,8 +42,11 @@ static int report_one(const char *path, int is_json, int has_header, int is_many
 		report_json_members(j, &m, &s, &fd);
 		json_object_end(j);
 	} else {
-		if (is_many)
-			printf("%s== process %u (%s) ==\n", all->nr > 1 ? "\n" : "", m.pid, path);
+		if (is_many) {
+			printf("%s== process %u (", all->nr > 1 ? "\n" : "", m.pid);
+			print_clean(stdout, path, 4096);
+			printf(") ==\n");
+		}
 		report_print_text(stdout, &m, &s, &fd, has_header);
 	}
 	stats_free(&s);

@@ -6,6 +6,8 @@
 #ifndef GPUSHIM_CMDS_H
 #define GPUSHIM_CMDS_H
 
+#include <stdint.h>
+
 #define EXIT_USAGE 2
 
 int cmd_run(int argc, char **argv);
@@ -19,6 +21,14 @@ int cmd_diff(int argc, char **argv);
 struct trace_reader;
 struct model;
 int cmd_load_model(struct model *m, const char *path, int is_quiet);
+
+/*
+ * "gpushim: " and @msg (a reader's error: it names the file), or the warning that @path ends
+ * after @nr_chunks chunks with no END record, on stderr; cleaned (print_clean), as a file name
+ * may hold anything.
+ */
+void cmd_error(const char *msg);
+void cmd_warn_truncated(const char *path, uint64_t nr_chunks);
 
 /*
  * --format of command @cmd: "text" clears *is_json, "json" or @json_name (e.g. "jsonl") sets

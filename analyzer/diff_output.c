@@ -136,10 +136,11 @@ static void print_side(FILE *f, const char *label, const struct diff_side *side)
 static void print_row(FILE *f, const struct diff_row *w, const char *label, int width)
 {
 	char b[48], n[48], d[48];
+	size_t shown;
 
 	fputs("  ", f);
-	print_clean(f, label, (size_t)width);
-	fprintf(f, "%*s", (int)(width - (strlen(label) < (size_t)width ? strlen(label) : (size_t)width)), "");
+	shown = print_clean(f, label, (size_t)width);
+	fprintf(f, "%*s", shown < (size_t)width ? (int)(width - shown) : 0, "");
 	fprintf(f, " %12s -> %-12s %12s", fmt_value(b, sizeof(b), w->unit, w->base),
 		fmt_value(n, sizeof(n), w->unit, w->new), fmt_delta(d, sizeof(d), w->unit, w->delta));
 	if (w->unit != DU_PCT && w->base != 0 && fabs(w->delta_pct) < 1000)

@@ -5,6 +5,7 @@
 #include "output.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 void json_init(struct json *j, FILE *f, int is_pretty)
@@ -221,15 +222,61 @@ char *fmt_count(char *buf, size_t n, uint64_t v)
 	return buf;
 }
 
-void print_clean(FILE *f, const char *s, size_t max)
+/*
+ * The bytes at @s (@left of them) that make one character, and in *@is_shown whether a
+ * terminal shows it as a character and nothing else. A terminal takes C0 controls, DEL and the
+ * C1 controls U+0080-U+009F (U+009B is CSI) as the start of an escape sequence that can move
+ * the cursor, recolor, retitle the window or write to the clipboard; line and paragraph
+ * separators and bidirectional overrides (U+2028-U+202E, U+2066-U+2069) break or reorder the
+ * line. Bytes that are not well-formed UTF-8 (stray continuations, overlong forms, surrogates,
+ * past U+10FFFF) are not shown either: a terminal in another encoding could take a lone 0x9b
+ * as CSI. Each of them is one byte; a C1 control or separator is its whole sequence.
+ */
+static size_t clean_char(const unsigned char *s, size_t left, int *is_shown)
 {
-	size_t i, len = strlen(s);
+	size_t n, i;
+	uint32_t cp;
 
-	for (i = 0; i < len && i < max; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	*is_shown = s[0] >= 0x20 && s[0] < 0x7f;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 1;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (n > left)
+		return 1;
+	cp = s[0] & (0x7fu >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 1;
+		cp = cp << 6 | (s[i] & 0x3fu);
 	}
-	if (len > max)
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp < 0xe000))
+		return 1;
+	*is_shown = cp >= 0xa0 && !(cp >= 0x2028 && cp <= 0x202e) &&
+		    !(cp >= 0x2066 && cp <= 0x2069);
+	return n;
+}
+
+size_t print_clean(FILE *f, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n, nr_chars = 0, len = strlen(s);
+	int is_shown;
+
+	while (i < len) {
+		n = clean_char(p + i, len - i, &is_shown);
+		if (i + n > max)
+			break;
+		if (is_shown)
+			fwrite(p + i, 1, n, f);
+		else
+			fputc('?', f);
+		i += n;
+		nr_chars++;
+	}
+	if (i < len) {
 		fputs("...", f);
+		nr_chars += 3;
+	}
+	return nr_chars;
 }

@@ -42,7 +42,13 @@ char *fmt_ns(char *buf, size_t n, uint64_t ns);
 char *fmt_bytes(char *buf, size_t n, uint64_t bytes);
 char *fmt_count(char *buf, size_t n, uint64_t v);	/* 1234567 -> "1,234,567" */
 
-/* Names printable on one terminal line: control characters become '?', cut at @max. */
-void print_clean(FILE *f, const char *s, size_t max);
+/*
+ * print_clean - @s as text for a terminal, on one line: every character a terminal would not
+ * just show (C0 and C1 controls, DEL, line separators, bidirectional overrides, bytes that are
+ * not UTF-8) becomes '?', so nothing from a trace or a file name can start an escape sequence;
+ * UTF-8 text stays. Cut at @max bytes (never inside a character), then "...". The one function
+ * for every string a text output did not write itself. Returns the characters written.
+ */
+size_t print_clean(FILE *f, const char *s, size_t max);
 
 #endif /* GPUSHIM_OUTPUT_H */

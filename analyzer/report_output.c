@@ -66,8 +66,9 @@ static void text_header(FILE *f, const struct model *m)
 	print_clean(f, m->cmdline, 400);
 	fprintf(f, "\n# pid %u on ", m->pid);
 	print_clean(f, m->host, 100);
-	fprintf(f, ", shim %s, trace format %u.%u, %s", m->shim_version, m->version_major,
-		m->version_minor,
+	fprintf(f, ", shim ");
+	print_clean(f, m->shim_version, 100);
+	fprintf(f, ", trace format %u.%u, %s", m->version_major, m->version_minor,
 		m->is_complete ? "complete" : "TRUNCATED (partial results)");
 	if (m->end_reason == TRACE_END_SIGNAL || m->end_reason == TRACE_END_EXEC) {
 		const char *detail = model_end_detail(m);
@@ -111,17 +112,19 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 	fprintf(f, "\nverdict: ");
 	print_clean(f, fd->summary, sizeof(fd->summary));
 	fprintf(f, "\n\n");
-	if (s->mem.peak_pct < 0 && !s->mem.nr_allocs)
+	if (s->mem.peak_pct < 0 && !s->mem.nr_allocs) {
 		fprintf(f, "  memory   no device allocation recorded (memory allocated before "
 			   "the shim was loaded is not seen)\n");
-	else if (s->mem.device_total_bytes && s->mem.peak_pct >= 0)
-		fprintf(f, "  memory   %.1f%% of %s at the peak (%s on device %d, %s)%s\n",
+	} else if (s->mem.device_total_bytes && s->mem.peak_pct >= 0) {
+		fprintf(f, "  memory   %.1f%% of %s at the peak (%s on device %d, ",
 			s->mem.peak_pct, fmt_bytes(a, sizeof(a), s->mem.device_total_bytes),
-			fmt_bytes(b, sizeof(b), s->mem.peak_bytes), s->mem.peak_device,
-			device_name(m, s->mem.peak_device), fd->is_memory_full > 0 ? "  FULL" : "");
-	else
+			fmt_bytes(b, sizeof(b), s->mem.peak_bytes), s->mem.peak_device);
+		print_clean(f, device_name(m, s->mem.peak_device), 100);
+		fprintf(f, ")%s\n", fd->is_memory_full > 0 ? "  FULL" : "");
+	} else {
 		fprintf(f, "  memory   peak %s (device size unknown)\n",
 			fmt_bytes(a, sizeof(a), s->mem.peak_bytes));
+	}
 	if (fd->has_gpu) {
 		fprintf(f, "  compute  GPU busy %.1f%% of %s (what nvidia-smi shows as utilization)\n",
 			fd->busy_pct, fmt_ns(a, sizeof(a), fd->window_ns));
@@ -287,9 +290,11 @@ static void text_apis(FILE *f, const struct stats *s)
 	for (i = 0; i < s->nr_apis && i < TOP_APIS; i++) {
 		const struct s_api *p = &s->apis[i];
 
-		fprintf(f, "  %10s %10s %10s %8llu  %s\n", fmt_count(a, sizeof(a), p->calls),
+		fprintf(f, "  %10s %10s %10s %8llu  ", fmt_count(a, sizeof(a), p->calls),
 			fmt_ns(b, sizeof(b), p->total_ns), fmt_ns(c, sizeof(c), p->max_ns),
-			(unsigned long long)p->errors, p->name);
+			(unsigned long long)p->errors);
+		print_clean(f, p->name, 90);
+		fprintf(f, "\n");
 	}
 	if (s->nr_apis > TOP_APIS)
 		fprintf(f, "  ... %zu more\n", s->nr_apis - TOP_APIS);
@@ -311,8 +316,10 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 		for (i = 0; i < s->mem.nr_live_at_peak && i < TOP_ALLOCS; i++) {
 			const struct s_alloc *al = &s->mem.allocs[s->mem.live_at_peak[i]];
 
-			fprintf(f, "  %12s  %-8s device %d  %s\n", fmt_bytes(a, sizeof(a), al->bytes),
-				mem_kind_name(al->kind), al->device, model_api_name(m, al->api));
+			fprintf(f, "  %12s  %-8s device %d  ", fmt_bytes(a, sizeof(a), al->bytes),
+				mem_kind_name(al->kind), al->device);
+			print_clean(f, model_api_name(m, al->api), 90);
+			fprintf(f, "\n");
 		}
 		if (s->mem.nr_live_at_peak > TOP_ALLOCS)
 			fprintf(f, "  ... %zu more\n", s->mem.nr_live_at_peak - TOP_ALLOCS);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_output.c - the JSON writer escapes everything a trace can contain (quotes, backslashes,
- * control bytes, bytes >= 0x80 from C++ names or garbage) and nests correctly; unit formatting
- * is fixed-precision.
+ * control bytes, bytes >= 0x80 from C++ names or garbage) and nests correctly; text output's
+ * print_clean lets no terminal control through; unit formatting is fixed-precision.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +56,71 @@ static void test_escape(void)
 	free(out);
 }
 
+/* Every byte value in a JSON string comes out as printable ASCII: no control reaches a terminal. */
+static void escape_all(FILE *f)
+{
+	char s[255];
+	int c;
+
+	for (c = 1; c < 256; c++)
+		s[c - 1] = (char)c;
+	json_escape(f, s, sizeof(s));
+}
+
+static void test_escape_all(void)
+{
+	char *out = capture(escape_all);
+	size_t i, bad = 0;
+
+	for (i = 0; out[i]; i++)
+		bad += (unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f;
+	CHECK_EQ(bad, 0);
+	CHECK(strstr(out, "\\u001b") && strstr(out, "\\u009b") && strstr(out, "\\u007f"));
+	free(out);
+}
+
+static char *clean(const char *s, size_t max, size_t *nr_chars)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*nr_chars = print_clean(f, s, max);
+	fclose(f);
+	return buf;
+}
+
+#define CHECK_CLEAN(in, max, want, want_chars)                                                     \
+	do {                                                                                       \
+		size_t n_;                                                                         \
+		char *out_ = clean(in, max, &n_);                                                  \
+		CHECK_STR(out_, want);                                                             \
+		CHECK_EQ(n_, want_chars);                                                          \
+		free(out_);                                                                        \
+	} while (0)
+
+/*
+ * print_clean: what a terminal would take for the start of an escape sequence or a line break
+ * (C0, DEL, C1 raw or as UTF-8, separators, bidirectional overrides, bytes that are not UTF-8)
+ * becomes '?', UTF-8 text stays, and a cut never splits a character.
+ */
+static void test_clean(void)
+{
+	CHECK_CLEAN("void k<int>(float*)", 100, "void k<int>(float*)", 19);
+	CHECK_CLEAN("\x1b]0;pwned\x07\x1b[31mred\x7f\n\t", 100, "?]0;pwned??[31mred???", 21);
+	CHECK_CLEAN("a\xc2\x9b" "31mb\x9b" "c", 100, "a?31mb?c", 8);	/* C1 CSI: UTF-8, raw */
+	CHECK_CLEAN("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 100,
+		    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 8);
+	CHECK_CLEAN("\xe2\x80\xae" "evil\xe2\x80\xa8" "x\xe2\x81\xa6", 100, "?evil?x?", 8);
+	CHECK_CLEAN("\xc0\xaf\xe0\x80\xaf\xed\xa0\x80\xf4\x90\x80\x80\xff", 100,
+		    "?????????????", 13);		/* overlong, surrogate, past U+10FFFF */
+	CHECK_CLEAN("ab\xc3", 100, "ab?", 3);	/* a character cut short by the end */
+	CHECK_CLEAN("abcdef", 4, "abcd...", 7);
+	CHECK_CLEAN("abc\xc3\xa9", 4, "abc...", 6);	/* never half a character */
+	CHECK_CLEAN("abc\xc3\xa9", 5, "abc\xc3\xa9", 4);
+	CHECK_CLEAN("", 4, "", 0);
+}
+
 static void test_nesting(void)
 {
 	char *out = capture(nested);
@@ -81,6 +146,8 @@ static void test_units(void)
 int main(void)
 {
 	RUN(test_escape);
+	RUN(test_escape_all);
+	RUN(test_clean);
 	RUN(test_nesting);
 	RUN(test_units);
 	return TEST_RESULT();
