@@ -11,11 +11,50 @@
 #define SHIM_FILE_MODULE YES
 #include "shim.h"
 
+#include "futex.h"
+
 /* ---- cuInit ---- */
+
+/*
+ * CUPTI must be set up before the driver loads any module (CONCURRENT_KERNEL instruments
+ * kernels at module load), and the first cuInit comes before any module exists. Threads that
+ * call cuInit while the first one sets CUPTI up wait until it is done: otherwise they load
+ * modules and launch kernels CUPTI never sees, and reach pm_after_cuinit before pm_start has
+ * loaded the profiler's libraries and registered its exit handler. No lock is held and no CUDA
+ * call made while waiting. Bounded: a set-up stuck on one of the waiters (a library
+ * constructor calling cuInit under the loader's lock while the set-up loads libcupti) costs
+ * this long once; then nobody waits any more.
+ */
+#define CUPTI_SETUP_WAIT_MS 2000
+
+enum { SETUP_NONE, SETUP_RUNNING, SETUP_DONE };
+
+static _Atomic int cupti_setup = SETUP_NONE;	/* futex word */
+
+static void cupti_setup_once(void)
+{
+	uint64_t deadline;
+	int st = SETUP_NONE;
+
+	if (atomic_load_explicit(&cupti_setup, memory_order_acquire) == SETUP_DONE)
+		return;
+	if (atomic_compare_exchange_strong(&cupti_setup, &st, SETUP_RUNNING)) {
+		cupti_start();
+		atomic_store_explicit(&cupti_setup, SETUP_DONE, memory_order_release);
+		futex_wake_all(&cupti_setup);
+		return;
+	}
+	deadline = clock_now_ns() + (uint64_t)CUPTI_SETUP_WAIT_MS * 1000000u;
+	while (atomic_load_explicit(&cupti_setup, memory_order_acquire) == SETUP_RUNNING &&
+	       futex_wait_until(&cupti_setup, SETUP_RUNNING, deadline))
+		;
+	/* Waited in vain (or a fork's child, where the set-up's thread is gone): never again. */
+	st = SETUP_RUNNING;
+	atomic_compare_exchange_strong(&cupti_setup, &st, SETUP_DONE);
+}
 
 HOOK_DEFINE(hook_cuInit, (unsigned int flags))
 {
-	static _Atomic int is_first = 1;
 	struct shim_tls *t = shim_enter();
 	struct trace_rec_call *r;
 	struct hook_ctx h;
@@ -23,12 +62,7 @@ HOOK_DEFINE(hook_cuInit, (unsigned int flags))
 
 	if (!t)
 		return REAL(cuInit)(flags);
-	/*
-	 * CUPTI must be set up before the driver loads any module (CONCURRENT_KERNEL instruments
-	 * kernels at module load), and the first cuInit comes before any module exists.
-	 */
-	if (atomic_exchange(&is_first, 0))
-		cupti_start();
+	cupti_setup_once();
 	hook_begin(t, &h, 0);
 	res = REAL(cuInit)(flags);
 	hook_end(&h);

@@ -7,10 +7,11 @@
  * launch, from START_DELAY_MS after it. Never fatal: an unknown chip, missing permission or
  * another profiler holding the counters leaves one PM_OFF note (and one warning) and the rest
  * of the trace as it is.
- * Runs on: the first cuInit's thread (pm_start, pm_after_cuinit: loading and initializing the
- * profiler), the first launching app thread (pm_claim: two driver queries and the exit handler,
- * once), the PM thread (everything else; every signal blocked but the faults), threads tearing
- * a context down and the exiting thread (pm_before_context_teardown, pm_atexit: bounded waits).
+ * Runs on: the first cuInit's thread (pm_start: loading the profiler's libraries), a thread in
+ * cuInit (pm_after_cuinit: initializing the profiler, once; other callers wait for it), the
+ * first launching app thread (pm_claim: two driver queries and the exit handler, once), the PM
+ * thread (everything else; every signal blocked but the faults), threads tearing a context
+ * down and the exiting thread (pm_before_context_teardown, pm_atexit: bounded waits).
  *
  * reference/cupti.md §4 has the metric names and costs measured on an H200. Measured here:
  * with the shim's CLOCK_MONOTONIC timestamp callback registered, CUPTI reports sample times in
@@ -40,7 +41,10 @@
 #define DECODE_MS 100
 /* Hardware buffer on the GPU; KEEP_LATEST never stops the session when it fills. */
 #define HW_BUFFER_BYTES (64u << 20)
-/* At exit, wait this long for a set-up under way and the last decode. */
+/*
+ * At exit, wait this long for a set-up under way and the last decode; cuInit callers and the
+ * exit handler wait as long at most for the profiler's initialization in another thread.
+ */
 #define EXIT_WAIT_MS 2000
 /* Sampling starts this long after the first kernel launch (see pm_main). */
 #define START_DELAY_MS 1000
@@ -74,6 +78,19 @@ static const struct pm_chip chips[] = {
 
 /* ---- The library ---- */
 
+/*
+ * The profiler's one-time set-up, in this order: pm_start loads the libraries and registers the
+ * exit handler (NONE -> READY), then the first successful cuInit after that initializes the
+ * profiler (READY -> RUNNING -> DONE, whatever the outcome). A futex word: cuInit callers and
+ * the exit handler that find it RUNNING wait (bounded) until it is DONE.
+ */
+enum pm_init {
+	PM_INIT_NONE = 0,		/* no sampling thread (yet, or at all) */
+	PM_INIT_READY = 1,
+	PM_INIT_RUNNING = 2,
+	PM_INIT_DONE = 3,
+};
+
 struct pm_fns {
 	CUptiResult (*GetResultString)(CUptiResult, const char **);
 	CUptiResult (*ProfilerInitialize)(CUpti_Profiler_Initialize_Params *);
@@ -103,8 +120,9 @@ static struct {
 	void *lib;
 	char lib_dir[PATH_MAX];
 	pthread_t thread;
-	int has_thread;
+	_Atomic int has_thread;		/* set after thread and pid; cleared by its joiner */
 	pid_t pid;			/* the process the thread runs in */
+	_Atomic int init;		/* enum pm_init; futex word */
 	_Atomic int claimed;		/* futex word: 1 once a launch told the device */
 	_Atomic int stop;
 	_Atomic int done;		/* futex word: the thread has finished */
@@ -648,7 +666,7 @@ static void pm_stop_and_wait(void)
 {
 	uint64_t deadline = clock_now_ns() + (uint64_t)EXIT_WAIT_MS * 1000000u;
 
-	if (!pm.has_thread)
+	if (!atomic_load(&pm.has_thread))
 		return;
 	atomic_store(&pm_claim_open, 0);
 	atomic_store(&pm.stop, 1);
@@ -658,7 +676,7 @@ static void pm_stop_and_wait(void)
 		;
 	if (atomic_load(&pm.done)) {
 		pthread_join(pm.thread, NULL);
-		pm.has_thread = 0;
+		atomic_store(&pm.has_thread, 0);
 	}
 }
 
@@ -666,15 +684,27 @@ void pm_before_context_teardown(void)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-	if (!pm.has_thread || pm.pid != getpid())
+	if (!atomic_load(&pm.has_thread) || pm.pid != getpid())
 		return;
 	pthread_mutex_lock(&lock);	/* one joiner */
 	pm_stop_and_wait();
 	pthread_mutex_unlock(&lock);
 }
 
+/* While another thread initializes the profiler, wait (at most @ms) until it is done. */
+static void wait_init(uint32_t ms)
+{
+	uint64_t deadline = clock_now_ns() + (uint64_t)ms * 1000000u;
+
+	while (atomic_load_explicit(&pm.init, memory_order_acquire) == PM_INIT_RUNNING &&
+	       futex_wait_until(&pm.init, PM_INIT_RUNNING, deadline))
+		;
+}
+
 static void pm_atexit(void)
 {
+	/* Never exit inside the profiler's initialization (see pm_after_cuinit). */
+	wait_init(EXIT_WAIT_MS);
 	pm_before_context_teardown();
 }
 
@@ -726,9 +756,9 @@ void pm_start(void *cupti_lib, const char *cupti_path)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pm.pid = getpid();
 	if (pthread_create(&pm.thread, NULL, pm_main, NULL) == 0)
-		pm.has_thread = 1;
+		atomic_store(&pm.has_thread, 1);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!pm.has_thread) {
+	if (!atomic_load(&pm.has_thread)) {
 		note_off("cannot create the sampling thread");
 		return;
 	}
@@ -741,32 +771,40 @@ void pm_start(void *cupti_lib, const char *cupti_path)
 	preload_nvperf();
 	atexit(pm_atexit);
 	atomic_store(&pm_claim_open, 1);
+	/* Only now may cuInit initialize the profiler: its libraries and exit handler first. */
+	atomic_store_explicit(&pm.init, PM_INIT_READY, memory_order_release);
 }
 
 /*
  * The profiler's initialization loads its driver interface and registers the libraries' exit
- * handlers. Done here, in the application's first cuInit, never concurrently with exit:
- * measured on the H200, a program that exited while another thread was inside it crashed.
+ * handlers. Done once, in a successful cuInit after pm_start, never concurrently with exit:
+ * measured on the H200, a program that exited while another thread was inside it crashed. So
+ * the other threads in cuInit meanwhile wait (bounded) until it is done before they return to
+ * the program, and so does the exit handler.
  */
 void pm_after_cuinit(void)
 {
-	static _Atomic int is_tried;
+	int st = PM_INIT_READY;
 	CUptiResult r;
 
-	if (!pm.has_thread || atomic_exchange(&is_tried, 1))
+	if (atomic_load_explicit(&pm.init, memory_order_acquire) == PM_INIT_DONE)
 		return;
+	if (!atomic_compare_exchange_strong(&pm.init, &st, PM_INIT_RUNNING)) {
+		if (st == PM_INIT_RUNNING)
+			wait_init(EXIT_WAIT_MS);
+		return;		/* NONE: no sampling, or pm_start's own cuInit comes later */
+	}
 	if (load_fns() < 0) {
 		note_off("libcupti lacks the PM sampling API (CUDA 12.6 or later)");
-		return;
-	}
-	{
+	} else {
 		PARAMS(CUpti_Profiler_Initialize_Params, p, pPriv);
-		if ((r = pm.f.ProfilerInitialize(&p)) != CUPTI_SUCCESS) {
+		if ((r = pm.f.ProfilerInitialize(&p)) != CUPTI_SUCCESS)
 			note_failure("profiler initialization", r);
-			return;
-		}
+		else
+			atomic_store(&pm.is_initialized, 1);
 	}
-	atomic_store(&pm.is_initialized, 1);
+	atomic_store_explicit(&pm.init, PM_INIT_DONE, memory_order_release);
+	futex_wake_all(&pm.init);
 }
 
 void pm_reset_after_fork(void)
@@ -777,6 +815,7 @@ void pm_reset_after_fork(void)
 	atomic_store(&pm.stop, 0);
 	atomic_store(&pm.done, 0);
 	atomic_store(&pm.is_initialized, 0);
-	pm.has_thread = 0;
+	atomic_store(&pm.init, PM_INIT_NONE);
+	atomic_store(&pm.has_thread, 0);
 	pm.device = -1;
 }

@@ -6,7 +6,8 @@
 # API record of that call (same thread, inside its interval); with four threads launching at
 # once each kernel joins its own thread's launch; buffers that fill on the application's threads
 # and the exit flush lose nothing; an application's own CUPTI session gets its records while
-# the shim steps aside. The program's output is unchanged.
+# the shim steps aside; sixteen threads calling cuInit at once wait for CUPTI's set-up and the
+# profiler's initialization. The program's output is unchanged.
 . "$(dirname "$0")/lib.sh"
 
 use_fake_cupti
@@ -65,4 +66,21 @@ grep -q "cupti_off: yielded to the application's CUPTI client" "$WORK/c.info" ||
 	fail "no yield noted: $(grep note "$WORK/c.info")"
 grep -q "cupti_on: resumed after the application's CUPTI client finished" "$WORK/c.info" ||
 	fail "no resumption noted: $(grep note "$WORK/c.info")"
-echo "ok: CUPTI records through the fake: 16 operations joined; 10,000 kernels from 4 threads; an application's CUPTI session yielded to and resumed after"
+# Sixteen threads released by a barrier into cuInit (half through dlsym), then module loading
+# and launches. The first sets CUPTI up and the others wait for it, so every kernel has its GPU
+# record. The profiler (the fake's, tests/fake_cuda/fake_pm.c) is initialized once, after the
+# shim loaded its libraries, and no thread goes on to launch (or exit) before that is done.
+for i in 1 2 3; do
+	FAKE_CUPTI_REPORT=1 run_shim "$WORK/ir.txt" "$WORK/ir-$i.trace" initrace 2>"$WORK/ir.err"
+	grep -q "^initrace: 16 threads, 1600 launches, 0 failed" "$WORK/ir.txt" ||
+		fail "initrace: $(cat "$WORK/ir.txt")"
+	expect "initrace: the profiler's initialization" \
+		"$(sed -n 's/^fake_cupti: //p' "$WORK/ir.err")" \
+		"profiler initialized 1 time(s); its libraries loaded first: yes; traced calls before it was done: 0"
+	"$GPUSHIM_BIN" report --format json "$WORK/ir-$i.trace" >"$WORK/ir.json"
+	expect "initrace: launches" "$(jget "$WORK/ir.json" .counts.launches)" 1600
+	expect "initrace: kernels" "$(jget "$WORK/ir.json" .gpu.kernels)" 1600
+	expect "initrace: unjoined" "$(jget "$WORK/ir.json" .gpu.unjoined)" 0
+	expect "initrace: lost" "$(jget "$WORK/ir.json" .trace.lost_records)" 0
+done
+echo "ok: CUPTI records through the fake: 16 operations joined; 10,000 kernels from 4 threads; an application's CUPTI session yielded to and resumed after; 16 threads in cuInit at once"

@@ -11,8 +11,9 @@
  * records only for enabled kinds; every traced call gets a new correlation id, shared by its
  * API record and the GPU record of its work. The fake "GPU" runs one operation at a time, 1 us
  * each, 0.2 us after the previous one ended or the call began. What it does not: several
- * devices, streams or contexts, graph replays, runtime API records, PM sampling (its entry
- * points are absent, so the shim turns counters off), the callback API.
+ * devices, streams or contexts, graph replays, runtime API records, PM sampling beyond the
+ * profiler's initialization (fake_pm.c: the shim's counters stop at their set-up), the
+ * callback API.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -142,6 +143,7 @@ static void gpu_slot(uint64_t *start, uint64_t *end)
 
 void fake_cupti_enter(struct fake_api *a)
 {
+	fake_pm_note_call();
 	a->corr = atomic_fetch_add(&next_corr, 1);
 	a->start = now();
 }

@@ -26,6 +26,8 @@ void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigne
 		       const unsigned int block[3]);
 void fake_cupti_copy(const struct fake_api *a, uint64_t bytes);
 void fake_cupti_set(const struct fake_api *a, uint64_t bytes);
+/* fake_pm.c: a traced call is made (checked against the profiler's initialization). */
+void fake_pm_note_call(void);
 #else
 #define fake_cupti_enter(a) ((void)(a))
 #define fake_cupti_leave(a, kind) ((void)(a), (void)(kind))
