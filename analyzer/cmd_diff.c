@@ -173,6 +173,7 @@ int cmd_diff(int argc, char **argv)
 		free(new.paths);
 		return EXIT_USAGE;
 	}
+	run_summary_init(&rs_new);	/* freed below when BASE cannot be read */
 	if (load_side(&rs_base, base.paths, base.nr_paths) < 0 ||
 	    load_side(&rs_new, new.paths, new.nr_paths) < 0) {
 		run_summary_free(&rs_base);
