@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hostile_trace.c - writes traces no shim writes, for tests/e2e/analyzer_hostile.sh (and the
+ * bomb of tests/fuzz/regressions/reader_chunk_ratio_bomb.bin, written with NR_CHUNKS 1):
+ *   hostile_trace bomb OUT NR_CHUNKS  NR_CHUNKS chunks of 16 MiB of launch runs, 1.6 KB each
+ *                                     (tb_launch_bomb): 8.4 M launches a chunk
+ *   hostile_trace escapes OUT         a complete trace whose every string (header, API, device,
+ *                                     kernel and note names) holds terminal controls, each
+ *                                     tagged: "ESC]0;<TAG>BEL ESC[31m CSI(C1)2J"
+ * Test-only; follows trace_format.h through trace_builder.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_builder.h"
+
+/* A tagged string of terminal controls: a window title, a color, and CSI as UTF-8 and raw. */
+#define HOSTILE(tag) "\x1b]0;" tag "\x07\x1b[31m\xc2\x9b" "2J\x9b" "2J"
+
+enum { API_LAUNCH = 1, API_ALLOC = 2 };
+enum { S_LAUNCH = 1, S_ALLOC, S_DEVICE, S_KERNEL, S_NOTE, S_SIGNAL };
+
+#define TID 100
+#define BASE 2000000000ull
+
+static void def_device(struct tb *t)
+{
+	struct trace_rec_device d;
+
+	memset(&d, 0, sizeof(d));
+	d.hdr.type = TRACE_REC_DEVICE;
+	d.hdr.size = sizeof(d);
+	d.name = S_DEVICE;
+	d.total_bytes = 1ull << 30;
+	d.sm_count = 132;
+	d.cc_major = 9;
+	d.max_threads_per_sm = 2048;
+	d.max_blocks_per_sm = 32;
+	d.max_threads_per_block = 1024;
+	tb_rec(t, &d, sizeof(d));
+}
+
+static void def_func(struct tb *t)
+{
+	struct trace_rec_func f;
+
+	memset(&f, 0, sizeof(f));
+	f.hdr.type = TRACE_REC_FUNC;
+	f.hdr.size = sizeof(f);
+	f.handle = 0x1000;
+	f.id = 1;
+	f.name = S_KERNEL;
+	tb_rec(t, &f, sizeof(f));
+}
+
+static void note(struct tb *t, uint64_t ts, uint32_t kind, uint32_t text)
+{
+	struct trace_rec_note n;
+
+	memset(&n, 0, sizeof(n));
+	n.hdr.type = TRACE_REC_NOTE;
+	n.hdr.size = sizeof(n);
+	n.ts_ns = ts;
+	n.kind = kind;
+	n.text = text;
+	tb_rec(t, &n, sizeof(n));
+}
+
+static void alloc(struct tb *t, uint32_t dt, uint32_t seq)
+{
+	struct trace_rec_mem m;
+
+	memset(&m, 0, sizeof(m));
+	tb_call(&m.call, TRACE_REC_MEM, sizeof(m), dt, API_ALLOC, 3000, 0, seq);
+	m.addr = 0x7f0000000000ull;
+	m.bytes = 1ull << 29;
+	m.kind = TRACE_MEM_DEVICE;
+	m.op = TRACE_MEM_ALLOC;
+	tb_rec(t, &m, sizeof(m));
+}
+
+static void launch(struct tb *t, uint32_t dt, uint32_t seq)
+{
+	struct trace_rec_launch l;
+
+	memset(&l, 0, sizeof(l));
+	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, 5000, 0, seq);
+	l.func = 1;
+	l.grid[0] = 264;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 256;
+	l.block[1] = l.block[2] = 1;
+	tb_rec(t, &l, sizeof(l));
+}
+
+static void end(struct tb *t, uint64_t records)
+{
+	struct trace_rec_end e;
+
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = TRACE_REC_END;
+	e.hdr.size = sizeof(e);
+	e.nr_records = records;
+	e.end_ns = BASE + 1000000;
+	e.reason = TRACE_END_SIGNAL;
+	e.nr_threads = 1;
+	tb_rec(t, &e, sizeof(e));
+}
+
+/* An allocation and four launches of one kernel, each run by the GPU and joined to its call. */
+static void build_escapes(struct tb *t)
+{
+	static const char cmd[] = "python\0" HOSTILE("CMD");
+	uint32_t i;
+
+	tb_init_named(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR, "0.1" HOSTILE("SHIM"),
+		      "h\xc3\xa9" HOSTILE("HOST"), cmd, sizeof(cmd) - 1);
+	tb_string(t, S_LAUNCH, "cuLaunchKernel" HOSTILE("API"));
+	tb_string(t, S_ALLOC, "cuMemAlloc_v2" HOSTILE("ALLOC"));
+	tb_string(t, S_DEVICE, "NVIDIA" HOSTILE("DEVICE"));
+	tb_string(t, S_KERNEL, "_Z6kernelv" HOSTILE("KERNEL"));
+	tb_string(t, S_NOTE, "CUPTI" HOSTILE("NOTE"));
+	tb_string(t, S_SIGNAL, "SIGTERM (15)" HOSTILE("SIGNAL"));
+	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	tb_api_def(t, API_ALLOC, TRACE_FAM_MEMORY, S_ALLOC);
+	def_device(t);
+	def_func(t);
+	note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	tb_block(t, TID, 0, BASE);
+	alloc(t, 0, 1);
+	for (i = 0; i < 4; i++)
+		launch(t, i ? 100000 : 10000, i + 2);
+	for (i = 0; i < 4; i++) {
+		uint64_t call = BASE + 10000 + 100000ull * i;
+
+		tb_gpu_api(t, call + 500, call + 4000, 10 + i, TID);
+		tb_gpu_kernel(t, call + 6000, call + 86000, 10 + i, S_KERNEL, 264, 256);
+	}
+	note(t, BASE + 900000, TRACE_NOTE_SIGNAL, S_SIGNAL);
+	end(t, 25);
+	tb_flush(t);
+}
+
+static int write_file(const struct tb *t, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(t->file, 1, t->len, f) != t->len || fclose(f)) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tb t;
+	int ret, i;
+
+	if (argc == 4 && !strcmp(argv[1], "bomb") && atoi(argv[3]) > 0) {
+		tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+		tb_string(&t, 1, "cuLaunchKernel");
+		tb_api_def(&t, 1, TRACE_FAM_LAUNCH, 1);
+		for (i = 0; i < atoi(argv[3]); i++) {
+			tb_launch_bomb(&t, 16u << 20);
+			tb_flush(&t);
+		}
+	} else if (argc == 3 && !strcmp(argv[1], "escapes")) {
+		build_escapes(&t);
+	} else {
+		fprintf(stderr, "usage: hostile_trace bomb OUT NR_CHUNKS | escapes OUT\n");
+		return 2;
+	}
+	ret = write_file(&t, argv[2]);
+	tb_free(&t);
+	return ret;
+}
