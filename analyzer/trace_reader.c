@@ -490,12 +490,11 @@ void trace_reader_close(struct trace_reader *rd)
  * every record carries nanosecond times that do not repeat, so on every trace recorded on the
  * H200 or the fake driver (tests/traces, tests/fuzz/seeds) no chunk passes 7.8:1 at the
  * writer's level, 7.9:1 compressed again at levels 19 and 22 (tests/bench/relevel), nor 9.4:1
- * with every record written out whole as format 1.0 did. 64:1 leaves seven times that. With
- * it, as a handed-out record costs at least 2 raw bytes (a LAUNCH_RUN's launch), a file of N
- * bytes hands out at most 32 N records whatever it holds, and a bomb fails at its chunk header,
- * before its frame is read or decompressed.
+ * with every record written out whole as format 1.0 did. TRACE_MAX_CHUNK_RATIO (64:1) leaves
+ * seven times that. With it, as a handed-out record costs at least 2 raw bytes (a LAUNCH_RUN's
+ * launch), a file of N bytes hands out at most 32 N records whatever it holds, and a bomb fails
+ * at its chunk header, before its frame is read or decompressed.
  */
-#define READER_MAX_CHUNK_RATIO 64u
 
 /* Return 1 with a chunk loaded, 0 at the end of the file, <0 on corrupt data. */
 static int load_chunk(struct trace_reader *rd)
@@ -522,12 +521,13 @@ static int load_chunk(struct trace_reader *rd)
 	if (ch.zstd_bytes > ZSTD_compressBound(ch.raw_bytes) || ch.zstd_bytes == 0)
 		return reader_fail(rd, -EPROTO, off + 12, "chunk %u: compressed size %u invalid",
 				   ch.seq, ch.zstd_bytes);
-	if (ch.raw_bytes / ch.zstd_bytes > READER_MAX_CHUNK_RATIO)
+	if (ch.raw_bytes > (uint64_t)ch.zstd_bytes * TRACE_MAX_CHUNK_RATIO)
 		return reader_fail(rd, -EPROTO, off + 8,
 				   "chunk %u: %u record bytes from %u compressed, %u:1 (the limit "
 				   "is %u:1): a decompression bomb",
-				   ch.seq, ch.raw_bytes, ch.zstd_bytes, ch.raw_bytes / ch.zstd_bytes,
-				   READER_MAX_CHUNK_RATIO);
+				   ch.seq, ch.raw_bytes, ch.zstd_bytes,
+				   (ch.raw_bytes + ch.zstd_bytes - 1) / ch.zstd_bytes,
+				   TRACE_MAX_CHUNK_RATIO);
 	if (ch.seq != rd->nr_chunks)
 		return reader_fail(rd, -EPROTO, off + 4, "chunk sequence %u, expected %llu", ch.seq,
 				   (unsigned long long)rd->nr_chunks);

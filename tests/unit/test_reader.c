@@ -1015,23 +1015,26 @@ static void add_noise(struct tb *t, uint32_t id, size_t n)
 	tb_rec(t, buf, r->hdr.size);
 }
 
-/* A 1 MiB chunk of launch runs and @noise incompressible bytes; its ratio into *@ratio. */
+/*
+ * A 1 MiB chunk of launch runs and @noise incompressible bytes; its ratio into *@ratio. Returns
+ * the launches it holds.
+ */
 static size_t build_ratio(struct tb *t, size_t noise, double *ratio)
 {
+	const size_t per_run = (TRACE_MAX_RECORD - sizeof(struct trace_rec_launch_run)) / 2;
 	const struct trace_chunk_header *ch;
-	size_t off;
+	size_t off, runs;
 
 	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
 	add_noise(t, 1, noise);
+	off = t->chunk_len + sizeof(struct trace_rec_block) + sizeof(struct trace_rec_launch);
 	tb_launch_bomb(t, 1u << 20);
+	runs = (t->chunk_len - off) / TRACE_MAX_RECORD;
 	off = t->len;
 	tb_flush(t);
 	ch = (const void *)(t->file + off);
 	*ratio = (double)ch->raw_bytes / ch->zstd_bytes;
-	return ((1u << 20) - sizeof(struct trace_rec_block) - sizeof(struct trace_rec_launch) -
-		((sizeof(struct trace_rec_string) + noise + 7) & ~(size_t)7)) /
-		       TRACE_MAX_RECORD * ((TRACE_MAX_RECORD - sizeof(struct trace_rec_launch_run)) / 2) +
-	       1;
+	return 1 + runs * per_run;
 }
 
 /*
@@ -1069,7 +1072,8 @@ static void test_bomb(void)
 	snprintf(want, sizeof(want), "offset 0x%zx: chunk 1: ", off + 8);
 	if (!strstr(rd.err, path) || !strstr(rd.err, want) ||
 	    !strstr(rd.err, "a decompression bomb")) {
-		fprintf(stderr, "bomb: error \"%s\" lacks the path, \"%s\" or what\n", rd.err, want);
+		fprintf(stderr, "bomb: error \"%s\" lacks the path, \"%s\" or what\n", rd.err,
+			want);
 		check_failures++;
 	}
 	trace_reader_close(&rd);
