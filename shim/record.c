@@ -119,26 +119,43 @@ void meta_exit_deadline(uint64_t deadline_ns)
 	atomic_store(&meta_deadline_ns, deadline_ns);
 }
 
+/* The writer thread waits in steps, so that a deadline set while it waits still holds. */
+static __thread int is_writer_thread __attribute__((tls_model("initial-exec")));
+
+void meta_writer_thread(void)
+{
+	is_writer_thread = 1;
+}
+
 /* Take meta_lock. Returns 0, or -1 when it cannot be had before the exit deadline. */
 static int meta_take(void)
 {
 	uint64_t deadline = atomic_load_explicit(&meta_deadline_ns, memory_order_relaxed);
-	struct timespec ts;
 
-	if (likely(!deadline)) {
+	if (likely(!deadline && !is_writer_thread)) {
 		pthread_mutex_lock(&meta_lock);
 		return 0;
 	}
-	if (pthread_mutex_trylock(&meta_lock) == 0)
-		return 0;
-	if (atomic_load(&is_meta_abandoned))
-		return -1;
-	ts.tv_sec = (time_t)(deadline / 1000000000u);
-	ts.tv_nsec = (long)(deadline % 1000000000u);
-	if (pthread_mutex_clocklock(&meta_lock, CLOCK_MONOTONIC, &ts) == 0)
-		return 0;
-	atomic_store(&is_meta_abandoned, 1);
-	return -1;
+	for (;;) {
+		uint64_t now, until;
+		struct timespec ts;
+
+		if (pthread_mutex_trylock(&meta_lock) == 0)
+			return 0;
+		deadline = atomic_load(&meta_deadline_ns);
+		now = clock_mono_ns();
+		if (deadline && (atomic_load(&is_meta_abandoned) || now >= deadline)) {
+			atomic_store(&is_meta_abandoned, 1);
+			return -1;
+		}
+		until = now + 20000000u;
+		if (deadline && deadline < until)
+			until = deadline;
+		ts.tv_sec = (time_t)(until / 1000000000u);
+		ts.tv_nsec = (long)(until % 1000000000u);
+		if (pthread_mutex_clocklock(&meta_lock, CLOCK_MONOTONIC, &ts) == 0)
+			return 0;
+	}
 }
 
 static void meta_give(void)

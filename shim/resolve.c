@@ -134,8 +134,18 @@ NOT_SANITIZED static dlsym_fn real_dlsym(void)
 void *resolve_dlsym(void *handle, const char *name)
 {
 	dlsym_fn f = real_dlsym();
+	void *p = f ? f(handle, name) : NULL;
 
-	return f ? f(handle, name) : NULL;
+	/*
+	 * A failed lookup leaves a message allocated in the calling thread's dlerror() state until
+	 * that thread's next dl* call or its end - and a main thread that leaves by pthread_exit
+	 * never frees it. Read it and read again: the second call frees it and leaves no error.
+	 */
+	if (!p && f) {
+		dlerror();
+		dlerror();
+	}
+	return p;
 }
 
 /* ---- Building the tables ---- */

@@ -585,6 +585,8 @@ int meta_swap(uint8_t **buf, size_t *len, size_t *cap) SHIM_HIDDEN;
  * lock past @deadline_ns (CLOCK_MONOTONIC); what cannot be written is counted lost.
  */
 void meta_exit_deadline(uint64_t deadline_ns) SHIM_HIDDEN;
+/* meta_writer_thread - the calling thread is the writer: its waits for the lock are bounded. */
+void meta_writer_thread(void) SHIM_HIDDEN;
 uint64_t meta_nr_lost(void) SHIM_HIDDEN;
 void record_reset_after_fork(void) SHIM_HIDDEN;
 /* rec_string_size / rec_string_encode - the STRING record for @len bytes of text. */

@@ -838,6 +838,7 @@ static void *writer_main(void *arg)
 	why = clock_start();
 	(void)clock_calibrate();
 	w.tid = (pid_t)syscall(SYS_gettid);
+	meta_writer_thread();
 	if (tfile_create(shim.is_forked) < 0) {
 		finished();
 		return NULL;
@@ -964,11 +965,20 @@ void writer_stop(uint32_t wait_ms)
 	tbuf_kick_writer();
 	while (!atomic_load(&w.is_finished) && futex_wait_until(&w.is_finished, 0, deadline))
 		;
-	if (atomic_load(&w.is_finished))
-		pthread_join(w.thread, NULL);
-	else
+	if (atomic_load(&w.is_finished)) {
+		/*
+		 * Its trace is done; joined within the same deadline, since even a thread's end
+		 * can wait for a lock the interrupted thread holds (its allocator's). Not joined
+		 * in time, it is left to the process's end.
+		 */
+		uint64_t end = clock_mono_ns() + (uint64_t)wait_ms * 1000000u;
+		struct timespec ts = { (time_t)(end / 1000000000u), (long)(end % 1000000000u) };
+
+		pthread_clockjoin_np(w.thread, NULL, CLOCK_MONOTONIC, &ts);
+	} else {
 		shim_log(LOG_WARN, "the trace was not finished within %u ms of the exit; it ends at "
 				   "its last complete chunk", wait_ms);
+	}
 	w.has_thread = 0;
 }
 

@@ -28,20 +28,27 @@ expect "pthread_exit: trace" "$(jget main.json '"\(.trace.complete) \(.trace.end
 # (before: 23 of 40 runs hung). Each run ends with the handler's code, within the bounded exit,
 # and leaves a readable trace; when the lock was held for good, what could not be written is
 # counted lost, with one warning.
-# Four runs at a time: a run that catches the lock takes its bounded second.
+# Four runs at a time: a run that catches the lock takes its bounded second. Under ASan no
+# leak check at exit: it takes the allocator's lock, which the interrupted thread may hold
+# (exit() is not async-signal-safe; that hang is LeakSanitizer's, not the program's).
 for batch in 0 1 2 3 4 5; do
 	for i in 1 2 3 4; do
 		seed=$((batch * 4 + i))
-		(run_exit "alarm$seed" 20 alarmexit "$seed"; echo "$rc" >"alarm$seed.rc") &
+		(export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+		 run_exit "alarm$seed" 20 alarmexit "$seed"; echo "$rc" >"alarm$seed.rc") &
 	done
 	wait
 done
 caught=0
 for seed in $(seq 1 24); do
 	expect "exit() in a signal handler, run $seed: exit code (137: hung)" "$(cat "alarm$seed.rc")" 7
-	"$GPUSHIM_BIN" info "$(only_trace "$WORK/alarm$seed-*.trace")" >/dev/null ||
+	"$GPUSHIM_BIN" info --format json "$(only_trace "$WORK/alarm$seed-*.trace")" >a.json ||
 		fail "exit() in a signal handler, run $seed: trace unreadable"
-	grep -q "held the shim's lock" "alarm$seed.err" && caught=$((caught + 1))
+	if grep -q "held the shim's lock" "alarm$seed.err"; then
+		caught=$((caught + 1))
+		expect "exit() with the shim's lock held, run $seed: complete, records lost" \
+			"$(jget a.json '"\(.complete) \(.lost_records > 0)"')" "true true"
+	fi
 done
 echo "exit() in a signal handler: 24 runs ended, $caught with the shim's lock held"
 
