@@ -272,7 +272,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 /* ---- The session ---- */
 
 static int is_wanted;			/* the shim should be running CUPTI when it can */
-static uint64_t foreign_kinds;		/* kinds the application's client has enabled */
+/* Kinds the application's client enabled and has not disabled, whoever held CUPTI then. */
+static uint64_t foreign_kinds;
 static int has_foreign;
 
 static const CUpti_ActivityKind shim_kinds[] = {
@@ -362,19 +363,41 @@ static void session_stop(int new_state)
 
 	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	enable_api_records(0);
+	/* A kind the client enabled itself (Kineto's force load) stays on: it is the client's. */
 	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
-		cu.ActivityDisable(shim_kinds[i]);
+		if (!(foreign_kinds >> shim_kinds[i] & 1))
+			cu.ActivityDisable(shim_kinds[i]);
 	cu.ActivityRegisterTimestampCallback(app_clock ? app_clock : realtime_timestamp);
 	atomic_store(&state, new_state);
 }
 
-/* Context: state_lock held. The application's client takes CUPTI over. */
-static void yield_to_app(const char *why)
+/* A hand-over that keeps the application's thread this long is noted (a WARNING note). */
+#define HANDOVER_SLOW_NS (50u * 1000000u)
+
+/*
+ * Context: state_lock held. The application's client takes CUPTI over. The span without the
+ * shim's GPU timestamps is noted from @t0, when the client's call came: what the application
+ * does after that belongs to the client's session, however long the forced flush and the
+ * kinds going off take (the time is noted when it is long). A resumption still waiting for
+ * the client's flush is called off: the client has started again and keeps CUPTI.
+ */
+static void yield_to_app(const char *why, uint64_t t0)
 {
+	char slow[96];
+	uint64_t took;
+
+	if (atomic_load(&state) == CS_RESUME_PENDING)
+		atomic_store(&state, CS_YIELDED);
 	if (atomic_load(&state) != CS_ACTIVE)
 		return;
 	session_stop(CS_YIELDED);
-	rec_note(TRACE_NOTE_CUPTI_OFF, clock_now_ns(), why);
+	rec_note(TRACE_NOTE_CUPTI_OFF, t0, why);
+	took = clock_now_ns() - t0;
+	if (took >= HANDOVER_SLOW_NS) {
+		snprintf(slow, sizeof(slow), "handing CUPTI to the application's client took %llu ms",
+			 (unsigned long long)(took / 1000000u));
+		rec_note(TRACE_NOTE_WARNING, t0 + took, slow);
+	}
 }
 
 static void cupti_atexit(void)
@@ -461,6 +484,8 @@ void cupti_start(void)
 		atomic_store(&state, CS_YIELDED);
 		atomic_store_explicit(&cupti_lib, h, memory_order_release);
 		pthread_mutex_unlock(&state_lock);
+		/* Once it resumes, the shim's last records come with the exit flush. */
+		atexit(cupti_atexit);
 		note_off("the application's CUPTI client is active; waiting for it");
 		return;
 	}
@@ -825,9 +850,13 @@ static void *app_cupti(const char *name)
 }
 
 #define APP_CUPTI(fn) ((__typeof__(&fn))app_cupti(#fn))
+/* The application's call, forwarded; no libcupti holding it answers as CUPTI not loaded. */
+#define APP_FORWARD(fn, ...)                                                                       \
+	(APP_CUPTI(fn) ? APP_CUPTI(fn)(__VA_ARGS__) : CUPTI_ERROR_NOT_INITIALIZED)
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
-static int foreign_enabled_any;	/* the client enabled a kind since it registered */
+/* The client enabled a kind since it registered (or registered with kinds on). */
+static int foreign_enabled_any;
 
 /*
  * Context: state_lock held. Start again once the client has collected its records. No flush
@@ -851,47 +880,91 @@ static void resume_now(void)
 	}
 }
 
+/*
+ * The order Kineto uses (libkineto CuptiActivityApi::enableCuptiActivities, at every
+ * torch.profiler start and every warm-up of a schedule): its timestamp callback (held until
+ * the hand-over), then these callbacks, where the shim yields, then cuptiActivityEnable per
+ * kind; at the end cuptiActivityDisable per kind, then cuptiActivityFlushAll to collect,
+ * where the shim resumes. Before it, torch.profiler's first start initializes Kineto
+ * (cuptiSubscribe among others, not interposed): seconds on a GPU, during which the shim
+ * keeps CUPTI and the application waits inside the profiler's start.
+ */
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
 	CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done)
 {
+	uint64_t t0 = clock_now_ns();
 	int saved = errno;
 	CUptiResult r;
 
 	pthread_mutex_lock(&state_lock);
-	yield_to_app("yielded to the application's CUPTI client (torch.profiler, Nsight)");
+	yield_to_app("yielded to the application's CUPTI client (torch.profiler, Nsight)", t0);
 	has_foreign = 1;
-	foreign_enabled_any = 0;
-	foreign_kinds = 0;
+	/* Kinds it enabled before registering (a force load) are its session's. */
+	foreign_enabled_any = foreign_kinds != 0;
 	foreign_request = req;
 	atomic_store_explicit(&foreign_complete, done, memory_order_release);
 	/* Completions still pass through the proxy: late buffers of ours come back to us. */
-	r = APP_CUPTI(cuptiActivityRegisterCallbacks)(req, lib() ? buffer_completed : done);
+	r = APP_FORWARD(cuptiActivityRegisterCallbacks, req, lib() ? buffer_completed : done);
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
 	return r;
 }
 
+/*
+ * Context: state_lock held; @t0 when the client's call came. A client that enables a kind
+ * while the shim runs gets CUPTI as if the shim were not there: its own callbacks and clock,
+ * when it registered callbacks before (a client that never did, such as Kineto's early
+ * "force load", has nothing to hand records to: the shim keeps CUPTI, and the kind is noted
+ * as the client's). One that stopped and starts again before collecting keeps CUPTI.
+ */
+static void client_enables(uint64_t t0)
+{
+	if (atomic_load(&state) == CS_ACTIVE && foreign_request) {
+		yield_to_app("yielded to the application's CUPTI client (torch.profiler, Nsight)", t0);
+		cu.ActivityRegisterCallbacks(foreign_request, buffer_completed);
+		has_foreign = 1;
+	} else if (atomic_load(&state) == CS_RESUME_PENDING) {
+		atomic_store(&state, CS_YIELDED);
+		has_foreign = 1;
+	}
+}
+
+/* Context: state_lock held. The client's enable of @kind answered @r. */
+static void client_enabled(CUpti_ActivityKind kind, CUptiResult r)
+{
+	if (r != CUPTI_SUCCESS || (unsigned)kind >= 64)
+		return;
+	foreign_kinds |= 1ull << kind;
+	if (has_foreign)
+		foreign_enabled_any = 1;
+}
+
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+	uint64_t t0 = clock_now_ns();
 	CUptiResult r;
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
-	/*
-	 * A client that enables a kind while the shim runs (e.g. Kineto's early "force load")
-	 * gets CUPTI as if the shim were not there: its own callbacks (when known) and clock.
-	 */
-	if (atomic_load(&state) == CS_ACTIVE && foreign_request) {
-		yield_to_app("yielded to the application's CUPTI client (torch.profiler, Nsight)");
-		cu.ActivityRegisterCallbacks(foreign_request, buffer_completed);
-		has_foreign = 1;
-		foreign_kinds = 0;
-	}
-	r = APP_CUPTI(cuptiActivityEnable)(kind);
-	if (r == CUPTI_SUCCESS && (unsigned)kind < 64 && atomic_load(&state) != CS_ACTIVE) {
-		foreign_kinds |= 1ull << kind;
-		foreign_enabled_any = 1;
-	}
+	client_enables(t0);
+	r = APP_FORWARD(cuptiActivityEnable, kind);
+	client_enabled(kind, r);
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
+}
+
+/* Per context (cupti_activity.h): the same hand-over as cuptiActivityEnable. */
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableContext(CUcontext ctx, CUpti_ActivityKind kind)
+{
+	uint64_t t0 = clock_now_ns();
+	CUptiResult r;
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	client_enables(t0);
+	r = APP_FORWARD(cuptiActivityEnableContext, ctx, kind);
+	client_enabled(kind, r);
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
 	return r;
@@ -907,19 +980,20 @@ static int is_shim_kind(CUpti_ActivityKind kind)
 	return 0;
 }
 
-SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
+/*
+ * Context: state_lock held. While the shim runs and no client owns CUPTI, a client switching
+ * off a kind the shim enabled (a reset before its own session) would silently stop the
+ * shim's tracing; the client never receives those records anyway, so its call is answered
+ * without effect.
+ */
+static int client_disable_is_void(CUpti_ActivityKind kind)
 {
-	CUptiResult r = CUPTI_SUCCESS;
-	int saved = errno;
+	return atomic_load(&state) == CS_ACTIVE && !has_foreign && is_shim_kind(kind);
+}
 
-	pthread_mutex_lock(&state_lock);
-	/*
-	 * While the shim runs and no client owns CUPTI, a client switching off a kind the shim
-	 * enabled (a reset before its own session) would silently stop the shim's tracing; the
-	 * client never receives those records anyway, so its call is answered without effect.
-	 */
-	if (!(atomic_load(&state) == CS_ACTIVE && !has_foreign && is_shim_kind(kind)))
-		r = APP_CUPTI(cuptiActivityDisable)(kind);
+/* Context: state_lock held. The client switched @kind off. */
+static void client_disabled(CUpti_ActivityKind kind)
+{
 	if ((unsigned)kind < 64)
 		foreign_kinds &= ~(1ull << kind);
 	if (has_foreign && foreign_enabled_any && !foreign_kinds &&
@@ -929,6 +1003,32 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 		atomic_store(&pending_since, clock_now_ns());
 		atomic_store(&state, CS_RESUME_PENDING);
 	}
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	CUptiResult r = CUPTI_SUCCESS;
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	if (!client_disable_is_void(kind))
+		r = APP_FORWARD(cuptiActivityDisable, kind);
+	client_disabled(kind);
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisableContext(CUcontext ctx,
+							     CUpti_ActivityKind kind)
+{
+	CUptiResult r = CUPTI_SUCCESS;
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	if (!client_disable_is_void(kind))
+		r = APP_FORWARD(cuptiActivityDisableContext, ctx, kind);
+	client_disabled(kind);
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
 	return r;
@@ -944,7 +1044,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
 	app_clock = fn;
 	/* While the shim runs, the client's clock takes effect when the client takes over. */
 	if (atomic_load(&state) != CS_ACTIVE)
-		r = APP_CUPTI(cuptiActivityRegisterTimestampCallback)(fn);
+		r = APP_FORWARD(cuptiActivityRegisterTimestampCallback, fn);
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
 	return r;
@@ -952,7 +1052,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
-	CUptiResult r = APP_CUPTI(cuptiActivityFlushAll)(flag);
+	CUptiResult r = APP_FORWARD(cuptiActivityFlushAll, flag);
 	int saved = errno;
 
 	/* The client collected its records: the shim can take CUPTI back. */
@@ -966,13 +1066,14 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
+	uint64_t t0 = clock_now_ns();
 	CUptiResult r;
 	int saved = errno;
 	int st;
 
 	pthread_mutex_lock(&state_lock);
-	yield_to_app("yielded: the application finalizes CUPTI");
-	r = APP_CUPTI(cuptiFinalize)();
+	yield_to_app("yielded: the application finalizes CUPTI", t0);
+	r = APP_CUPTI(cuptiFinalize) ? APP_CUPTI(cuptiFinalize)() : CUPTI_ERROR_NOT_INITIALIZED;
 	has_foreign = 0;
 	foreign_kinds = 0;
 	st = atomic_load(&state);

@@ -14,11 +14,14 @@
  * devices, streams or contexts, graph replays, runtime API records, PM sampling beyond the
  * profiler's initialization (fake_pm.c: the shim's counters stop at their set-up), the
  * callback API.
+ * Environment: FAKE_CUPTI_FORCED_FLUSH_MS makes every forced flush take that long, as a real
+ * one can while CUPTI waits on the device.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -238,7 +241,10 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 
 EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
 {
+	pthread_mutex_lock(&lock);
 	clock_fn = fn;
+	gpu_free_at = 0;	/* a time on the old clock: the GPU's queue is empty anyway */
+	pthread_mutex_unlock(&lock);
 	return CUPTI_SUCCESS;
 }
 
@@ -298,10 +304,15 @@ EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+	const char *ms = getenv("FAKE_CUPTI_FORCED_FLUSH_MS");
 	uint8_t *full = NULL;
 	size_t full_size = 0, full_used = 0;
 
-	(void)flag;
+	if (ms && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
+		struct timespec ts = { atol(ms) / 1000, atol(ms) % 1000 * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 	pthread_mutex_lock(&lock);
 	if (buf && buf_used) {
 		full = buf;
