@@ -119,6 +119,11 @@ struct ctr_acc {
 	struct pm_window w;		/* samples that may still gain busy time */
 	uint64_t *busy;			/* beside w.v: the device's busy time inside each */
 	size_t busy_cap;
+	uint64_t covered_to;		/* the samples summed so far cover up to here */
+	struct m_stretch *host_only;	/* model_host_only */
+	size_t nr_host_only;
+	struct m_stretch *excl;		/* the device's gaps left out (counters_exclude), in order */
+	size_t nr_excl, excl_cap;
 	uint64_t start, end;		/* the busy stretch being merged */
 	int has;
 	double sum[TRACE_PM_NR_SLOTS], weight[TRACE_PM_NR_SLOTS];
@@ -147,7 +152,10 @@ struct ctr_acc *counters_begin(struct counters *c, const struct model *m, uint64
 	a->c = c;
 	a->win_start = win_start;
 	a->win_end = win_end;
-	a->is_on = m->nr_pm_configs && win_end > win_start;
+	a->host_only = model_host_only(m, &a->nr_host_only);
+	a->is_on = m->nr_pm_configs && win_end > win_start &&
+		   model_host_only_overlap(a->host_only, a->nr_host_only, win_start, win_end) <
+			   win_end - win_start;
 	a->device = (uint32_t)c->device;
 	a->w.max_len = m->pm_max_len;
 	/* The window in equal stretches. */
@@ -163,24 +171,43 @@ struct ctr_acc *counters_begin(struct counters *c, const struct model *m, uint64
 	return a;
 }
 
+/* How much of [x, y) lies inside [lo, hi) and outside the gaps left out. */
+static uint64_t kept(const struct ctr_acc *a, uint64_t x, uint64_t y, uint64_t lo, uint64_t hi)
+{
+	x = x > lo ? x : lo;
+	y = y < hi ? y : hi;
+	if (y <= x)
+		return 0;
+	return y - x - model_host_only_overlap(a->excl, a->nr_excl, x, y);
+}
+
 /* Sample @s has all its busy time @in_busy: into the window's sums. */
 static void sample_done(struct ctr_acc *a, const struct m_pm_sample *s, uint64_t in_busy)
 {
 	struct counters *c = a->c;
-	uint64_t o = overlap_ns(s->start, s->end, a->win_start, a->win_end);
+	uint64_t o = kept(a, s->start, s->end, a->win_start, a->win_end);
 	double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
 	double tensor = isnan(s->value[TRACE_PM_TENSOR]) ? 0 : s->value[TRACE_PM_TENSOR];
 	int k;
 
-	if (!a->is_on || s->device != a->device || !o)
+	if (!a->is_on || s->device != a->device)
 		return;
+	if (!o) {
+		/* Wholly in a gap the findings left out (the window's own edges aside). */
+		c->nr_left_out += overlap_ns(s->start, s->end, a->win_start, a->win_end) > 0;
+		return;
+	}
 	c->nr_samples++;
-	c->covered_ns += o;
+	/* Samples come in order of start: the union grows by what lies past the last end. */
+	c->covered_ns += kept(a, s->start > a->covered_to ? s->start : a->covered_to, s->end,
+			      a->win_start, a->win_end);
+	if (s->end > a->covered_to)
+		a->covered_to = s->end;
 	if (s->flags & TRACE_PM_OVERFLOW)
 		c->nr_overflow++;
 	add_sample(s, (double)o, a->sum, a->weight);
 	for (k = 0; k < PM_MAX_BUCKETS; k++) {
-		uint64_t ob = overlap_ns(s->start, s->end, c->buckets[k].start, c->buckets[k].end);
+		uint64_t ob = kept(a, s->start, s->end, c->buckets[k].start, c->buckets[k].end);
 
 		if (ob)
 			add_sample(s, (double)ob, a->bk_sum[k], a->bk_w[k]);
@@ -214,6 +241,11 @@ void counters_sample(struct ctr_acc *a, const struct m_pm_sample *s)
 	struct pm_window *w = &a->w;
 	size_t old = w->head;
 
+	if (a->nr_host_only &&
+	    model_host_only_overlap(a->host_only, a->nr_host_only, s->start, s->end)) {
+		a->c->nr_left_out++;
+		return;
+	}
 	pm_window_add(w, s);
 	if (w->head != old)	/* slid to the front: the busy times too */
 		memmove(a->busy, a->busy + old, (w->n - 1) * sizeof(*a->busy));
@@ -278,23 +310,67 @@ static const char *absent_reason(const struct model *m)
 	       "kernel launch and takes up to about a second to set up)";
 }
 
+void counters_exclude(struct ctr_acc *a, uint32_t device, uint64_t from, uint64_t to)
+{
+	if (device != a->device || to <= from)
+		return;
+	XGROW(a->excl, a->excl_cap, a->nr_excl + 1);
+	a->excl[a->nr_excl++] = (struct m_stretch){ from, to };
+}
+
 void counters_floor(struct ctr_acc *a, uint64_t t)
 {
+	uint64_t bound;
+
 	if (a->has && t > a->end)
 		busy_flush(a);	/* no operation to come extends it */
-	samples_done(a, a->has && a->start < t ? a->start : t);
+	bound = a->has && a->start < t ? a->start : t;
+	/*
+	 * Past the last busy stretch the gap is open: whether it is left out (counters_exclude)
+	 * is known when the operation that ends it comes; its samples wait until then.
+	 */
+	if (a->nr_host_only && !a->has && a->end && a->end < bound)
+		bound = a->end;
+	samples_done(a, bound);
+}
+
+/* The window's time left out: its stretches without GPU timestamps and the gaps left out. */
+static uint64_t window_left_out(const struct ctr_acc *a)
+{
+	uint64_t sum = 0, end = a->win_start;
+	size_t i = 0, j = 0;
+
+	while (i < a->nr_host_only || j < a->nr_excl) {
+		const struct m_stretch *x =
+			j == a->nr_excl || (i < a->nr_host_only &&
+					    a->host_only[i].from < a->excl[j].from) ?
+				&a->host_only[i++] :
+				&a->excl[j++];
+		uint64_t from = x->from > end ? x->from : end;
+		uint64_t to = x->to < a->win_end ? x->to : a->win_end;
+
+		if (to > from) {
+			sum += to - from;
+			end = to;
+		}
+	}
+	return sum;
 }
 
 void counters_end(struct ctr_acc *a)
 {
 	struct counters *c = a->c;
 	const struct model *m = a->m;
+	uint64_t win;
 	int k;
 
 	busy_flush(a);
 	samples_done(a, UINT64_MAX);
 	free(a->w.v);
 	free(a->busy);
+	win = a->win_end - a->win_start - window_left_out(a);
+	free(a->host_only);
+	free(a->excl);
 	if (!a->is_on || !c->nr_samples) {
 		c->absent = absent_reason(m);
 		c->nr_buckets = 0;
@@ -303,7 +379,7 @@ void counters_end(struct ctr_acc *a)
 		return;
 	}
 	c->has = 1;
-	c->coverage_pct = 100.0 * (double)c->covered_ns / (double)(a->win_end - a->win_start);
+	c->coverage_pct = 100.0 * (double)c->covered_ns / (double)win;
 	means(c->mean, a->sum, a->weight);
 	{
 		double bw[TRACE_PM_NR_SLOTS], cb[TRACE_PM_NR_SLOTS];

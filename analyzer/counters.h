@@ -11,6 +11,12 @@
  *                     pipe are < PM_SM_LOW_PCT: the SMs wait on memory.
  *   compute-bound     a sample with SM throughput or tensor pipe >= PM_COMPUTE_HIGH_PCT.
  *   time              the GPU's busy time (kernels, memsets: their union) inside such samples.
+ *   left out          samples that meet a stretch without GPU timestamps (model_host_only):
+ *                     while another client holds CUPTI, CUPTI times them in that client's
+ *                     clock (torch.profiler's), which puts them anywhere on the trace's
+ *                     timeline; and sample time inside the gaps the findings leave out.
+ *   coverage          the union of the samples kept over the window less what is left out,
+ *                     so never above 100 %.
  * Thresholds from kernels measured on an H200 (reference/cupti.md §4.3): a streaming copy
  * reads DRAM 82 %, SM throughput 11 %; FMA chains SM throughput 102 %; mma.sync tensor 87.5 %.
  */
@@ -40,8 +46,9 @@ struct counters {
 	int device;			/* the first device sampled */
 	uint64_t nr_samples;		/* overlapping the window */
 	uint64_t nr_overflow;		/* samples flagged: lost samples before them */
-	uint64_t covered_ns;		/* window time covered by samples */
-	double coverage_pct;		/* covered_ns of the window */
+	uint64_t nr_left_out;		/* samples left out (see above) */
+	uint64_t covered_ns;		/* window time covered by samples (their union) */
+	double coverage_pct;		/* covered_ns of the window less what is left out */
 	double mean[TRACE_PM_NR_SLOTS];	/* over the window; NaN: slot not sampled */
 	uint64_t bw_ns, bw_samples;	/* busy time in bandwidth-bound samples */
 	double bw_dram, bw_sm;		/* DRAM, SM throughput means over those samples */
@@ -89,6 +96,11 @@ struct ctr_acc *counters_begin(struct counters *c, const struct model *m, uint64
 			       uint64_t win_end);
 void counters_sample(struct ctr_acc *a, const struct m_pm_sample *s);
 void counters_op(struct ctr_acc *a, const struct m_gpu_op *g);
+/*
+ * The idle gap [from, to) of @device, which the operation about to be given to counters_op
+ * ends, is left out of the window (findings.h): no sample time inside it counts.
+ */
+void counters_exclude(struct ctr_acc *a, uint32_t device, uint64_t from, uint64_t to);
 /* No operation still to come starts before @t: the samples no stretch can reach are summed. */
 void counters_floor(struct ctr_acc *a, uint64_t t);
 void counters_end(struct ctr_acc *a);

@@ -326,6 +326,8 @@ struct findings_acc {
 	struct first_launch *firsts;	/* kernels with no FUNC record */
 	uint32_t last_func;
 	struct ctr_acc *ctr;		/* the counters over the window */
+	struct m_stretch *host_only;	/* model_host_only */
+	size_t nr_host_only;
 };
 
 /* Close the stretch [b, e); the gap after it starts at e. */
@@ -547,6 +549,18 @@ static void copy_evidence(struct findings_acc *a, const struct m_gpu_op *g,
 		 is_pageable ? "pageable" : "pinned/device", g->end - g->start, (double)sh->bytes);
 }
 
+/*
+ * Does operation @g of device @ds close an idle gap that meets a stretch without GPU
+ * timestamps? Work the trace has no record of ran in it: the gap is left out of the window.
+ */
+static int gap_left_out(const struct findings_acc *a, const struct fw_dev *ds,
+			const struct m_gpu_op *g)
+{
+	return a->nr_host_only && ds->first != UINT64_MAX && g->start >= ds->begin &&
+	       g->start > ds->cur_end &&
+	       model_host_only_overlap(a->host_only, a->nr_host_only, ds->cur_end, g->start);
+}
+
 /* Operation @g of device @ds inside its window: its stretch, a gap closed, the fill. */
 static void window_op(struct findings_acc *a, struct fw_dev *ds, const struct m_gpu_op *g,
 		      const struct m_gpu_shape *sh, const struct m_call *call, uint32_t call_id)
@@ -563,7 +577,12 @@ static void window_op(struct findings_acc *a, struct fw_dev *ds, const struct m_
 		ds->prev = sh;
 	} else if (g->start > ds->cur_end) {
 		stretch_push(ds, a->max_call_ns, ds->cur_begin, ds->cur_end);
-		attribute_gap(a, ds, ds->cur_end, g->start, call, call_id);
+		if (gap_left_out(a, ds, g)) {
+			a->f->excluded_ns += g->start - ds->cur_end;
+			a->f->nr_excluded_gaps++;
+		} else {
+			attribute_gap(a, ds, ds->cur_end, g->start, call, call_id);
+		}
 		ds->cur_begin = g->start;
 		ds->cur_end = g->end;
 		ds->prev = sh;
@@ -636,6 +655,7 @@ struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 	a->first_call = UINT64_MAX;
 	a->func_seen = xcalloc(m->nr_funcs + 1, 1);
 	a->keep_after = keep_bound(a);
+	a->host_only = model_host_only(m, &a->nr_host_only);
 	if (!prepass_window(p, &ws, &we))
 		ws = we = 0;
 	a->ctr = counters_begin(&f->ctr, m, ws, we);
@@ -726,6 +746,8 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 	struct fw_dev *ds = dev_of(a, sh->device);
 
 	ds->nr_ops++;
+	if (gap_left_out(a, ds, g))
+		counters_exclude(a->ctr, sh->device, ds->cur_end, g->start);
 	counters_op(a->ctr, g);
 	if (sh->kind == MG_MEMCPY)
 		copy_evidence(a, g, sh);
@@ -745,6 +767,20 @@ static int cmp_rank(const void *x, const void *y, void *ctx)
 	if (f->causes[a].time_ns != f->causes[b].time_ns)
 		return f->causes[a].time_ns > f->causes[b].time_ns ? -1 : 1;
 	return a - b;
+}
+
+/* What the verdict leaves out: the run's stretches without GPU timestamps, when there are. */
+static void summarize_left_out(struct findings *f, const struct stats *s)
+{
+	char tail[160];
+
+	if (!f->has_gpu || (!s->gpu.host_only_ns && !s->gpu.host_only_launches))
+		return;
+	snprintf(tail, sizeof(tail),
+		 "; left out: %llu launches while another CUPTI client held CUPTI, without GPU "
+		 "timestamps",
+		 (unsigned long long)s->gpu.host_only_launches);
+	strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
 }
 
 static void summarize(struct findings *f)
@@ -888,6 +924,7 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 		if (ds->cur_end > win_end)
 			win_end = ds->cur_end;
 	}
+	f->window_ns -= f->excluded_ns < f->window_ns ? f->excluded_ns : f->window_ns;
 	if (f->has_gpu) {
 		f->window_start = win_start;
 		f->window_end = win_end;
@@ -930,6 +967,7 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 		free(a->threads[i].v);
 	free(a->threads);
 	free(a->func_seen);
+	free(a->host_only);
 	HASH_ITER(hh, a->firsts, e, tmp) {
 		HASH_DEL(a->firsts, e);
 		free(e);
@@ -982,6 +1020,7 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 			c->status = CS_SIGNAL;
 	}
 	summarize(f);
+	summarize_left_out(f, s);
 }
 
 /* findings_compute: the findings as model_feed's sink. */

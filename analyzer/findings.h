@@ -7,6 +7,10 @@
  *   window      per device, from the first kernel's start (the first operation's without
  *               kernels) to the last operation's end; what comes before (initialization,
  *               weights uploaded, set-up before the first step) is reported as startup.
+ *               An idle gap that meets a stretch without GPU timestamps (model_host_only:
+ *               the application's profiler held CUPTI) is left out of it: the GPU ran work
+ *               the trace cannot see, so the gap's length is unknown. Busy, idle and every
+ *               share are of the window that is left.
  *   partition   window = GPU work (kernels, memsets) + exposed copies (copies while no kernel
  *               runs) + idle (nothing on the GPU).
  *   idle gaps   each gap is assigned by what the thread that issued the GPU's next operation
@@ -94,7 +98,9 @@ struct f_gap {
 struct findings {
 	int has_gpu;			/* GPU timestamps exist: gaps can be attributed */
 	uint64_t window_start, window_end;
-	uint64_t window_ns;		/* summed over devices */
+	uint64_t window_ns;		/* summed over devices, less excluded_ns */
+	uint64_t excluded_ns;		/* gaps that meet a stretch without GPU timestamps */
+	uint64_t nr_excluded_gaps;
 	uint64_t startup_ns;		/* first intercepted call to the first GPU operation */
 	uint64_t work_ns;		/* kernels and memsets (union) */
 	uint64_t exposed_copy_ns;

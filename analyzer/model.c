@@ -195,6 +195,93 @@ const struct trace_rec_device *model_device(const struct model *m, int dev)
 	return NULL;
 }
 
+/* ---- Stretches without GPU timestamps ---- */
+
+struct cupti_note {
+	uint64_t ts;
+	size_t idx;			/* the order notes came in: ties keep it */
+	int is_on;
+};
+
+static int cmp_cupti_note(const void *a, const void *b)
+{
+	const struct cupti_note *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The shim notes a yield at the time the other client's call came, after handing over
+ * (which can take long); notes written meanwhile come first, so the notes are put in order
+ * of time before they are walked.
+ */
+struct m_stretch *model_host_only(const struct model *m, size_t *n_out)
+{
+	struct cupti_note *v;
+	struct m_stretch *out;
+	size_t i, n = 0, k = 0;
+	uint64_t from = 0;
+	int has_on = 0, is_off = 0;
+
+	*n_out = 0;
+	v = xmalloc((m->nr_notes + 1) * sizeof(*v));
+	for (i = 0; i < m->nr_notes; i++) {
+		if (m->notes[i].kind != TRACE_NOTE_CUPTI_ON &&
+		    m->notes[i].kind != TRACE_NOTE_CUPTI_OFF)
+			continue;
+		v[n].ts = m->notes[i].ts;
+		v[n].idx = i;
+		v[n].is_on = m->notes[i].kind == TRACE_NOTE_CUPTI_ON;
+		has_on |= v[n].is_on;
+		n++;
+	}
+	if (!has_on) {
+		free(v);
+		return NULL;
+	}
+	xqsort(v, n, sizeof(*v), cmp_cupti_note);
+	out = xmalloc((n + 1) * sizeof(*out));
+	for (i = 0; i < n; i++) {
+		if (!v[i].is_on && !is_off) {
+			is_off = 1;
+			from = v[i].ts;
+		} else if (v[i].is_on && is_off) {
+			is_off = 0;
+			if (v[i].ts > from)
+				out[k++] = (struct m_stretch){ from, v[i].ts };
+		}
+	}
+	if (is_off)
+		out[k++] = (struct m_stretch){ from, UINT64_MAX };
+	free(v);
+	if (!k) {
+		free(out);
+		return NULL;
+	}
+	*n_out = k;
+	return out;
+}
+
+uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = n;
+	uint64_t sum = 0;
+
+	while (lo < hi) {		/* the first stretch ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].to <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && v[lo].from < b; lo++)
+		sum += overlap_ns(a, b, v[lo].from, v[lo].to);
+	return sum;
+}
+
 static void add_api(struct model *m, const struct trace_rec_api_def *d)
 {
 	if (d->api == 0)

@@ -438,4 +438,24 @@ static inline uint64_t model_launch_blocks(const struct m_launch_shape *l)
 /* The device record of ordinal @dev, or NULL. */
 const struct trace_rec_device *model_device(const struct model *m, int dev);
 
+/*
+ * A stretch of the run without the shim's GPU timestamps, [from, to): from a CUPTI_OFF note
+ * to the next CUPTI_ON note, or to the end (to = UINT64_MAX). The shim had handed CUPTI to
+ * the application's own profiler (torch.profiler, Nsight), was waiting for it before its
+ * first session, or could not go on: the GPU ran work the trace has no record of.
+ */
+struct m_stretch {
+	uint64_t from, to;
+};
+
+/*
+ * model_host_only - those stretches from the notes, in order of time and disjoint; *n_out of
+ * them, NULL when none (free() the array). A trace without any CUPTI_ON note has no GPU
+ * timestamps at all and no stretch: it is host-only as a whole, not in stretches.
+ */
+struct m_stretch *model_host_only(const struct model *m, size_t *n_out);
+
+/* How much of [a, b) the @n stretches @v (model_host_only's) cover. O(log n) a stretch met. */
+uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b);
+
 #endif /* GPUSHIM_MODEL_H */

@@ -567,59 +567,6 @@ void model_join_gpu(struct model *m, int is_early, const uint32_t *moved)
 	m->nr_corrs = m->corrs_cap = m->nr_api_joins = m->api_joins_cap = 0;
 }
 
-/* The spans where CUPTI was handed to another client (no GPU records for us), by start. */
-struct host_span {
-	uint64_t from, to;
-};
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct host_span *x = a, *y = b;
-
-	return x->from < y->from ? -1 : x->from > y->from;
-}
-
-static struct host_span *host_only_spans(const struct model *m, size_t *n_out)
-{
-	struct host_span *v = xcalloc(m->nr_notes + 1, sizeof(*v));
-	uint64_t off = 0;
-	int is_off = 0;
-	size_t i, n = 0;
-
-	for (i = 0; i < m->nr_notes; i++) {
-		const struct m_note *nt = &m->notes[i];
-
-		/* A first note saying CUPTI is off is the session never starting, not a span. */
-		if (nt->kind == TRACE_NOTE_CUPTI_OFF && !is_off && i > 0) {
-			is_off = 1;
-			off = nt->ts;
-		} else if (nt->kind == TRACE_NOTE_CUPTI_ON && is_off) {
-			v[n++] = (struct host_span){ off, nt->ts };
-			is_off = 0;
-		}
-	}
-	xqsort(v, n, sizeof(*v), cmp_span);
-	*n_out = n;
-	return v;
-}
-
-/* Is @t inside one of the spans? O(log n). */
-static int in_host_only_span(const struct host_span *v, size_t n, uint64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {		/* first span starting after t */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].from <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* The spans come from one on/off sequence: disjoint, so only the last one can hold t. */
-	return lo > 0 && t <= v[lo - 1].to;
-}
-
 struct order_item {
 	uint64_t key;			/* order_key() */
 	uint64_t t;			/* call t0, or kernel start */
@@ -650,11 +597,11 @@ static int order_key_op(const struct model *m, const struct m_gpu_op *g, uint64_
 	return 1;
 }
 
-static int order_key_call(const struct model *m, const struct host_span *spans, size_t nr_spans,
+static int order_key_call(const struct model *m, const struct m_stretch *spans, size_t nr_spans,
 			  const struct m_call *c, uint64_t *key)
 {
 	if ((c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING)) ||
-	    in_host_only_span(spans, nr_spans, c->t0))
+	    model_host_only_overlap(spans, nr_spans, c->t0, c->t0 + 1))
 		return 0;
 	switch (c->kind) {
 	case MC_LAUNCH: {
@@ -686,7 +633,7 @@ static int order_key_call(const struct model *m, const struct host_span *spans, 
 void model_join_by_order(struct model *m)
 {
 	struct order_item *ops, *calls = NULL;
-	struct host_span *spans = NULL;
+	struct m_stretch *spans = NULL;
 	size_t i, no = 0, nc = 0, a = 0, b = 0, nr_spans = 0;
 	uint64_t key;
 
@@ -699,7 +646,7 @@ void model_join_by_order(struct model *m)
 	for (i = 0, no = 0; i < m->nr_gpu; i++)
 		if (order_key_op(m, &m->gpu[i], &key))
 			ops[no++] = (struct order_item){ key, m->gpu[i].start, i };
-	spans = host_only_spans(m, &nr_spans);
+	spans = model_host_only(m, &nr_spans);
 	for (i = 0; i < m->nr_calls; i++)
 		nc += order_key_call(m, spans, nr_spans, &m->calls[i], &key);
 	calls = xmalloc((nc + 1) * sizeof(*calls));

@@ -104,10 +104,34 @@ static void text_counters(FILE *f, const struct findings *fd)
 		c->nr_overflow ? ", some lost" : "");
 }
 
+/*
+ * What the analysis left out, as one sentence into @buf; NULL when nothing: the run's
+ * stretches without GPU timestamps (the application's profiler held CUPTI).
+ */
+static const char *left_out(char *buf, size_t n, const struct stats *s,
+			    const struct findings *fd)
+{
+	char a[32], b[32], c[32], d[32];
+	int len;
+
+	if (!s->gpu.host_only_ns && !s->gpu.host_only_launches)
+		return NULL;
+	len = snprintf(buf, n,
+		       "GPU timestamps for %s of %s; %s launches while the application's CUPTI "
+		       "client held CUPTI are left out",
+		       fmt_ns(a, sizeof(a), s->span_ns - s->gpu.host_only_ns),
+		       fmt_ns(b, sizeof(b), s->span_ns),
+		       fmt_count(c, sizeof(c), s->gpu.host_only_launches));
+	if (fd->excluded_ns && len > 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, ", with the %s of idle GPU time around them",
+			 fmt_ns(d, sizeof(d), fd->excluded_ns));
+	return buf;
+}
+
 static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 			 const struct findings *fd)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], line[256];
 
 	fprintf(f, "\nverdict: ");
 	print_clean(f, fd->summary, sizeof(fd->summary));
@@ -133,6 +157,8 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the first kernel\n",
 			fd->kernels_per_s, fmt_bytes(b, sizeof(b), sat_u64(fd->copy_bytes_per_s)),
 			fmt_ns(c, sizeof(c), fd->startup_ns));
+		if (left_out(line, sizeof(line), s, fd))
+			fprintf(f, "  covered  %s\n", line);
 	} else {
 		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");
 	}
@@ -349,7 +375,7 @@ static void json_pct(struct json *j, const char *key, double v)
 		json_double(j, key, v, 2);
 }
 
-static void json_attribution(struct json *j, const struct findings *fd);
+static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd);
 
 /* Counter means by slot name, or null when none was sampled. */
 static void json_pm_values(struct json *j, const char *key, const double v[TRACE_PM_NR_SLOTS])
@@ -379,6 +405,7 @@ static void json_counters(struct json *j, const struct counters *c)
 	json_u64(j, "interval_ns", c->interval_ns);
 	json_u64(j, "samples", c->nr_samples);
 	json_u64(j, "samples_after_loss", c->nr_overflow);
+	json_u64(j, "samples_left_out", c->nr_left_out);
 	json_u64(j, "covered_ns", c->covered_ns);
 	json_double(j, "coverage_pct", c->has ? c->coverage_pct : NAN, 2);
 	json_pm_values(j, "mean", c->mean);
@@ -576,6 +603,10 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_u64(j, "dropped", m->gpu_dropped);
 	json_u64(j, "zero_timestamps", m->gpu_zero_ts);
 	json_u64(j, "host_only_ns", s->gpu.host_only_ns);
+	json_u64(j, "host_only_stretches", s->gpu.nr_host_only);
+	json_u64(j, "host_only_launches", s->gpu.host_only_launches);
+	json_u64(j, "covered_ns", s->span_ns - s->gpu.host_only_ns);
+	json_u64(j, "excluded_idle_ns", fd->excluded_ns);
 	json_array_begin(j, "devices");
 	for (i = 0; i < s->gpu.nr_devices; i++) {
 		const struct s_gpu_device *d = &s->gpu.devices[i];
@@ -639,7 +670,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	}
 	json_array_end(j);
 	json_counters(j, &fd->ctr);
-	json_attribution(j, fd);
+	json_attribution(j, s, fd);
 }
 
 static const char *status_name(int st)
@@ -734,8 +765,9 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 	json_object_end(j);
 }
 
-static void json_attribution(struct json *j, const struct findings *fd)
+static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd)
 {
+	char line[256];
 	int r, k;
 
 	json_array_begin(j, "attribution");
@@ -751,6 +783,7 @@ static void json_attribution(struct json *j, const struct findings *fd)
 			       fd->has_gpu	 ? "none" :
 						   "unknown");
 	json_str(j, "summary", fd->summary);
+	json_str(j, "excluded", left_out(line, sizeof(line), s, fd));
 	json_object_begin(j, "signals");
 	if (fd->is_memory_full >= 0)
 		json_bool(j, "memory_full", fd->is_memory_full);

@@ -336,6 +336,8 @@ struct stats_acc {
 	struct pm_window pm;		/* the counter samples kernels still to come may overlap */
 	/* The GPU timeline: 4 unions per device (all, kernel, memcpy, memset) */
 	struct stats_union *unions;
+	struct m_stretch *host_only;	/* model_host_only */
+	size_t nr_host_only;
 };
 
 static struct s_kernel *kernel_slot(struct stats_acc *a, uint32_t key_id)
@@ -697,8 +699,6 @@ static void gpu_end(struct stats_acc *a)
 	struct s_gpu *g = &s->gpu;
 	size_t i, nd = g->nr_devices;
 	double span_dev;
-	uint64_t off_since = 0;
-	int is_off = 0;
 
 	g->has_cupti = m->has_cupti;
 	g->joined = m->gpu_joined;
@@ -731,20 +731,11 @@ static void gpu_end(struct stats_acc *a)
 			g->fill_pct = g->busy_pct;
 	}
 
-	/* Host-only windows: CUPTI handed to another client (or failing) between notes. */
-	for (i = 0; i < m->nr_notes; i++) {
-		const struct m_note *n = &m->notes[i];
-
-		if (n->kind == TRACE_NOTE_CUPTI_OFF && g->has_cupti && !is_off) {
-			is_off = 1;
-			off_since = n->ts;
-		} else if (n->kind == TRACE_NOTE_CUPTI_ON && is_off) {
-			is_off = 0;
-			g->host_only_ns += n->ts > off_since ? n->ts - off_since : 0;
-		}
-	}
-	if (is_off && s->span_end > off_since && nd)
-		g->host_only_ns += s->span_end - off_since;
+	/* Stretches without GPU timestamps: CUPTI handed to another client (or failing). */
+	g->nr_host_only = a->nr_host_only;
+	g->host_only_ns = model_host_only_overlap(a->host_only, a->nr_host_only, s->span_start,
+						  s->span_end);
+	free(a->host_only);
 	free(a->unions);
 }
 
@@ -766,6 +757,7 @@ struct stats_acc *stats_begin(struct stats *s, const struct model *m, const stru
 	a->slot = xmalloc(a->nr_ids * sizeof(*a->slot));
 	for (i = 0; i < a->nr_ids; i++)
 		a->slot[i] = -1;
+	a->host_only = model_host_only(m, &a->nr_host_only);
 	return a;
 }
 
@@ -777,8 +769,12 @@ void stats_call(struct stats_acc *a, const struct m_call *c)
 		a->hi = c->t1;
 	count_call(&a->s->counts, a->m, c);
 	api_add(a->by_api, a->m, c);
-	if (c->kind == MC_LAUNCH)
+	if (c->kind == MC_LAUNCH) {
 		kernel_call(a, c);
+		if (a->nr_host_only &&
+		    model_host_only_overlap(a->host_only, a->nr_host_only, c->t0, c->t0 + 1))
+			a->s->gpu.host_only_launches++;
+	}
 	if (c->kind == MC_MEM) {
 		XGROW(a->mem, a->mem_cap, a->nr_mem + 1);
 		a->mem[a->nr_mem++] = (struct mem_call){ *c, *model_call_args(a->m, c) };
@@ -787,6 +783,11 @@ void stats_call(struct stats_acc *a, const struct m_call *c)
 
 void stats_sample(struct stats_acc *a, const struct m_pm_sample *s)
 {
+	if (a->nr_host_only &&
+	    model_host_only_overlap(a->host_only, a->nr_host_only, s->start, s->end)) {
+		a->s->gpu.host_only_samples++;
+		return;
+	}
 	pm_window_add(&a->pm, s);
 }
 

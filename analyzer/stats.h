@@ -129,7 +129,16 @@ struct s_gpu {
 	uint64_t joined, unjoined;
 	struct s_gpu_device *devices;
 	size_t nr_devices;
-	uint64_t host_only_ns;		/* time CUPTI was yielded to another client */
+	/*
+	 * The run's stretches without GPU timestamps (model_host_only: CUPTI held by the
+	 * application's profiler): their time inside the span, the launches made in them (no
+	 * GPU record of theirs can be in the trace), and the counter samples they meet (their
+	 * times are in the other client's clock), which no statistic takes.
+	 */
+	uint64_t host_only_ns;
+	uint64_t host_only_launches;
+	uint64_t host_only_samples;
+	size_t nr_host_only;		/* stretches */
 };
 
 struct stats {

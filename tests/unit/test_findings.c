@@ -6,7 +6,9 @@
  * launch overhead when the GPU waited for the launch, noise when the work was queued; exposed
  * copies are memcpy; unfilled SMs are low_parallelism; a full memory is a signal, not time;
  * what precedes the first kernel is start-up, outside the window; hardware counter samples
- * split busy time into bandwidth-bound and compute-bound, and without them both are unknown.
+ * split busy time into bandwidth-bound and compute-bound, and without them both are unknown;
+ * a stretch where the application's profiler held CUPTI is left out of the window, the busy
+ * share and the counters' coverage (never above 100 %), and the verdict says so.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -473,6 +475,13 @@ static void pm_sample(struct model *m, uint64_t start, uint64_t end, float sm_ac
 		m->pm_max_len = end - start;
 }
 
+static int cmp_pm_start(const void *a, const void *b)
+{
+	const struct m_pm_sample *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
 /*
  * Counters: 12 ms of a streaming kernel under bandwidth-bound samples (DRAM 80 %, SM
  * throughput 10 %), then 7.5 ms of a maths kernel under compute-bound samples; 1 ms samples,
@@ -541,6 +550,128 @@ static void test_counters(void)
 	done(&m, &s);
 }
 
+static void note(struct model *m, uint64_t ts, uint32_t kind)
+{
+	XGROW(m->notes, m->notes_cap, m->nr_notes + 1);
+	m->notes[m->nr_notes++] = (struct m_note){ .ts = ts, .kind = kind };
+}
+
+/*
+ * torch.profiler takes CUPTI at 300 us and gives it back at 800 us; the application launches
+ * three kernels meanwhile, which have no GPU record. Kernels 0-100 and 150-250 us before it
+ * (the host outside CUDA in between), 900-1000 us after. The gap 250-900 us meets the stretch:
+ * the GPU ran work the trace cannot see, so the window is 1000 - 650 = 350 us, of which 300
+ * busy. Counter samples of 100 us tile the run; those meeting the stretch are in the
+ * profiler's clock, and one of them (start 0, as CUPTI gave one on the H200) spans everything:
+ * summed, the samples covered 200 % of the window; left out and as a union, exactly 100 %.
+ */
+static void test_host_only_stretch(void)
+{
+	static struct trace_rec_pm_config cfg;
+	struct model m;
+	struct stats s;
+	struct findings f;
+	uint64_t t;
+
+	base(&m);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.interval_ns = 100 * US;
+	m.pm_configs = &cfg;
+	m.nr_pm_configs = 1;
+	note(&m, 0, TRACE_NOTE_CUPTI_ON);
+	note(&m, 800 * US, TRACE_NOTE_CUPTI_ON);
+	note(&m, 300 * US, TRACE_NOTE_CUPTI_OFF);	/* noted after handing over: out of order */
+	op(&m, MG_KERNEL, 0, 100 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	op(&m, MG_KERNEL, 150 * US, 250 * US, call(&m, MC_LAUNCH, 1, 110 * US, 115 * US));
+	for (t = 400; t <= 600; t += 100)
+		call(&m, MC_LAUNCH, 1, t * US, t * US + 5 * US);
+	op(&m, MG_KERNEL, 900 * US, 1000 * US, call(&m, MC_LAUNCH, 1, 850 * US, 855 * US));
+	pm_sample(&m, 0, 1000 * US, 99, 99, 99, 0);	/* the profiler's clock */
+	for (t = 0; t < 1000; t += 100)
+		pm_sample(&m, t * US, (t + 100) * US, 50, 10, 10, 0);
+	qsort(m.pm, m.nr_pm, sizeof(*m.pm), cmp_pm_start);
+	run(&m, &s, &f);
+	CHECK_EQ(s.gpu.nr_host_only, 1);
+	CHECK_EQ(s.gpu.host_only_ns, 500 * US);
+	CHECK_EQ(s.gpu.host_only_launches, 3);
+	CHECK_EQ(s.counts.launches, 6);
+	CHECK_EQ(f.excluded_ns, 650 * US);
+	CHECK_EQ(f.nr_excluded_gaps, 1);
+	CHECK_EQ(f.window_ns, 350 * US);
+	CHECK_EQ(f.work_ns, 300 * US);
+	CHECK_EQ(f.idle_ns, 50 * US);
+	CHECK_EQ((long long)(f.busy_pct * 100), 8571);
+	/* 100-150 us: outside CUDA, then the launch and its latency. */
+	CHECK_EQ(f.nr_gaps, 1);
+	CHECK_EQ(f.causes[CAUSE_CPU_BOUND].time_ns, 10 * US);
+	CHECK_EQ(f.causes[CAUSE_LAUNCH_OVERHEAD].time_ns, 40 * US);
+	CHECK_EQ((long long)(f.causes[CAUSE_LAUNCH_OVERHEAD].share_pct * 100), 1142);
+	CHECK(f.ctr.has);
+	CHECK_EQ(f.ctr.covered_ns, 350 * US);
+	CHECK(f.ctr.coverage_pct <= 100.0);
+	CHECK_EQ((long long)f.ctr.coverage_pct, 100);
+	/* 0-100, 100-200, 200-300 (its 250-300 left out), 900-1000 us; 300-800 and the first
+	 * in the profiler's clock; 800-900 wholly in the gap left out. */
+	CHECK_EQ(f.ctr.nr_samples, 4);
+	CHECK_EQ(f.ctr.nr_left_out, 7);
+	CHECK(fabs(f.ctr.mean[TRACE_PM_SM_ACTIVE] - 50) < 1e-9);
+	CHECK(strstr(f.summary, "left out: 3 launches while another CUPTI client held CUPTI") !=
+	      NULL);
+	done(&m, &s);
+	free(m.notes);
+	free(m.pm);
+
+	/*
+	 * Held from the first kernel's end to the end: no gap meets it, the window is what came
+	 * before; the launches after it are left out.
+	 */
+	base(&m);
+	note(&m, 0, TRACE_NOTE_CUPTI_ON);
+	op(&m, MG_KERNEL, 0, 100 * US, call(&m, MC_LAUNCH, 1, 0, 5 * US));
+	note(&m, 150 * US, TRACE_NOTE_CUPTI_OFF);
+	for (t = 200; t < 1000; t += 100)
+		call(&m, MC_LAUNCH, 1, t * US, t * US + 5 * US);
+	run(&m, &s, &f);
+	CHECK_EQ(s.gpu.host_only_ns, 755 * US);	/* to the end of the last call */
+	CHECK_EQ(s.gpu.host_only_launches, 8);
+	CHECK_EQ(f.window_ns, 100 * US);
+	CHECK_EQ(f.excluded_ns, 0);
+	CHECK((long long)f.busy_pct == 100);
+	CHECK(strstr(f.summary, "left out: 8 launches") != NULL);
+	done(&m, &s);
+	free(m.notes);
+
+	/*
+	 * Taken before the shim's first session and held to the end: no GPU timestamps anywhere,
+	 * the host-only report, whose verdict is unchanged.
+	 */
+	base(&m);
+	note(&m, 0, TRACE_NOTE_CUPTI_OFF);
+	note(&m, 1 * US, TRACE_NOTE_CUPTI_ON);
+	note(&m, 2 * US, TRACE_NOTE_CUPTI_OFF);
+	for (t = 200; t < 1000; t += 100)
+		call(&m, MC_LAUNCH, 1, t * US, t * US + 5 * US);
+	run(&m, &s, &f);
+	CHECK(!f.has_gpu);
+	CHECK_EQ(f.primary, -1);
+	CHECK_EQ(s.gpu.host_only_launches, 8);
+	CHECK(strstr(f.summary, "the trace has no GPU timestamps") != NULL);
+	CHECK(strstr(f.summary, "left out") == NULL);
+	done(&m, &s);
+	free(m.notes);
+
+	/* CUPTI never on (no CUPTI_ON note): host-only as a whole, no stretch. */
+	base(&m);
+	note(&m, 0, TRACE_NOTE_CUPTI_OFF);
+	call(&m, MC_LAUNCH, 1, 0, 5 * US);
+	run(&m, &s, &f);
+	CHECK_EQ(s.gpu.nr_host_only, 0);
+	CHECK_EQ(s.gpu.host_only_ns, 0);
+	CHECK_EQ(s.gpu.host_only_launches, 0);
+	done(&m, &s);
+	free(m.notes);
+}
+
 int main(void)
 {
 	RUN(test_host_sync);
@@ -554,5 +685,6 @@ int main(void)
 	RUN(test_low_parallelism_and_memory);
 	RUN(test_healthy_and_host_only);
 	RUN(test_counters);
+	RUN(test_host_only_stretch);
 	return TEST_RESULT();
 }

@@ -3,13 +3,15 @@
  * test_stats.c - statistics on small in-memory models with hand-computed answers: counts
  * (failed launches counted, NOT_READY queries not errors), the memory peak with device pointers
  * and VMM handles in separate spaces, the allocations live at the peak, GPU busy as a union of
- * overlapping intervals, and SM fill from the occupancy calculator or the thread limit.
+ * overlapping intervals, SM fill from the occupancy calculator or the thread limit, and the
+ * stretches without GPU timestamps (CUPTI held by the application's profiler) from the notes.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "model.h"
+#include "prepass.h"
 #include "stats.h"
 #include "util.h"
 
@@ -242,11 +244,90 @@ static void test_fill(void)
 	free_base(&m);
 }
 
+static void note(struct model *m, uint64_t ts, uint32_t kind)
+{
+	XGROW(m->notes, m->notes_cap, m->nr_notes + 1);
+	m->notes[m->nr_notes++] = (struct m_note){ .ts = ts, .kind = kind };
+}
+
+/*
+ * The notes as the shim writes them: waiting for the application's client before its first
+ * session (OFF first), resumed, yielded twice (a yield noted after a note written while it
+ * handed over), still yielded at the end; other notes in between.
+ */
+static void test_host_only(void)
+{
+	struct m_stretch *v;
+	struct model m;
+	struct stats s;
+	struct m_pm_sample sm;
+	struct stats_acc *a;
+	struct prepass p;
+	size_t n;
+	int i;
+
+	base_model(&m);
+	m.has_cupti = 1;
+	note(&m, 10, TRACE_NOTE_CUPTI_OFF);
+	note(&m, 20, TRACE_NOTE_PM_ON);
+	note(&m, 100, TRACE_NOTE_CUPTI_ON);
+	note(&m, 300, TRACE_NOTE_WARNING);
+	note(&m, 250, TRACE_NOTE_CUPTI_OFF);
+	note(&m, 400, TRACE_NOTE_CUPTI_ON);
+	note(&m, 600, TRACE_NOTE_CUPTI_OFF);
+	v = model_host_only(&m, &n);
+	CHECK_EQ(n, 3);
+	CHECK(v[0].from == 10 && v[0].to == 100);
+	CHECK(v[1].from == 250 && v[1].to == 400);
+	CHECK(v[2].from == 600 && v[2].to == UINT64_MAX);
+	CHECK_EQ(model_host_only_overlap(v, n, 0, 1000), 90 + 150 + 400);
+	CHECK_EQ(model_host_only_overlap(v, n, 100, 250), 0);
+	CHECK_EQ(model_host_only_overlap(v, n, 399, 601), 2);
+	free(v);
+
+	for (i = 0; i < 10; i++)	/* launches at 0, 100, ... 900 */
+		add_call(&m, MC_LAUNCH, (uint64_t)i * 100, (uint64_t)i * 100 + 5);
+	add_gpu(&m, MG_KERNEL, 100, 200);
+	/* The statistics as they come, with two counter samples: one in a stretch. */
+	prepass_of_model(&p, &m);
+	a = stats_begin(&s, &m, &p);
+	for (i = 0; i < 10; i++) {
+		stats_call(a, &m.calls[i]);
+		if (i == 1)
+			stats_op(a, &m.gpu[0]);
+	}
+	memset(&sm, 0, sizeof(sm));
+	sm.start = 120;
+	sm.end = 180;
+	stats_sample(a, &sm);
+	sm.start = 300;
+	sm.end = 320;
+	stats_sample(a, &sm);
+	stats_end(a);
+	prepass_free(&p);
+	CHECK_EQ(s.span_ns, 905);
+	CHECK_EQ(s.gpu.nr_host_only, 3);
+	CHECK_EQ(s.gpu.host_only_ns, 90 + 150 + 305);
+	CHECK_EQ(s.gpu.host_only_launches, 1 + 4);	/* at 300; at 600, 700, 800, 900 */
+	CHECK_EQ(s.gpu.host_only_samples, 1);
+	stats_free(&s);
+	free_base(&m);
+	free(m.notes);
+
+	/* No CUPTI_ON note: no GPU timestamps anywhere, so no stretch. */
+	base_model(&m);
+	note(&m, 10, TRACE_NOTE_CUPTI_OFF);
+	CHECK(model_host_only(&m, &n) == NULL);
+	CHECK_EQ(n, 0);
+	free(m.notes);
+}
+
 int main(void)
 {
 	RUN(test_counts);
 	RUN(test_memory_peak);
 	RUN(test_gpu_busy);
 	RUN(test_fill);
+	RUN(test_host_only);
 	return TEST_RESULT();
 }

@@ -527,6 +527,95 @@ static void test_stream_growing(void)
 	tb_free(&t);
 }
 
+static void note(struct tb *t, uint64_t ts, uint32_t kind)
+{
+	struct trace_rec_note n;
+
+	memset(&n, 0, sizeof(n));
+	n.hdr.type = TRACE_REC_NOTE;
+	n.hdr.size = sizeof(n);
+	n.ts_ns = ts;
+	n.kind = kind;
+	tb_rec(t, &n, sizeof(n));
+}
+
+/* A counter sample of device 0 over [start, end), every value @v. */
+static void pm_sample_at(struct tb *t, uint64_t start, uint64_t end, float v)
+{
+	struct trace_rec_pm_sample ps;
+	size_t k;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.hdr.type = TRACE_REC_PM_SAMPLE;
+	ps.hdr.size = sizeof(ps);
+	ps.start_ns = start;
+	ps.end_ns = end;
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		ps.value[k] = v;
+	tb_rec(t, &ps, sizeof(ps));
+}
+
+/*
+ * The application's profiler holds CUPTI for steps 1000-8999 of 10000: no GPU record for
+ * those steps nor for the 40 around each end of it (the profiler starting, its last work
+ * draining), a counter sample in each of those two idle stretches, and one in the profiler's
+ * clock that ends after the resumption. Streamed as loaded whole: the gap around the
+ * stretch is left out of the window and of the counters (its samples wait for the operation
+ * that ends it while the stream lets go of what comes before: the stretch is longer than a
+ * release), the coverage stays at most 100 %, and the 8000 launches are counted as left out.
+ */
+static void test_stream_host_only(void)
+{
+	struct trace_reader rd;
+	struct findings f;
+	struct model m;
+	struct stats s;
+	struct tb t;
+	const char *path;
+	size_t i, j;
+
+	dict(&t);
+	pm_config(&t);
+	note(&t, BASE - 1000, TRACE_NOTE_CUPTI_ON);
+	for (i = 0; i < 10000 + LATE; i++) {
+		if (i < 10000)
+			step_calls(&t, i);
+		if (i == 1000)
+			note(&t, BASE + STEP * 1000 - 500, TRACE_NOTE_CUPTI_OFF);
+		if (i == 9000)
+			note(&t, BASE + STEP * 9000 - 500, TRACE_NOTE_CUPTI_ON);
+		if (i == 961 || i == 9001)
+			pm_sample_at(&t, BASE + STEP * i, BASE + STEP * (i + 20), 55.0f);
+		if (i == 9010)		/* the profiler's clock */
+			pm_sample_at(&t, BASE + STEP * 8990, BASE + STEP * 9000 + 400000, 99.0f);
+		if (i >= LATE && (i - LATE) % 8 == 7)
+			for (j = i - LATE - 7; j <= i - LATE; j++)
+				if (j < 960 || j >= 9040)
+					step_gpu(&t, j);
+		if (i % 64 == 63)
+			tb_flush(&t);
+	}
+	tb_flush(&t);
+	path = tb_write(&t, "stream_host_only.trace", 0);
+	CHECK_EQ(stream_same(path, NULL), 1);
+	CHECK_EQ(trace_reader_open(&rd, path), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	stats_compute(&s, &m);
+	findings_compute(&f, &m, &s);
+	CHECK_EQ(s.gpu.nr_host_only, 1);
+	CHECK_EQ(s.gpu.host_only_launches, 8000);
+	CHECK(f.excluded_ns > STEP * 8000);
+	CHECK(f.ctr.has);
+	CHECK(f.ctr.coverage_pct > 0 && f.ctr.coverage_pct <= 100.0);
+	CHECK_EQ(f.ctr.nr_left_out, 3);
+	CHECK(f.busy_pct > 0 && f.busy_pct <= 100.0);
+	findings_free(&f);
+	stats_free(&s);
+	model_free(&m);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
 /* The H200 fixtures: each streamed one reports as the whole model does; most stream. */
 static void test_stream_traces(int argc, char **argv)
 {
@@ -547,6 +636,7 @@ int main(int argc, char **argv)
 	RUN(test_stream_whole);
 	RUN(test_stream_edges);
 	RUN(test_stream_growing);
+	RUN(test_stream_host_only);
 	test_stream_traces(argc, argv);
 	return TEST_RESULT();
 }
