@@ -4,8 +4,8 @@
 # the results (scripts/gpu_check.py says what each check means). Exits 77 - "skipped" to
 # meson - where there is no NVIDIA GPU. Expects a built tree (BUILD, default build/, built on
 # any machine with the CUDA toolkit) and python3 with torch and jax for the Python parts.
-# Usage: scripts/gpu-check.sh [--only PART,...]   PART: recording cupti findings counters diff
-#        robustness bench perf (the default: all of them) analyzer
+# Usage: scripts/gpu-check.sh [--only PART,...]   PART: recording cupti profiler findings counters
+#        diff robustness bench perf (the default: all of them) analyzer
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if ! nvidia-smi -L >/dev/null 2>&1; then

@@ -11,6 +11,12 @@ Checks, by issue:
   cupti       one kernel record per launch and vice versa; a 200 us spin kernel measured within
               5 %; graph kernels joined to their cuGraphLaunch; torch.profiler keeps its CUDA
               events and the shim's trace has GPU records before and after the window
+  profiler    torch.profiler holding CUPTI (torch_profiler_held.py): held from CUDA's start to
+              the end, started mid-loop, on a wait/warmup/active schedule. Each: torch.profiler
+              still gets its kernels; the shim's yield is noted inside the call that started
+              the profiler, with no launch between; the stretches the shim held CUPTI have a
+              GPU record for (nearly) every launch; the report's counter coverage and busy
+              share are at most 100 % and it says which launches it left out
   findings    every test app's primary cause as in test_apps/expected/<app>.findings
   diff        two runs of one program within noise (exit 0 at --fail-on 50); a per-step
               read-back added, and kernels added, reported with the right sign and size and
@@ -274,6 +280,168 @@ class Checker:
                     after += r["start_ns"] > on[-1]
             self.check("torch_profiler_window: GPU records before and after the window",
                        before > 0 and after > 0, f"{before} kernels before, {after} after")
+
+    # ---- torch.profiler holding CUPTI ----
+
+    @staticmethod
+    def host_only_stretches(notes, end):
+        """The stretches without the shim's GPU timestamps as the analyzer reads the notes
+        (model_host_only): a CUPTI_OFF note to the next CUPTI_ON, in order of time; none when
+        CUPTI was never on."""
+        ev = sorted((n["ts_ns"], i, n["kind"]) for i, n in enumerate(notes)
+                    if n["kind"] in ("cupti_on", "cupti_off"))
+        if not any(k == "cupti_on" for _, _, k in ev):
+            return []
+        out, start = [], None
+        for ts, _, k in ev:
+            if k == "cupti_off" and start is None:
+                start = ts
+            elif k == "cupti_on" and start is not None:
+                if ts > start:
+                    out.append((start, ts))
+                start = None
+        if start is not None:
+            out.append((start, max(end, start) + 1))
+        return out
+
+    def profiler(self):
+        plain = None
+        for mode in ("whole", "midloop", "schedule"):
+            n = self.profiler_held(mode)
+            if mode == "whole":
+                plain = n
+        if plain is not None:
+            export = os.path.join(self.work, "scratch", "torch_profiler_held_whole-plain")
+            _, out, _, _ = self.run("torch_profiler_held_whole-plain",
+                                    [sys.executable, os.path.join(self.py, "torch_profiler_held.py"),
+                                     "whole", "--export", export], shim=False, timeout=600)
+            m = re.search(r"profiler_kernels=(\d+)", out)
+            alone = int(m.group(1)) if m else 0
+            self.check("torch_profiler_held_whole: torch.profiler gets as many kernels as "
+                       "without the shim", alone > 0 and plain >= 0.95 * alone,
+                       f"{plain} kernel events under the shim, {alone} without it")
+
+    def profiler_held(self, mode):
+        """One run of torch_profiler_held.py MODE; returns torch.profiler's kernel count."""
+        name = f"torch_profiler_held_{mode}"
+        export = os.path.join(self.work, "scratch", name)
+        rep, out = self.record(name, [sys.executable,
+                                      os.path.join(self.py, "torch_profiler_held.py"), mode,
+                                      "--export", export], timeout=600)
+        if not rep:
+            return None
+        trace = os.path.join(self.work, "traces", name + ".trace")
+        val = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", out)}
+        kernels_seen = val.get("profiler_kernels", 0)
+        self.check(f"{name}: torch.profiler still records CUDA kernels", kernels_seen > 0,
+                   f"{kernels_seen} kernel events in {val.get('traces', 0)} export(s)")
+
+        # The trace: notes, launches and kernel records (absolute CLOCK_MONOTONIC ns).
+        notes = self.info(trace).get("notes", [])
+        launches, kernels, end = [], [], 0
+        dump = subprocess.run([self.gpushim, "dump", "--format", "jsonl", trace],
+                              capture_output=True, text=True).stdout
+        for line in dump.splitlines():
+            r = json.loads(line)
+            if r["type"] == "launch":
+                launches.append(r["ts_ns"])
+                end = max(end, r["ts_ns"])
+            elif r["type"] == "gpu_kernel":
+                kernels.append(r["start_ns"])
+                end = max(end, r["end_ns"])
+        launches.sort()
+        kernels.sort()
+        yields = sorted(n["ts_ns"] for n in notes if n["kind"] == "cupti_off"
+                        and n["text"].startswith("yielded to the application's CUPTI client"))
+        resumes = [n["ts_ns"] for n in notes if n["kind"] == "cupti_on"
+                   and n["text"].startswith("resumed")]
+        slow = [int(m.group(1)) for n in notes if n["kind"] == "warning"
+                for m in [re.search(r"handing CUPTI to the application's client took (\d+) ms",
+                                    n["text"])] if m]
+        stretches = self.host_only_stretches(notes, end)
+        self.say(f"INFO {name}: {len(launches)} launches, {len(kernels)} kernel records, "
+                 f"{len(yields)} yields, {len(resumes)} resumptions, host-only stretches "
+                 + ", ".join(f"{(b - a) / 1e6:.1f} ms" for a, b in stretches)
+                 + (f"; hand-overs that took {slow} ms" if slow else ""))
+
+        def between(v, a, b):
+            return sum(1 for t in v if a <= t < b)
+
+        # The yield: inside the call that made torch.profiler take CUPTI, nothing launched
+        # between that call and it. 1 ms of slack for the two clocks' reads.
+        ms = 1000000
+        if mode == "schedule":
+            calls = [(t0, t1) for _, _, b, t0, t1 in
+                     re.findall(r"^transition (\d+) (\w+)->(\w+) (\d+) (\d+)$", out, re.M)
+                     if b == "WARMUP"]
+            calls = [(int(t0), int(t1)) for t0, t1 in calls]
+            what = "prof.step() entering warm-up"
+        else:
+            calls = [(val["start_call"], val["start_return"])] if "start_call" in val else []
+            what = "profile.start()"
+        got = []
+        for t0, t1 in calls:
+            y = [t for t in yields if t0 - ms <= t <= t1 + ms]
+            got.append(y[0] if y else None)
+            if y:
+                self.say(f"INFO {name}: yield {(y[0] - t0) / 1e6:.1f} ms after {what} was called; "
+                         f"the call took {(t1 - t0) / 1e6:.1f} ms")
+        self.check(f"{name}: the yield is noted inside {what}, each time",
+                   bool(calls) and None not in got and len(yields) == len(calls),
+                   f"{len(calls)} call(s), yields at "
+                   + ", ".join("none" if y is None else f"+{(y - c[0]) / 1e6:.1f} ms"
+                               for y, c in zip(got, calls))
+                   + f"; {len(yields)} yield note(s) in all")
+        early = sum(between(launches, c[0], y) for c, y in zip(calls, got) if y is not None)
+        self.check(f"{name}: no launch between the profiler's start and the yield", early == 0,
+                   f"{early} launches")
+        self.check(f"{name}: handing CUPTI over took under 1 s", all(t < 1000 for t in slow),
+                   f"{slow} ms" if slow else "under 50 ms each")
+        self.check(f"{name}: the shim takes CUPTI back after the profiler",
+                   len(resumes) >= len(calls) and bool(resumes),
+                   f"{len(resumes)} resumptions for {len(calls)} profiler session(s)")
+
+        # GPU records for the stretches the shim held CUPTI: from the first launch on, the
+        # complement of the host-only stretches.
+        held, edge = [], launches[0] if launches else 0
+        for a, b in stretches:
+            if a > edge:
+                held.append((edge, a))
+            edge = max(edge, b)
+        if end > edge:
+            held.append((edge, end + 1))
+        n_l = n_k = 0
+        empty = []
+        for a, b in held:
+            nl, nk = between(launches, a, b), between(kernels, a, b)
+            n_l, n_k = n_l + nl, n_k + nk
+            if nl >= 10 and nk == 0:
+                empty.append(f"{(b - a) / 1e6:.1f} ms with {nl} launches")
+        self.check(f"{name}: GPU records where the shim held CUPTI",
+                   n_l > 0 and n_k >= 0.9 * n_l and not empty,
+                   f"{n_k} kernel records for {n_l} launches in {len(held)} stretch(es)"
+                   + (f"; none in {empty}" if empty else ""))
+        inside = sum(between(launches, a, b) for a, b in stretches)
+        g = rep["gpu"]
+        self.check(f"{name}: the report counts the launches made while torch.profiler held "
+                   "CUPTI", inside > 0 and g.get("host_only_launches") == inside,
+                   f"report {g.get('host_only_launches')}, trace {inside}")
+
+        # The report: never above 100 %, and it says what it left out.
+        cov = (rep.get("counters") or {}).get("coverage_pct")
+        busy = g.get("busy_pct")
+        self.check(f"{name}: counter coverage and GPU busy at most 100 %",
+                   (cov is None or cov <= 100.0) and (busy is None or busy <= 100.0),
+                   f"coverage {cov} %, busy {busy} %, "
+                   f"{(rep.get('counters') or {}).get('samples_left_out')} samples left out")
+        excluded = (rep.get("verdict") or {}).get("excluded") or ""
+        with open(os.path.join(self.work, "reports", name + ".txt")) as f:
+            text = f.read()
+        self.check(f"{name}: the report says what it left out",
+                   "held CUPTI are left out" in excluded and "  covered  " in text
+                   and "left out:" in rep["verdict"]["summary"],
+                   excluded or "no verdict.excluded")
+        return kernels_seen
 
     # ---- findings ----
 
@@ -902,7 +1070,8 @@ def main():
     ap.add_argument("--work", default="/tmp/gpushim-gpu-check")
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
     ap.add_argument("--only",
-                    default="recording,cupti,findings,counters,diff,robustness,bench,perf")
+                    default="recording,cupti,profiler,findings,counters,diff,robustness,bench,"
+                            "perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)
