@@ -137,7 +137,7 @@ static int meta_take(void)
 		return 0;
 	}
 	for (;;) {
-		uint64_t now, until;
+		uint64_t now, step = 20000000u;
 		struct timespec ts;
 
 		if (pthread_mutex_trylock(&meta_lock) == 0)
@@ -148,12 +148,16 @@ static int meta_take(void)
 			atomic_store(&is_meta_abandoned, 1);
 			return -1;
 		}
-		until = now + 20000000u;
-		if (deadline && deadline < until)
-			until = deadline;
-		ts.tv_sec = (time_t)(until / 1000000000u);
-		ts.tv_nsec = (long)(until % 1000000000u);
-		if (pthread_mutex_clocklock(&meta_lock, CLOCK_MONOTONIC, &ts) == 0)
+		if (deadline && deadline - now < step)
+			step = deadline - now;
+		/* timedlock's clock is CLOCK_REALTIME: a step, not the deadline, is waited for */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)step;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec += ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+		}
+		if (pthread_mutex_timedlock(&meta_lock, &ts) == 0)
 			return 0;
 	}
 }

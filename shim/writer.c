@@ -971,10 +971,16 @@ void writer_stop(uint32_t wait_ms)
 		 * can wait for a lock the interrupted thread holds (its allocator's). Not joined
 		 * in time, it is left to the process's end.
 		 */
-		uint64_t end = clock_mono_ns() + (uint64_t)wait_ms * 1000000u;
-		struct timespec ts = { (time_t)(end / 1000000000u), (long)(end % 1000000000u) };
+		struct timespec ts;
 
-		pthread_clockjoin_np(w.thread, NULL, CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_REALTIME, &ts);	/* timedjoin's clock */
+		ts.tv_sec += wait_ms / 1000;
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_timedjoin_np(w.thread, NULL, &ts);
 	} else {
 		shim_log(LOG_WARN, "the trace was not finished within %u ms of the exit; it ends at "
 				   "its last complete chunk", wait_ms);
