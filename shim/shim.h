@@ -709,8 +709,11 @@ void cupti_final_flush(void) SHIM_HIDDEN;
  */
 void pm_start(void *cupti_lib, const char *cupti_path) SHIM_HIDDEN;
 void pm_reset_after_fork(void) SHIM_HIDDEN;
-/* pm_after_cuinit - initialize the profiler (synchronously). Context: the first successful
- * cuInit, after the real call. */
+/*
+ * pm_after_cuinit - initialize the profiler (synchronously), once, in the first successful
+ * cuInit after pm_start; a caller that finds another thread doing it waits (at most 2 s) until
+ * it is done. Context: every successful cuInit, after the real call; no lock held.
+ */
 void pm_after_cuinit(void) SHIM_HIDDEN;
 /* pm_claim - the first kernel launch: tell the sampling thread the current context and device. */
 void pm_claim(void) SHIM_HIDDEN;
