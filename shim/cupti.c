@@ -412,10 +412,14 @@ static void cupti_atexit(void)
 	atomic_store(&state, CS_EXITING);
 	pthread_mutex_unlock(&state_lock);
 
-	/* Let the writer decode what the flush returned (bounded: at most 2 s). */
+	/*
+	 * Let the writer decode what the flush returned (bounded: at most 2 s). Not when exit()
+	 * runs on the writer itself (the program's last thread had gone): it decodes them when
+	 * the destructor has it finish the trace.
+	 */
 	want = atomic_load(&nr_buffers_done);
 	for (i = 0; i < 2000 && atomic_load(&nr_buffers_converted) < want &&
-		    atomic_load(&shim.mode) != SHIM_OFF;
+		    atomic_load(&shim.mode) != SHIM_OFF && !writer_is_this_thread();
 	     i++) {
 		struct timespec ts = { 0, 1000000 };
 
