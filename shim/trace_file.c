@@ -35,6 +35,7 @@ static struct {
 	ino_t ino;
 	uint64_t size;			/* bytes written: where the next write goes */
 	int is_reopened;		/* the program took our descriptor once: said once */
+	int is_closed;			/* we closed it (tfile_close): opened again silently */
 	char path[PATH_MAX];		/* absolute where getcwd allowed */
 } f = { .fd = -1 };
 
@@ -162,7 +163,9 @@ static int tfile_fd(void)
 		return -ESTALE;
 	}
 	f.fd = move_high(fd);
-	if (!f.is_reopened) {
+	if (f.is_closed) {
+		f.is_closed = 0;	/* a rewrite after the end (calls after END) */
+	} else if (!f.is_reopened) {
 		f.is_reopened = 1;
 		shim_log(LOG_WARN, "the program closed or replaced the trace's descriptor; "
 				   "reopened %s", f.path);
@@ -238,6 +241,7 @@ void tfile_close(void)
 	if (is_ours(f.fd))
 		close(f.fd);
 	f.fd = -1;
+	f.is_closed = 1;
 }
 
 void tfile_reset_after_fork(void)
@@ -246,6 +250,7 @@ void tfile_reset_after_fork(void)
 	tfile_close();
 	f.size = 0;
 	f.is_reopened = 0;
+	f.is_closed = 0;
 	f.path[0] = 0;
 }
 
@@ -406,6 +411,7 @@ int tfile_create(int is_forked)
 	f.fd = move_high(fd);
 	f.size = 0;
 	f.is_reopened = 0;
+	f.is_closed = 0;
 	ret = write_at_end(f.fd, iov, 5);
 	if (ret < 0) {
 		shim_disable("cannot write trace %s: %s", f.path, strerror(-ret));

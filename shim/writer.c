@@ -673,12 +673,8 @@ static void finish_exit(void)
 	id = rec_string_id_reserve();
 	late.end_off = tfile_size();
 	write_end(TRACE_END_EXIT);
-	if (w.is_failed || !id)
-		return;
-	late.str_id = id;
-	atomic_store_explicit(&late.is_set, 1, memory_order_release);
-	if (atomic_load(&late.nr_calls))
-		late_sync();
+	if (!w.is_failed)
+		late.str_id = id;	/* calls after END are taken once the file is closed */
 }
 
 static void note_doors(void)
@@ -904,6 +900,13 @@ static void finished(void)
 {
 	if (!atomic_load(&w.final_sig))
 		tfile_close();
+	if (late.str_id) {
+		/* From here on the writer touches neither the file nor its buffers: calls after
+		 * END may rewrite it, on whichever thread makes them. */
+		atomic_store_explicit(&late.is_set, 1, memory_order_release);
+		if (atomic_load(&late.nr_calls))
+			late_sync();
+	}
 	atomic_store(&w.is_finished, 1);
 	futex_wake_all(&w.is_finished);
 	futex_wake_all(&w.final_done);
@@ -1058,6 +1061,7 @@ void writer_reset_after_fork(void)
 	atomic_store(&w.is_main_gone, 0);
 	atomic_store(&late.is_set, 0);
 	atomic_store(&late.nr_calls, 0);
+	late.str_id = 0;
 	late.nr_written = 0;
 	pthread_mutex_init(&late.lock, NULL);
 	atomic_store(&w.stop, 0);

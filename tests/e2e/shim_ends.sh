@@ -94,6 +94,7 @@ run_exit late 20 latedtor
 expect "late destructor: exit code" "$rc" 0
 cmp plain_late.out late.out || fail "late destructor: output changed"
 grep -q "late_dtor: 3 launches" late.err || fail "late destructor: it did not run: $(cat late.err)"
+expect "late destructor: the shim's messages" "$(grep -c '^gpushim\[' late.err)" 0
 t=$(only_trace "$WORK/late-*.trace")
 "$GPUSHIM_BIN" report --format json "$t" >late.json
 expect "late destructor: trace" "$(jget late.json '"\(.trace.complete) \(.counts.launches) \(.trace.lost_records)"')" "true 5 3"
