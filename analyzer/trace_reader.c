@@ -15,6 +15,7 @@
 
 #include <zstd.h>
 
+#include "gpushim/varint.h"
 #include "uthash.h"
 #include "util.h"
 
@@ -618,45 +619,6 @@ static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_
 	return 0;
 }
 
-/* An unsigned LEB128 varint of at most 10 bytes and 64 bits from [*p, end); 0 or -1. */
-static inline int get_varint64(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	int i;
-
-	if (*p < end && **p < 0x80) {
-		*v = *(*p)++;
-		return 0;
-	}
-	if (end - *p >= 3) {
-		/* Times and durations: mostly two or three bytes, unrolled. */
-		const uint8_t *q = *p;
-
-		if (!(q[1] & 0x80)) {
-			*v = (q[0] & 0x7fu) | (uint64_t)q[1] << 7;
-			*p = q + 2;
-			return 0;
-		}
-		if (!(q[2] & 0x80)) {
-			*v = (q[0] & 0x7fu) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
-			*p = q + 3;
-			return 0;
-		}
-	}
-	for (i = 0; i < 10 && *p < end; i++) {
-		uint8_t c = *(*p)++;
-
-		if (i == 9 && c > 1)
-			return -1;
-		x |= (uint64_t)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /*
  * An unsigned LEB128 varint of at most 5 bytes and 32 bits from [*p, end) (LAUNCH_RUN's
  * columns). Returns 0, or -1 when it runs past @end or does not fit.
@@ -666,7 +628,7 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
 	const uint8_t *start = *p;
 	uint64_t x;
 
-	if (get_varint64(p, end, &x) < 0 || x > UINT32_MAX || *p - start > 5)
+	if (varint_get(p, end, &x) < 0 || x > UINT32_MAX || *p - start > 5)
 		return -1;
 	*v = (uint32_t)x;
 	return 0;
@@ -744,11 +706,6 @@ static void run_next(struct trace_reader *rd, struct trace_record *out)
 /* ---- Records as columns: LAUNCH_REFS, GPU_KERNEL_RUN, GPU_API_RUN ---- */
 
 
-static uint64_t unzigzag64(uint64_t v)
-{
-	return (v >> 1) ^ (0 - (v & 1));
-}
-
 enum col_err { COL_OK, COL_VARINT, COL_RANGE, COL_TAIL, COL_PAD };
 
 /*
@@ -771,7 +728,7 @@ static enum col_err decode_columns(struct trace_reader *rd, const void *first, c
 
 		*col = c;
 		for (i = 0; i < count; i++) {
-			if (get_varint64(&p, end, &v) < 0)
+			if (varint_get(&p, end, &v) < 0)
 				return COL_VARINT;
 			if (v > max[c])
 				return COL_RANGE;
@@ -842,13 +799,13 @@ static void grun_next(struct trace_reader *rd, struct trace_record *out)
 		memcpy(k, rd->kshapes[v[0]], sizeof(*k));
 		k->hdr.size = sizeof(*k);
 		out->shape_ref = (uint32_t)v[0] + 1;
-		rd->grun_start += unzigzag64(v[1]);
+		rd->grun_start += zigzag_get(v[1]);
 		k->start_ns = rd->grun_start;
 		k->end_ns = rd->grun_start + v[2];
-		rd->grun_corr += (uint32_t)unzigzag64(v[3]);
+		rd->grun_corr += (uint32_t)zigzag_get(v[3]);
 		k->cupti_corr = rd->grun_corr;
 		k->graph_id = (uint32_t)v[4];
-		rd->grun_aux += unzigzag64(v[5]);
+		rd->grun_aux += zigzag_get(v[5]);
 		k->graph_node = rd->grun_aux;
 		out->rec = k;
 		out->type = TRACE_REC_GPU_KERNEL;
@@ -859,12 +816,12 @@ static void grun_next(struct trace_reader *rd, struct trace_record *out)
 		memset(a, 0, sizeof(*a));
 		a->hdr.type = TRACE_REC_GPU_API;
 		a->hdr.size = sizeof(*a);
-		rd->grun_start += unzigzag64(v[0]);
+		rd->grun_start += zigzag_get(v[0]);
 		a->start_ns = rd->grun_start;
 		a->end_ns = rd->grun_start + v[1];
-		rd->grun_corr += (uint32_t)unzigzag64(v[2]);
+		rd->grun_corr += (uint32_t)zigzag_get(v[2]);
 		a->cupti_corr = rd->grun_corr;
-		rd->grun_aux = (uint32_t)(rd->grun_aux + unzigzag64(v[3]));
+		rd->grun_aux = (uint32_t)(rd->grun_aux + zigzag_get(v[3]));
 		a->tid = (uint32_t)rd->grun_aux;
 		a->cbid = (uint32_t)v[4];
 		a->domain = (uint16_t)v[5];
@@ -923,7 +880,7 @@ static void refs_next(struct trace_reader *rd, struct trace_record *out)
 	rd->expanded.call.hdr.size = sizeof(rd->expanded);
 	rd->expanded.call.hdr.dt_ns = dt;
 	rd->expanded.call.dur = dur;
-	rd->refs_seq += (uint32_t)unzigzag64(dseq);
+	rd->refs_seq += (uint32_t)zigzag_get(dseq);
 	rd->expanded.call.seq = rd->refs_seq;
 	rd->expanded_ref = (uint32_t)v[0] + 1;
 	rd->now_ns += dt;

@@ -179,37 +179,6 @@ static void shapes_reset(struct shapes *t)
 	t->n = t->used = 0;
 }
 
-static unsigned varint_len(uint64_t v)
-{
-	unsigned n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-uint8_t *gpucols_put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static uint64_t zigzag64(uint64_t d)
-{
-	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-}
-
-static uint64_t zigzag32(uint32_t d)
-{
-	return (uint32_t)((d << 1) ^ (uint32_t)((int32_t)d >> 31));
-}
-
 size_t gpucols_room(void)
 {
 	return (krun.n ? GRUN_OVERHEAD + krun.bytes : 0) + (arun.n ? GRUN_OVERHEAD + arun.bytes : 0) +
@@ -227,7 +196,7 @@ static void grun_flush(struct grun *r, uint8_t *raw, size_t *len, uint64_t *nr)
 	p = start + sizeof(h);
 	for (c = 0; c < GRUN_COLS; c++)
 		for (i = 0; i < r->n; i++)
-			p = gpucols_put_varint(p, r->col[c][i]);
+			p = varint_put(p, r->col[c][i]);
 	while ((p - start) % 8)
 		*p++ = 0;
 	memset(&h, 0, sizeof(h));
@@ -278,11 +247,11 @@ int gpucols_kernel(const struct trace_rec_gpu_kernel *k, uint8_t *raw, size_t *l
 		return 0;
 	row = grun_row(&krun, k->start_ns, k->cupti_corr, raw, len, nr);
 	grun_set(&krun, row, 0, (uint64_t)idx);
-	grun_set(&krun, row, 1, zigzag64(k->start_ns - krun.prev_start));
+	grun_set(&krun, row, 1, zigzag_put64(k->start_ns - krun.prev_start));
 	grun_set(&krun, row, 2, k->end_ns - k->start_ns);
-	grun_set(&krun, row, 3, zigzag32(k->cupti_corr - krun.prev_corr));
+	grun_set(&krun, row, 3, zigzag_put32(k->cupti_corr - krun.prev_corr));
 	grun_set(&krun, row, 4, k->graph_id);
-	grun_set(&krun, row, 5, zigzag64(k->graph_node - krun.prev_aux));
+	grun_set(&krun, row, 5, zigzag_put64(k->graph_node - krun.prev_aux));
 	krun.prev_start = k->start_ns;
 	krun.prev_corr = k->cupti_corr;
 	krun.prev_aux = k->graph_node;
@@ -298,10 +267,10 @@ void gpucols_api(const struct trace_rec_gpu_api *a, uint8_t *raw, size_t *len, u
 {
 	uint32_t row = grun_row(&arun, a->start_ns, a->cupti_corr, raw, len, nr);
 
-	grun_set(&arun, row, 0, zigzag64(a->start_ns - arun.prev_start));
+	grun_set(&arun, row, 0, zigzag_put64(a->start_ns - arun.prev_start));
 	grun_set(&arun, row, 1, a->end_ns - a->start_ns);
-	grun_set(&arun, row, 2, zigzag32(a->cupti_corr - arun.prev_corr));
-	grun_set(&arun, row, 3, zigzag32(a->tid - (uint32_t)arun.prev_aux));
+	grun_set(&arun, row, 2, zigzag_put32(a->cupti_corr - arun.prev_corr));
+	grun_set(&arun, row, 3, zigzag_put32(a->tid - (uint32_t)arun.prev_aux));
 	grun_set(&arun, row, 4, a->cbid);
 	grun_set(&arun, row, 5, a->domain);
 	arun.prev_start = a->start_ns;
@@ -357,7 +326,7 @@ void gpucols_launch_flush(uint8_t *raw, size_t *len, uint64_t *nr)
 	p = start + sizeof(h);
 	for (c = 0; c < LRUN_COLS; c++)
 		for (i = 0; i < lrun.n; i++)
-			p = gpucols_put_varint(p, lrun.col[c][i]);
+			p = varint_put(p, lrun.col[c][i]);
 	while ((p - start) % 8)
 		*p++ = 0;
 	memset(&h, 0, sizeof(h));
@@ -384,7 +353,7 @@ void gpucols_launch_hold(uint32_t shape, uint32_t dt, uint32_t dur, uint32_t seq
 	v[0] = shape;
 	v[1] = dt;
 	v[2] = dur;
-	v[3] = (uint32_t)zigzag32(seq - lrun.prev_seq);
+	v[3] = (uint32_t)zigzag_put32(seq - lrun.prev_seq);
 	for (c = 0; c < LRUN_COLS; c++) {
 		lrun.col[c][lrun.n] = v[c];
 		lrun.bytes += varint_len(v[c]);

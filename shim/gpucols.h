@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "gpushim/trace_format.h"
+#include "gpushim/varint.h"
 
 /*
  * gpucols_kernel - hold @k in the kernel run when the chunk has its shape (a GPU_KERNEL written
@@ -60,8 +61,6 @@ size_t gpucols_launch_room(void);
 void gpucols_launch_flush(uint8_t *raw, size_t *len, uint64_t *nr);
 void gpucols_chunk_done(void);
 
-/* gpucols_put_varint - @v as an unsigned LEB128 varint at @p (at most 10 bytes); the end. */
-uint8_t *gpucols_put_varint(uint8_t *p, uint64_t v);
 
 /* gpucols_forget - drop the held runs and the shapes (a fork child starting a trace anew). */
 void gpucols_forget(void);

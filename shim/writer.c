@@ -166,11 +166,11 @@ static void run_flush(void)
 	start = w.raw + w.raw_len;
 	r = (void *)start;
 	p = start + sizeof(*r);
-	p = gpucols_put_varint(p, run.dt[0]);
+	p = varint_put(p, run.dt[0]);
 	for (i = 1; i < run.n; i++)
-		p = gpucols_put_varint(p, run.dt[i] - run.dur[i - 1]);	/* run_extend: >= 0 */
+		p = varint_put(p, run.dt[i] - run.dur[i - 1]);	/* run_extend: >= 0 */
 	for (i = 0; i < run.n; i++)
-		p = gpucols_put_varint(p, run.dur[i]);
+		p = varint_put(p, run.dur[i]);
 	while ((p - start) % 8)
 		*p++ = 0;
 	r->hdr.type = TRACE_REC_LAUNCH_GAP_RUN;

@@ -21,6 +21,8 @@
 
 #include <cuda.h>
 
+#include "gpushim/varint.h"
+
 #define BLOCK 4096
 
 typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
@@ -53,18 +55,6 @@ static inline uint64_t now(void)
 #endif
 }
 
-static inline uint32_t put_varint(uint8_t *p, uint32_t v)
-{
-	uint32_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
 static void compress_block(void)
 {
 	size_t n;
@@ -95,8 +85,8 @@ cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, 
 	t0 = now();
 	res = real(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
 	t1 = now();
-	cols.gap_len += put_varint(cols.gap + cols.gap_len, (uint32_t)(t0 - cols.last));
-	cols.dur_len += put_varint(cols.dur + cols.dur_len, (uint32_t)(t1 - t0));
+	cols.gap_len = (uint32_t)(varint_put(cols.gap + cols.gap_len, (uint32_t)(t0 - cols.last)) - cols.gap);
+	cols.dur_len = (uint32_t)(varint_put(cols.dur + cols.dur_len, (uint32_t)(t1 - t0)) - cols.dur);
 	cols.last = t1;
 	if (++cols.n == BLOCK)
 		compress_block();

@@ -33,21 +33,6 @@ struct thread_state {
 	int is_full;
 };
 
-static uint32_t varint(const uint8_t **p)
-{
-	uint32_t x = 0;
-	int shift = 0;
-
-	while (**p & 0x80) {
-		x |= (uint32_t)(**p & 0x7f) << shift;
-		shift += 7;
-		(*p)++;
-	}
-	x |= (uint32_t)**p << shift;
-	(*p)++;
-	return x;
-}
-
 /*
  * A LAUNCH_RUN or LAUNCH_GAP_RUN whose launch went by reference: its launches go by reference
  * too (a run repeats the thread's LAUNCH record, which the output does not have). Returns the
@@ -57,12 +42,17 @@ static uint32_t run_by_reference(const struct trace_rec_launch_run *r, int64_t s
 				 uint8_t *raw, size_t *len, uint64_t *nr)
 {
 	const uint8_t *dt = (const uint8_t *)(r + 1), *dur = dt;
+	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
+	uint64_t v;
 	uint32_t i, prev = 0;
 
 	for (i = 0; i < r->count; i++)
-		varint(&dur);
+		varint_get(&dur, end, &v);
 	for (i = 0; i < r->count; i++) {
-		uint32_t d = varint(&dt), du = varint(&dur);
+		uint32_t d, du;
+
+		d = varint_get(&dt, end, &v) ? 0 : (uint32_t)v;
+		du = varint_get(&dur, end, &v) ? 0 : (uint32_t)v;
 
 		if (i && r->hdr.type == TRACE_REC_LAUNCH_GAP_RUN)
 			d += prev;	/* a gap after the previous launch returned */
