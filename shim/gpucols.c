@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * gpucols.c - records as columns (GPU_KERNEL_RUN, GPU_API_RUN, LAUNCH_REFS): a GPU_KERNEL or a
+ * gpucols.c - records as columns (GPU_KERNEL_RUN, GPU_API_RUN, LAUNCH_REFS, LAUNCH_GAP_RUN,
+ * whose launch run gpucols.h describes): a GPU_KERNEL or a
  * LAUNCH whose shape the chunk already holds as a record written in full, and every GPU_API,
  * waits in a run; a run is written as one record of varint columns, so the fields that change
  * from record to record (times, correlation ids) are stored apart from those that repeat. A
@@ -375,4 +376,59 @@ void gpucols_forget(void)
 	krun.n = arun.n = lrun.n = 0;
 	krun.bytes = arun.bytes = lrun.bytes = 0;
 	gpucols_chunk_done();
+}
+
+/* ---- The launch run (LAUNCH_GAP_RUN) ---- */
+
+struct gpucols_gap_run gpucols_gap;
+
+void gpucols_gap_start(const void *owner, const struct trace_rec_launch_repeat *rep)
+{
+	gpucols_gap.owner = owner;
+	gpucols_gap.seq = rep->seq;
+	gpucols_gap.dt[0] = rep->hdr.dt_ns;
+	gpucols_gap.dur[0] = rep->dur;
+	gpucols_gap.n = 1;
+}
+
+void gpucols_gap_flush(uint8_t *raw, size_t *len, uint64_t *nr)
+{
+	struct gpucols_gap_run *g = &gpucols_gap;
+	struct trace_rec_launch_run *r;
+	uint8_t *start, *p;
+	uint32_t i;
+
+	if (!g->n)
+		return;
+	start = raw + *len;
+	if (g->n == 1) {
+		struct trace_rec_launch_repeat rep = {
+			.hdr = { TRACE_REC_LAUNCH_REPEAT, sizeof(rep), g->dt[0] },
+			.dur = g->dur[0],
+			.seq = g->seq,
+		};
+
+		memcpy(start, &rep, sizeof(rep));
+		*len += sizeof(rep);
+		++*nr;
+		g->n = 0;
+		return;
+	}
+	r = (void *)start;
+	p = start + sizeof(*r);
+	p = varint_put(p, g->dt[0]);
+	for (i = 1; i < g->n; i++)
+		p = varint_put(p, g->dt[i] - g->dur[i - 1]);	/* gpucols_gap_extend: >= 0 */
+	for (i = 0; i < g->n; i++)
+		p = varint_put(p, g->dur[i]);
+	while ((p - start) % 8)
+		*p++ = 0;
+	r->hdr.type = TRACE_REC_LAUNCH_GAP_RUN;
+	r->hdr.size = (uint16_t)(p - start);
+	r->hdr.dt_ns = 0;
+	r->count = g->n;
+	r->seq = g->seq;
+	*len += (size_t)(p - start);
+	*nr += g->n;
+	g->n = 0;
 }

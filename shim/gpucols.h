@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gpucols.h - the writer's encoder of records as columns (GPU_KERNEL_RUN, GPU_API_RUN,
- * LAUNCH_REFS; the layouts are in trace_format.h). It holds GPU_KERNEL, GPU_API and LAUNCH
- * records back in runs and writes each run as one record at the end of the caller's chunk: a
+ * LAUNCH_REFS, LAUNCH_GAP_RUN; the layouts are in trace_format.h). It holds GPU_KERNEL, GPU_API,
+ * LAUNCH and LAUNCH_REPEAT records back in runs and writes each run as one record at the end of the caller's chunk: a
  * few bytes of varints per record instead of 88, 40 and 64. Only trace_format.h and libc: tests
  * build it on its own.
  *
@@ -64,5 +64,43 @@ void gpucols_chunk_done(void);
 
 /* gpucols_forget - drop the held runs and the shapes (a fork child starting a trace anew). */
 void gpucols_forget(void);
+
+/*
+ * The launch run (LAUNCH_GAP_RUN): LAUNCH_REPEATs of the chunk's current thread block with
+ * consecutive correlation numbers, none starting before its predecessor returned, held back and
+ * written as one record: the time deltas (as gaps after the first) and durations in columns of
+ * varints, so zstd sees the fields that change apart from what repeats. The caller says which
+ * ring (@owner) a repeat is of and keeps room for the run grown by one
+ * (TRACE_LAUNCH_RUN_MAX_BYTES); gpucols_gap_extend is on its hot path, hence inline.
+ */
+#define GPUCOLS_GAP_RUN_MAX 4096u
+
+struct gpucols_gap_run {
+	const void *owner;		/* the ring; its BLOCK is the chunk's current one */
+	uint32_t n;			/* launches held; 0 none */
+	uint32_t seq;			/* the first one's correlation number */
+	uint32_t dt[GPUCOLS_GAP_RUN_MAX], dur[GPUCOLS_GAP_RUN_MAX];
+};
+
+extern struct gpucols_gap_run gpucols_gap;
+
+/* gpucols_gap_extend - hold @rep in the run if it continues it; 1 when held. */
+static inline int gpucols_gap_extend(const void *owner, const struct trace_rec_launch_repeat *rep)
+{
+	struct gpucols_gap_run *r = &gpucols_gap;
+
+	if (!r->n || r->owner != owner || r->n == GPUCOLS_GAP_RUN_MAX ||
+	    rep->seq != r->seq + r->n || rep->hdr.dt_ns < r->dur[r->n - 1])
+		return 0;
+	r->dt[r->n] = rep->hdr.dt_ns;
+	r->dur[r->n++] = rep->dur;
+	return 1;
+}
+
+/* gpucols_gap_start - a run of @owner begins with @rep (none may be held). */
+void gpucols_gap_start(const void *owner, const struct trace_rec_launch_repeat *rep);
+
+/* gpucols_gap_flush - write the held run at the chunk's end: a LAUNCH_REPEAT for one launch. */
+void gpucols_gap_flush(uint8_t *raw, size_t *len, uint64_t *nr);
 
 #endif /* GPUSHIM_GPUCOLS_H */

@@ -121,77 +121,20 @@ static void chunk_put(const void *rec, uint32_t size)
 }
 
 /*
- * A run of LAUNCH_REPEATs of the chunk's current thread block with consecutive correlation
- * numbers, none starting before its predecessor returned, held back and written as one
- * LAUNCH_GAP_RUN: the time deltas (as gaps after the first) and durations in columns of
- * varints, so zstd sees the fields that change apart from what repeats.
+ * The launch run (gpucols.h) is the column encoder's; when it may grow by emit's short way is
+ * the writer's: the ring whose next repeat may extend it past emit's full room check (NULL
+ * none), and the room the encoder's other held records needed when it was set - valid while
+ * nothing but the run changes (every other record, flush or reset clears it).
  */
-#define RUN_MAX 4096u
-
-static struct {
-	const struct tbuf *owner;	/* the ring; its BLOCK is the chunk's current one */
-	uint32_t n;			/* launches held; 0 none */
-	uint32_t seq;			/* the first one's correlation number */
-	/*
-	 * The ring whose next repeat may extend the run past emit's full room check (NULL none),
-	 * and the room the column encoder's held records needed when it was set: valid while
-	 * nothing but the run changes (every other record, flush or reset clears it).
-	 */
-	const struct tbuf *fast;
-	size_t held_room;
-	uint32_t dt[RUN_MAX], dur[RUN_MAX];
-} run;
+static struct gpucols_gap_run *const run = &gpucols_gap;
+static const struct tbuf *run_fast;
+static size_t run_held_room;
 
 /* Write the held run into the chunk (emit has kept room for it). */
 static void run_flush(void)
 {
-	struct trace_rec_launch_run *r;
-	uint8_t *start, *p;
-	uint32_t i;
-
-	run.fast = NULL;
-	if (!run.n)
-		return;
-	if (run.n == 1) {
-		struct trace_rec_launch_repeat rep = {
-			.hdr = { TRACE_REC_LAUNCH_REPEAT, sizeof(rep), run.dt[0] },
-			.dur = run.dur[0],
-			.seq = run.seq,
-		};
-
-		run.n = 0;
-		chunk_put(&rep, sizeof(rep));
-		return;
-	}
-	start = w.raw + w.raw_len;
-	r = (void *)start;
-	p = start + sizeof(*r);
-	p = varint_put(p, run.dt[0]);
-	for (i = 1; i < run.n; i++)
-		p = varint_put(p, run.dt[i] - run.dur[i - 1]);	/* run_extend: >= 0 */
-	for (i = 0; i < run.n; i++)
-		p = varint_put(p, run.dur[i]);
-	while ((p - start) % 8)
-		*p++ = 0;
-	r->hdr.type = TRACE_REC_LAUNCH_GAP_RUN;
-	r->hdr.size = (uint16_t)(p - start);
-	r->hdr.dt_ns = 0;
-	r->count = run.n;
-	r->seq = run.seq;
-	w.raw_len += (size_t)(p - start);
-	w.nr_records += run.n;
-	run.n = 0;
-}
-
-/* Hold @rep back in the current run if it continues it (and starts after the last returned). */
-static inline int run_extend(const struct tbuf *b, const struct trace_rec_launch_repeat *rep)
-{
-	if (!run.n || run.owner != b || run.n == RUN_MAX || rep->seq != run.seq + run.n ||
-	    rep->hdr.dt_ns < run.dur[run.n - 1])
-		return 0;
-	run.dt[run.n] = rep->hdr.dt_ns;
-	run.dur[run.n++] = rep->dur;
-	return 1;
+	run_fast = NULL;
+	gpucols_gap_flush(w.raw, &w.raw_len, &w.nr_records);
 }
 
 /* The room the column encoder's held records need: launches by reference, GPU runs. */
@@ -207,7 +150,7 @@ static size_t held_room(void)
 static inline int chunk_has_room(uint32_t size, size_t held)
 {
 	size_t rec = size > sizeof(struct trace_rec_launch) ? size : sizeof(struct trace_rec_launch);
-	size_t grown_run = run.n ? TRACE_LAUNCH_RUN_MAX_BYTES(run.n + 1) : 0;
+	size_t grown_run = run->n ? TRACE_LAUNCH_RUN_MAX_BYTES(run->n + 1) : 0;
 
 	return w.raw_len + rec + sizeof(struct trace_rec_block) + grown_run + held <=
 	       CHUNK_RAW_BYTES;
@@ -216,9 +159,9 @@ static inline int chunk_has_room(uint32_t size, size_t held)
 /* After @b's launch went into the run: its next may take emit's short way. */
 static void run_may_grow(const struct tbuf *b)
 {
-	if (run.n && run.owner == b) {
-		run.fast = b;
-		run.held_room = held_room();
+	if (run->n && run->owner == b) {
+		run_fast = b;
+		run_held_room = held_room();
 	}
 }
 
@@ -280,7 +223,7 @@ static int launch_hold(struct tbuf *b, const struct trace_rec_launch *l,
 		return 1;
 	}
 	if (b->w_launch_gen == w.chunk_gen + 1) {
-		if (run_extend(b, rep))
+		if (gpucols_gap_extend(b, rep))
 			return 1;
 		if (b->w_full)
 			return 0;	/* starts a launch run */
@@ -306,7 +249,7 @@ static void emit_record(struct tbuf *b, const void *rec, uint32_t size)
 	uint16_t type = ((const struct trace_rec_hdr *)rec)->type;
 	struct trace_rec_launch full;
 
-	run.fast = NULL;
+	run_fast = NULL;
 	if (!chunk_has_room(size, held_room()))
 		chunk_flush();
 	if (!b && type == TRACE_REC_GPU_API && size == sizeof(struct trace_rec_gpu_api)) {
@@ -345,11 +288,7 @@ static void emit_record(struct tbuf *b, const void *rec, uint32_t size)
 	if (b && ((const struct trace_rec_hdr *)rec)->type == TRACE_REC_LAUNCH_REPEAT) {
 		const struct trace_rec_launch_repeat *rep = rec;
 
-		run.owner = b;
-		run.seq = rep->seq;
-		run.dt[0] = rep->hdr.dt_ns;
-		run.dur[0] = rep->dur;
-		run.n = 1;
+		gpucols_gap_start(b, rep);
 		run_may_grow(b);
 		return;
 	}
@@ -375,11 +314,11 @@ static void emit(void *ctx, const struct tbuf *cb, const void *rec, uint32_t siz
 	(void)ctx;
 	/*
 	 * The run's next launch, while only the run grows: emit_record's room check with the
-	 * held room it found last (run.held_room, unchanged since).
+	 * held room it found last (run_held_room, unchanged since).
 	 */
-	if (b && b == run.fast && h->type == TRACE_REC_LAUNCH_REPEAT &&
-	    b->w_launch_gen == w.chunk_gen + 1 && chunk_has_room(size, run.held_room) &&
-	    run_extend(b, rec))
+	if (b && b == run_fast && h->type == TRACE_REC_LAUNCH_REPEAT &&
+	    b->w_launch_gen == w.chunk_gen + 1 && chunk_has_room(size, run_held_room) &&
+	    gpucols_gap_extend(b, rec))
 		return;
 	emit_record(b, rec, size);
 }
@@ -500,7 +439,7 @@ static void drain_all(int at_exit)
 	cupti_writer_poll(at_exit, emit, NULL);
 	/* A pass's GPU records go out with it (the room for them was kept by emit). */
 	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
-	run.fast = NULL;	/* the held room changed */
+	run_fast = NULL;	/* the held room changed */
 
 	/*
 	 * Free the rings of threads that exited and are empty. A new ring may get the same
@@ -1073,8 +1012,8 @@ void writer_reset_after_fork(void)
 	atomic_store(&w.exec_parked, 0);
 	w.raw_len = 0;
 	w.block_owner = NULL;
-	run.n = 0;
-	run.fast = NULL;
+	run->n = 0;
+	run_fast = NULL;
 	gpucols_forget();
 	w.seq = 0;
 	w.nr_records = 0;
