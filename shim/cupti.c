@@ -121,7 +121,7 @@ static void *try_open(const char *path, int flags)
 }
 
 /*
- * Where libcupti comes from (reference/cupti.md §7): a copy the application already loaded
+ * Where libcupti comes from: a copy the application already loaded
  * (PyTorch's wheel) first, so two copies never meet; then GPUSHIM_CUPTI; then next to the CUDA
  * runtime the application loaded; then the toolkit. Only CUDA 13's CUPTI: record layouts are
  * per major version.

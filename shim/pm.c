@@ -13,7 +13,8 @@
  * thread (everything else; every signal blocked but the faults), threads tearing a context
  * down and the exiting thread (pm_before_context_teardown, pm_atexit: bounded waits).
  *
- * reference/cupti.md §4 has the metric names and costs measured on an H200. Measured here:
+ * The metrics were chosen on an H200 (their cost there: BENCHMARKS.md, "Hardware-counter
+ * sampling"). Measured there too:
  * with the shim's CLOCK_MONOTONIC timestamp callback registered, CUPTI reports sample times in
  * that clock (without it they are raw %globaltimer, on CLOCK_REALTIME); sample 0 starts at
  * Enable, not Start, and is dropped.
@@ -64,7 +65,7 @@ struct pm_chip {
 	const char *metric[TRACE_PM_NR_SLOTS];	/* by enum trace_pm_slot; NULL: not on this chip */
 };
 
-/* Single-pass sets only (PM sampling cannot replay). Verified: reference/cupti.md §4.3. */
+/* Single-pass sets only (PM sampling cannot replay); each set was checked on its chip. */
 static const struct pm_chip chips[] = {
 	{ "GH100",
 	  { [TRACE_PM_SM_ACTIVE] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
@@ -491,7 +492,7 @@ static uint64_t clock_ns(clockid_t id)
 
 /*
  * The trace clock of a sample time. CUPTI reports PM sample times in the clock of its timestamp
- * callback when one is registered (the shim registers CLOCK_MONOTONIC, reference/cupti.md §2),
+ * callback when one is registered (the shim registers its CLOCK_MONOTONIC clock: cupti.c),
  * else in the raw %globaltimer domain, which the driver keeps on CLOCK_REALTIME. Which one is
  * told by where the value lies; anything else cannot be placed (counted, dropped).
  */
