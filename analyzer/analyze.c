@@ -68,13 +68,13 @@ static void both_floor(void *ctx, uint64_t t)
 }
 
 int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
-		   const struct analyze_extra *x)
+		   const struct analyze_extra *x, struct model_load_opts *whole)
 {
 	struct both b = { s, f, 0, x, NULL, NULL };
 	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, both_floor,
 					 &b };
 	struct prepass p;
-	int ret = model_stream(m, rd, &p, &sink);
+	int ret = model_stream(m, rd, &p, &sink, whole);
 
 	if (b.sa) {
 		stats_end(b.sa);
@@ -105,9 +105,9 @@ void analyze_model(const struct model *m, struct stats *s, struct findings *f,
 	prepass_free(&p);
 }
 
-/* 1: streamed; 0: load it whole; -1: the trace cannot be read (printed). */
+/* 1: streamed; 0: load it whole with @whole; -1: the trace cannot be read (printed). */
 static int try_stream(const char *path, struct model *m, struct stats *s, struct findings *f,
-		      const struct analyze_extra *x)
+		      const struct analyze_extra *x, struct model_load_opts *whole)
 {
 	struct trace_reader rd;
 	int ret;
@@ -116,25 +116,45 @@ static int try_stream(const char *path, struct model *m, struct stats *s, struct
 		cmd_error(rd.err);
 		return -1;
 	}
-	ret = analyze_stream(&rd, m, s, f, x);
+	ret = analyze_stream(&rd, m, s, f, x, whole);
 	if (ret < 0)
 		cmd_error(rd.err);
 	trace_reader_close(&rd);
 	return ret;
 }
 
+/* The whole trace into @m, read once as the first look said (@o). 0, or -1 (printed). */
+static int load_whole(const char *path, struct model *m, const struct model_load_opts *o)
+{
+	struct trace_reader rd;
+	int ret;
+
+	if (trace_reader_open(&rd, path) < 0) {
+		cmd_error(rd.err);
+		return -1;
+	}
+	ret = model_load_opts(m, &rd, o);
+	if (ret < 0) {
+		cmd_error(rd.err);
+		model_free(m);
+	}
+	trace_reader_close(&rd);
+	return ret < 0 ? -1 : 0;
+}
+
 int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
 		  const struct analyze_extra *x, int is_quiet)
 {
 	const char *env = getenv("GPUSHIM_STREAM");
+	struct model_load_opts whole = { 0 };
 	int ret = 0;
 
 	if (!env || strcmp(env, "0"))
-		ret = try_stream(path, m, s, f, x);
+		ret = try_stream(path, m, s, f, x, &whole);
 	if (ret < 0)
 		return -1;
 	if (ret == 0) {
-		if (cmd_load_model(m, path, 1) < 0)
+		if (load_whole(path, m, &whole) < 0)
 			return -1;
 		/* @x begun again: what a stream that gave up fed it is dropped. */
 		analyze_model(m, s, f, x, 0);

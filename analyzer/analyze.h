@@ -42,11 +42,11 @@ void analyze_model(const struct model *m, struct stats *s, struct findings *f,
 
 /*
  * analyze_stream - the streamed analysis alone, of the trace behind @rd (not yet read):
- * 1 done (@m, @s, @f as above); 0 the trace must be loaded whole (nothing to free); -1 it is
- * corrupt (rd->err; nothing to free). Prints nothing.
+ * 1 done (@m, @s, @f as above); 0 the trace must be loaded whole, by model_load_opts with
+ * @whole (nothing to free); -1 it is corrupt (rd->err; nothing to free). Prints nothing.
  */
 struct trace_reader;
 int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
-		   const struct analyze_extra *x);
+		   const struct analyze_extra *x, struct model_load_opts *whole);
 
 #endif /* GPUSHIM_ANALYZE_H */

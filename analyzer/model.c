@@ -638,6 +638,7 @@ static struct m_gpu_op *new_gpu(struct model *m, const struct trace_record *r,
 		shape->device = sat_u16(device);
 		prepass_op(m->pre, shape, start, end >= start ? end : start);
 		prepass_arrival(m->pre, start);
+		model_jc_op(m->jc, corr);
 		return NULL;
 	}
 	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
@@ -1032,6 +1033,8 @@ static void call_came(struct model *m, size_t local)
 	case MODEL_FIRST_LOOK:
 		prepass_call(m->pre, c, c->kind == MC_LAUNCH ? c->launch : 0);	/* FUNC id */
 		prepass_arrival(m->pre, c->t0);
+		if (c->thread < m->nr_threads)
+			model_jc_call(m->jc, m->threads[c->thread].tid, c->thread, c->t0);
 		m->nr_calls = 0;	/* only the dictionaries are kept */
 		m->nr_call_args = 0;
 		return;
@@ -1072,6 +1075,7 @@ static void api_came(struct model *m, const struct m_api_join *a)
 	switch (m->stage) {
 	case MODEL_FIRST_LOOK:
 		prepass_arrival(m->pre, a->start);
+		model_jc_api(m->jc, a->cupti_corr);
 		return;
 	case MODEL_STREAMING:
 		model_stream_arrival(m, a->start);
@@ -1100,11 +1104,20 @@ void model_init(struct model *m, const struct trace_reader *rd)
 	m->file_flags = rd->hdr.flags;
 }
 
+/* Passes over a trace's records since the process started (model_nr_reads). */
+static unsigned long nr_reads_total;
+
+unsigned long model_nr_reads(void)
+{
+	return nr_reads_total;
+}
+
 int model_read_records(struct model *m, struct trace_reader *rd)
 {
 	struct trace_record r;
 	int ret;
 
+	nr_reads_total++;
 	while ((ret = trace_reader_next(rd, &r)) > 0) {
 		/* A trace still being written has grown since the first read: not past it. */
 		if (m->stage == MODEL_STREAMING && rd->nr_records > m->nr_records)
@@ -1165,7 +1178,7 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 	struct early_join ej;
 	struct trace_reader again, *cur = rd;
 	const char *why = NULL;
-	int batch = o && o->batch_join, keep_seq = 0, nr_reads = 0, ret;
+	int batch = o && o->batch_join, keep_seq = o && o->keep_seq, nr_reads = 0, ret;
 
 	for (;;) {
 		memset(&ej, 0, sizeof(ej));
@@ -1196,7 +1209,7 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 	if (!batch)
 		model_ej_finish(m, &ej);
 	model_ej_free(&ej);
-	m->join_redone = why;
+	m->join_redone = why ? why : o ? o->join_redone : NULL;
 	m->nr_reads = nr_reads;
 	model_finish(m, !batch);
 	return ret;

@@ -16,6 +16,7 @@
 struct trace_reader;
 struct prepass;
 struct model_stream;
+struct join_check;
 
 enum m_call_kind {
 	MC_LAUNCH = 1,			/* kernel launch of any flavour */
@@ -300,6 +301,7 @@ struct model {
 	size_t calls_base, call_args_base, gpu_base;
 	int stage;			/* enum model_stage */
 	struct prepass *pre;		/* MODEL_FIRST_LOOK: what is fed */
+	struct join_check *jc;		/* MODEL_FIRST_LOOK: can the join settle as read? */
 	struct model_stream *st;	/* MODEL_STREAMING */
 	uint8_t *gpu_state;		/* MODEL_STREAMING: each held operation's join */
 	const char *stream_failed;	/* why model_stream gave up: load the trace whole */
@@ -331,8 +333,17 @@ void model_free(struct model *m);
 struct model_load_opts {
 	int batch_join;
 	uint32_t join_window;
+	int keep_seq;			/* keep each call's seq from the start (GPU_CORR seen) */
+	const char *join_redone;	/* why @batch_join was chosen before reading (m->join_redone) */
 };
 int model_load_opts(struct model *m, struct trace_reader *rd, const struct model_load_opts *o);
+
+/*
+ * model_nr_reads - how many times a trace's records were read from the start (by model_load,
+ * model_stream and model_load_opts together) since the process started: a report reads its
+ * trace at most twice (tests/unit/test_reads.c).
+ */
+unsigned long model_nr_reads(void);
 
 /*
  * model_stream - analyze the trace behind @rd without holding its calls and operations: a
@@ -349,7 +360,10 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
  * Return: 0; -errno for a corrupt trace (rd->err, as model_load would say); 1 when the trace
  * cannot be streamed with model_load's answer (m->stream_failed
  * says why: an older trace's pushed ids, a join that must wait for the whole trace, ...):
- * model_free, then model_load. The sink may have been fed part of the run by then.
+ * model_free, then model_load_opts with @whole, which then reads it once. The first read
+ * tells that from the correlation numbers, each thread's order of calls and the pushed ids,
+ * before @begin; the second only when an operation's API record falls in no call of its
+ * thread (the sink may have been fed part of the run by then).
  */
 struct model_sink {
 	void (*begin)(void *ctx, const struct model *m, const struct prepass *p);
@@ -360,7 +374,7 @@ struct model_sink {
 	void *ctx;
 };
 int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
-		 const struct model_sink *sink);
+		 const struct model_sink *sink, struct model_load_opts *whole);
 
 /*
  * model_feed - a loaded model to @sink as model_stream hands a trace on (its calls, operations

@@ -79,6 +79,31 @@ struct early_join {
 	const char *failed;		/* why the join after loading must do it; NULL */
 };
 
+/*
+ * The first read's view of the join: what the early join does with correlation numbers and
+ * each thread's order of calls alone (no call or operation held), to tell before the second
+ * read whether model_stream can settle without the whole trace. 8 bytes a slot.
+ */
+struct join_check {
+	uint32_t *api;			/* EJ_SLOTS: an API record's number + 1; 0: empty */
+	uint32_t *wait;			/* EJ_SLOTS: waiting operations' number + 1; 0: empty */
+	int let_go;
+	uint32_t let_go_hi;
+	struct { uint32_t tid, thread; uint64_t t0; } *last;	/* each thread id's last call */
+	size_t nr_last, last_cap;
+	uint64_t nr_calls, nr_ops;
+	const char *join_failed;	/* the early join would fail: load with the join after */
+	const char *stream_failed;	/* the stream would give up: load whole */
+};
+
+/* A call, an API record, an operation as the first read sees them (model_join.c). */
+void model_jc_call(struct join_check *jc, uint32_t tid, uint32_t thread, uint64_t t0);
+void model_jc_api(struct join_check *jc, uint32_t corr);
+void model_jc_op(struct join_check *jc, uint32_t corr);
+/* The end of the first read: operations still waiting for their API record stay unjoined. */
+void model_jc_finish(struct join_check *jc);
+void model_jc_free(struct join_check *jc);
+
 /* Call number @idx, operation number @op, API record @a was read (model_join.c). */
 void model_ej_call(struct model *m, struct early_join *ej, size_t idx);
 void model_ej_op(struct model *m, struct early_join *ej, size_t op);

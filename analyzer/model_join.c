@@ -677,3 +677,133 @@ void model_join_by_order(struct model *m)
 	free(calls);
 }
 
+
+/* ---- The first read's view of the join ---- */
+
+/*
+ * The early join's table and each thread's order of calls, without the calls and operations:
+ * what makes the early join fail (model_load then joins after loading) and which operations no
+ * API record reaches (model_stream then gives up: the join by launch order needs the whole
+ * trace) are known from the correlation numbers alone. An operation that meets its API record
+ * can still find no call in its thread (the calls are not held here): only the second read
+ * tells that.
+ */
+static void jc_join_fail(struct join_check *jc, const char *why)
+{
+	if (!jc->join_failed)
+		jc->join_failed = why;
+	if (!jc->stream_failed)
+		jc->stream_failed = why;
+}
+
+static void jc_let_go(struct join_check *jc, uint32_t corr)
+{
+	if (!jc->let_go || corr > jc->let_go_hi)
+		jc->let_go_hi = corr;
+	jc->let_go = 1;
+}
+
+static void jc_unjoined(struct join_check *jc)
+{
+	if (!jc->stream_failed)
+		jc->stream_failed = "an operation no API record joined (the join by launch order "
+				    "needs the whole trace)";
+}
+
+void model_jc_call(struct join_check *jc, uint32_t tid, uint32_t thread, uint64_t t0)
+{
+	size_t i;
+
+	if (jc->nr_calls++ >= M_NO_CALL) {
+		if (!jc->stream_failed)
+			jc->stream_failed = "2^32 calls";
+		return;
+	}
+	for (i = 0; i < jc->nr_last && jc->last[i].tid != tid; i++)
+		;
+	if (i == jc->nr_last) {
+		XGROW(jc->last, jc->last_cap, jc->nr_last + 1);
+		jc->last[jc->nr_last++].tid = tid;
+	} else if (t0 < jc->last[i].t0 || (t0 == jc->last[i].t0 && thread != jc->last[i].thread)) {
+		jc_join_fail(jc, "a thread's calls out of time order");
+	}
+	jc->last[i].thread = thread;
+	jc->last[i].t0 = t0;
+}
+
+void model_jc_api(struct join_check *jc, uint32_t corr)
+{
+	const uint32_t key = corr + 1;
+	uint32_t *e, *w;
+
+	if (!key) {
+		jc_join_fail(jc, "correlation number 2^32 - 1");
+		return;
+	}
+	if (!jc->api) {
+		jc->api = xcalloc(EJ_SLOTS, sizeof(*jc->api));
+		jc->wait = xcalloc(EJ_SLOTS, sizeof(*jc->wait));
+	}
+	e = &jc->api[corr & (EJ_SLOTS - 1)];
+	if (*e == key)
+		return;
+	if (jc->let_go && corr <= jc->let_go_hi) {
+		jc_join_fail(jc, "an API record behind the window");
+		return;
+	}
+	if (*e)
+		jc_let_go(jc, *e - 1);
+	*e = key;
+	w = &jc->wait[corr & (EJ_SLOTS - 1)];
+	if (*w == key)
+		*w = 0;		/* its operations met it */
+}
+
+void model_jc_op(struct join_check *jc, uint32_t corr)
+{
+	const uint32_t key = corr + 1;
+	uint32_t *w;
+
+	if (jc->nr_ops++ >= M_NO_CALL) {
+		if (!jc->stream_failed)
+			jc->stream_failed = "2^32 operations";
+		return;
+	}
+	if (!key) {
+		jc_join_fail(jc, "correlation number 2^32 - 1");
+		return;
+	}
+	if (!jc->api) {
+		jc->api = xcalloc(EJ_SLOTS, sizeof(*jc->api));
+		jc->wait = xcalloc(EJ_SLOTS, sizeof(*jc->wait));
+	}
+	if (jc->api[corr & (EJ_SLOTS - 1)] == key)
+		return;
+	if (jc->let_go && corr <= jc->let_go_hi) {
+		jc_join_fail(jc, "an operation behind the window");
+		return;
+	}
+	w = &jc->wait[corr & (EJ_SLOTS - 1)];
+	if (*w && *w != key) {
+		jc_let_go(jc, *w - 1);	/* their API record never came in the window */
+		jc_unjoined(jc);
+	}
+	*w = key;
+}
+
+void model_jc_finish(struct join_check *jc)
+{
+	size_t i;
+
+	for (i = 0; jc->wait && i < EJ_SLOTS; i++)
+		if (jc->wait[i])
+			jc_unjoined(jc);
+}
+
+void model_jc_free(struct join_check *jc)
+{
+	free(jc->api);
+	free(jc->wait);
+	free(jc->last);
+	memset(jc, 0, sizeof(*jc));
+}

@@ -358,26 +358,39 @@ void model_feed(const struct model *m, struct prepass *p, const struct model_sin
 }
 
 int model_stream(struct model *m, struct trace_reader *rd, struct prepass *p,
-		 const struct model_sink *sink)
+		 const struct model_sink *sink, struct model_load_opts *whole)
 {
 	struct trace_reader again;
 	struct model_stream st;
 	struct early_join ej;
+	struct join_check jc;
 	int ret;
 	size_t i;
 
 	prepass_init(p);
 	model_init(m, rd);
+	memset(&jc, 0, sizeof(jc));
+	memset(whole, 0, sizeof(*whole));
 	m->stage = MODEL_FIRST_LOOK;
 	m->pre = p;
+	m->jc = &jc;
 	ret = model_read_records(m, rd);
 	m->pre = NULL;
+	m->jc = NULL;
+	model_jc_finish(&jc);
+	/* Decided now: model_load_opts reads it once, as it would end up reading it. */
+	whole->keep_seq = m->needs_seq != 0;
+	whole->batch_join = jc.join_failed != NULL;
+	whole->join_redone = jc.join_failed;
+	if (m->needs_seq)
+		st_fail(m, "an older trace's pushed correlation ids");
+	else if (jc.stream_failed)
+		st_fail(m, jc.stream_failed);
+	model_jc_free(&jc);
 	if (ret < 0)
 		return ret;
-	if (m->needs_seq) {
-		st_fail(m, "an older trace's pushed correlation ids");
+	if (m->stream_failed)
 		return 1;
-	}
 	prepass_finish(p, m);
 	model_finish_dictionaries(m);
 	for (i = 0; i < 65536; i++)

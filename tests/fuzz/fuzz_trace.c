@@ -37,6 +37,7 @@ static FILE *devnull;
 /* Streamed where it can be, the report is the whole model's (@whole, @len). */
 static void check_stream(const char *path, const char *whole, size_t len)
 {
+	struct model_load_opts whole_opts;
 	struct trace_reader rd;
 	struct findings fd;
 	struct model m;
@@ -46,7 +47,7 @@ static void check_stream(const char *path, const char *whole, size_t len)
 
 	if (trace_reader_open(&rd, path) < 0)
 		abort();	/* it opened for the whole model */
-	if (analyze_stream(&rd, &m, &s, &fd, NULL) == 1) {
+	if (analyze_stream(&rd, &m, &s, &fd, NULL, &whole_opts) == 1) {
 		json = json_report(&m, &s, &fd, &n);
 		if (n != len || memcmp(json, whole, n)) {
 			fprintf(stderr, "streamed report differs:\n%s\nwhole:\n%s\n", json, whole);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "check.h"
 #include "model.h"
 #include "trace_builder.h"
@@ -207,6 +208,21 @@ static void test_join(void)
 	tb_free(&t);
 }
 
+/* How many times a report of @path reads it (analyze_trace, as `gpushim report` does). */
+static unsigned long report_reads(const char *path)
+{
+	unsigned long before = model_nr_reads();
+	struct findings f;
+	struct model m;
+	struct stats s;
+
+	CHECK_EQ(analyze_trace(path, &m, &s, &f, NULL, 1), 0);
+	findings_free(&f);
+	stats_free(&s);
+	model_free(&m);
+	return model_nr_reads() - before;
+}
+
 /*
  * Load @path as the analyzer does (joined as read, with a window of @window API records, 0 the
  * default) and with the join after loading: the same join, operation by operation. Returns
@@ -350,6 +366,8 @@ static void test_join_tid_reused(void)
 	}
 	tb_flush(&t);
 	CHECK_EQ(same_join(tb_write(&t, "join_tid_reused.trace", 0), 0), 1);
+	/* The report's first look sees the join fail: the whole load joins after, in one read. */
+	CHECK_EQ(report_reads(tb_write(&t, "join_tid_reused.trace", 0)), 2);
 	tb_free(&t);
 }
 
@@ -404,6 +422,8 @@ static void test_join_by_ext(void)
 	CHECK_EQ(m.nr_reads, 2);	/* again, keeping each call's seq for the pushed ids */
 	model_free(&m);
 	trace_reader_close(&rd);
+	/* A report: the first look, then the whole load keeping each call's seq (was 3). */
+	CHECK_EQ(report_reads(tb_write(&t, "join_by_ext.trace", 0)), 2);
 	tb_free(&t);
 }
 

@@ -69,6 +69,7 @@ static int stream_same_walk(const char *path, size_t *held, size_t *walk_held,
 			    size_t *samples_held)
 {
 	char *whole = whole_json(path), *json;
+	struct model_load_opts opts;
 	struct trace_reader rd;
 	struct findings f;
 	struct model m;
@@ -76,7 +77,7 @@ static int stream_same_walk(const char *path, size_t *held, size_t *walk_held,
 	int ret;
 
 	CHECK_EQ(trace_reader_open(&rd, path), 0);
-	ret = analyze_stream(&rd, &m, &s, &f, NULL);
+	ret = analyze_stream(&rd, &m, &s, &f, NULL, &opts);
 	trace_reader_close(&rd);
 	CHECK(ret >= 0);
 	if (ret == 1) {
@@ -384,18 +385,34 @@ static void nop_floor(void *ctx, uint64_t t)
 	(void)ctx, (void)t;
 }
 
+/* How many times a report of @path reads it (analyze_trace, as `gpushim report` does). */
+static unsigned long report_reads(const char *path)
+{
+	unsigned long before = model_nr_reads();
+	struct findings f;
+	struct model m;
+	struct stats s;
+
+	CHECK_EQ(analyze_trace(path, &m, &s, &f, NULL, 1), 0);
+	findings_free(&f);
+	stats_free(&s);
+	model_free(&m);
+	return model_nr_reads() - before;
+}
+
 static const char *why_whole(const char *path)
 {
 	static char why[256];
 	size_t n[2] = { 0, 0 };
 	const struct model_sink sink = { nop_begin, count_call, count_op, nop_sample, nop_floor, n };
+	struct model_load_opts opts;
 	struct trace_reader rd;
 	struct prepass p;
 	struct model m;
 	int ret;
 
 	CHECK_EQ(trace_reader_open(&rd, path), 0);
-	ret = model_stream(&m, &rd, &p, &sink);
+	ret = model_stream(&m, &rd, &p, &sink, &opts);
 	snprintf(why, sizeof(why), "%s", ret == 1 && m.stream_failed ? m.stream_failed : "");
 	CHECK(ret == 0 || ret == 1);
 	model_free(&m);
@@ -418,6 +435,7 @@ static void test_stream_whole(void)
 	tb_flush(&t);
 	CHECK(strstr(why_whole(tb_write(&t, "stream_unjoined.trace", 0)), "launch order"));
 	CHECK_EQ(stream_same(tb_write(&t, "stream_unjoined.trace", 0), NULL), 0);
+	CHECK_EQ(report_reads(tb_write(&t, "stream_unjoined.trace", 0)), 2);
 	tb_free(&t);
 
 	/* An older shim's pushed ids. */
@@ -432,6 +450,7 @@ static void test_stream_whole(void)
 	step_gpu(&t, 0);
 	tb_flush(&t);
 	CHECK(strstr(why_whole(tb_write(&t, "stream_corr.trace", 0)), "pushed"));
+	CHECK_EQ(report_reads(tb_write(&t, "stream_corr.trace", 0)), 2);	/* not 3 */
 	tb_free(&t);
 
 	/* Nothing to give up on: a short run streams. */
@@ -495,6 +514,7 @@ static void test_stream_growing(void)
 	const struct model_sink sink = { grow_begin, count_call, count_op, nop_sample, nop_floor, &g };
 	struct trace_reader rd;
 	struct prepass p;
+	struct model_load_opts opts;
 	struct model m;
 	struct tb t;
 	size_t i, calls, ops;
@@ -517,7 +537,7 @@ static void test_stream_growing(void)
 	}
 	tb_flush(&g.more);
 	CHECK_EQ(trace_reader_open(&rd, g.path), 0);
-	CHECK_EQ(model_stream(&m, &rd, &p, &sink), 0);
+	CHECK_EQ(model_stream(&m, &rd, &p, &sink, &opts), 0);
 	CHECK_EQ(g.n[0], calls);
 	CHECK_EQ(g.n[1], ops);
 	model_free(&m);
@@ -616,17 +636,26 @@ static void test_stream_host_only(void)
 	tb_free(&t);
 }
 
-/* The H200 fixtures: each streamed one reports as the whole model does; most stream. */
+/*
+ * The H200 fixtures: each streamed one reports as the whole model does; most stream. A report
+ * reads each at most twice: the first look, then the stream or the whole load it decided on.
+ */
 static void test_stream_traces(int argc, char **argv)
 {
 	int i, streamed = 0;
 
 	check_test = "test_stream_traces";
-	for (i = 1; i < argc; i++)
+	for (i = 1; i < argc; i++) {
+		unsigned long reads = report_reads(argv[i]);
+
+		if (reads > 2)
+			fprintf(stderr, "%s: read %lu times for one report\n", argv[i], reads);
+		CHECK(reads <= 2);
 		streamed += stream_same(argv[i], NULL);
+	}
 	if (argc > 1)
 		CHECK(2 * streamed > argc - 1);
-	fprintf(stderr, "streamed %d of %d traces\n", streamed, argc - 1);
+	fprintf(stderr, "streamed %d of %d traces, each read at most twice\n", streamed, argc - 1);
 }
 
 int main(int argc, char **argv)
