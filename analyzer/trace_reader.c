@@ -487,14 +487,14 @@ void trace_reader_close(struct trace_reader *rd)
  * The most a chunk's records may outweigh its zstd frame. zstd reaches 10,000:1 and more on
  * repeated bytes (a 16 MiB chunk of identical maximal LAUNCH_RUNs fits in 1.5 KB), and the
  * reader hands out every launch such a chunk counts: a few KB of file would keep the analyzer
- * busy for minutes with hundreds of millions of launches. The shim's chunks never come near:
- * every record carries nanosecond times that do not repeat, so on every trace recorded on the
- * H200 or the fake driver (tests/traces, tests/fuzz/seeds) no chunk passes 7.8:1 at the
- * writer's level, 7.9:1 compressed again at levels 19 and 22 (tests/bench/relevel), nor 9.4:1
- * with every record written out whole as format 1.0 did. TRACE_MAX_CHUNK_RATIO (64:1) leaves
- * seven times that. With it, as a handed-out record costs at least 2 raw bytes (a LAUNCH_RUN's
- * launch), a file of N bytes hands out at most 32 N records whatever it holds, and a bomb fails
- * at its chunk header, before its frame is read or decompressed.
+ * busy for minutes with hundreds of millions of launches. The shim's chunks stay far below:
+ * on the traces recorded on the H200 or the fake driver (tests/traces, tests/fuzz/seeds) no
+ * chunk passes 7.8:1 at the writer's level; the most alike records a program makes, a polling
+ * loop's context synchronizations (tests/e2e/shim_ends.sh), reach 59:1 at the default level and
+ * 90:1 at level 9. TRACE_MAX_CHUNK_RATIO (1024:1) leaves ten times that, and refuses bombs,
+ * which are thousands to one. With it, as a handed-out record costs at least 2 raw bytes (a
+ * LAUNCH_RUN's launch), a file of N bytes hands out at most 512 N records whatever it holds,
+ * and a bomb fails at its chunk header, before its frame is read or decompressed.
  */
 
 /* Return 1 with a chunk loaded, 0 at the end of the file, <0 on corrupt data. */

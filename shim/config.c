@@ -63,14 +63,13 @@ static const char *level_names[] = { "error", "warn", "info", "debug" };
  * Problems found while parsing, at most one an option; reported after the table is done so
  * logging is configured.
  */
-static char problems[NR_OPTIONS][96];
+static char problems[NR_OPTIONS][48];
 static int nr_problems;
 
 static void note_problem(const char *name, const char *value)
 {
 	if (nr_problems < (int)NR_OPTIONS)
-		snprintf(problems[nr_problems++], sizeof(problems[0]), "%s=%.40s is not valid", name,
-			 value);
+		snprintf(problems[nr_problems++], sizeof(problems[0]), "%s=%.8s", name, value);
 }
 
 static void set_option(struct shim_config *cfg, const struct option_def *o, const char *value,
@@ -139,6 +138,14 @@ void config_load(struct shim_config *cfg)
 		if (value)
 			set_option(cfg, o, value, 0);
 	}
-	for (i = 0; i < (size_t)nr_problems; i++)
-		shim_log(LOG_WARN, "%s; using the default", problems[i]);
+	/* One message for them all: each is named, and the log's budget is left for the run. */
+	if (nr_problems) {
+		char all[480];
+		size_t len = 0;
+
+		for (i = 0; i < (size_t)nr_problems && len < sizeof(all); i++)
+			len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%s", i ? ", " : "",
+						problems[i]);
+		shim_log(LOG_WARN, "not valid, the defaults used: %s", all);
+	}
 }

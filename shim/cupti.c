@@ -402,11 +402,13 @@ static void yield_to_app(const char *why, uint64_t t0)
 
 static void cupti_atexit(void)
 {
-	uint64_t want;
+	uint64_t want, deadline;
 	int i;
 
+	deadline = shim_exit_begin();
 	pthread_mutex_lock(&state_lock);
-	if (atomic_load(&state) == CS_ACTIVE)
+	/* Not from a signal handler that interrupted a hook: that thread may hold CUPTI's lock. */
+	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth)
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* From here on nothing calls into libcupti: its destructors may run before ours. */
 	atomic_store(&state, CS_EXITING);
@@ -419,7 +421,8 @@ static void cupti_atexit(void)
 	 */
 	want = atomic_load(&nr_buffers_done);
 	for (i = 0; i < 2000 && atomic_load(&nr_buffers_converted) < want &&
-		    atomic_load(&shim.mode) != SHIM_OFF && !writer_is_this_thread();
+		    atomic_load(&shim.mode) != SHIM_OFF && !writer_is_this_thread() &&
+		    clock_now_ns() < deadline;
 	     i++) {
 		struct timespec ts = { 0, 1000000 };
 
@@ -832,6 +835,9 @@ void cupti_reset_after_fork(void)
 	pthread_mutex_init(&buf_lock, NULL);
 	nr_done = 0;
 	is_wanted = 0;
+	/* The parent's buffers in flight are not the child's to wait for at its exit. */
+	atomic_store(&nr_buffers_done, 0);
+	atomic_store(&nr_buffers_converted, 0);
 	atomic_store(&cupti_lib, NULL);
 	name_memo_clear();
 }

@@ -89,12 +89,23 @@ static void shim_atfork_child(void)
 	atomic_store(&shim.writer_kick, 0);
 	atomic_store(&shim.nr_threads, 0);
 	atomic_store(&shim.nr_lost_unringed, 0);
+	atomic_store(&shim.exit_deadline_ns, 0);
 	shim_tls.buf = NULL;
 	shim_tls.depth = 0;
 	shim.is_forked = 1;
 	shim.disable_reason = NULL;
 	atomic_store(&shim.mode, SHIM_IDLE);
 	errno = saved;
+}
+
+uint64_t shim_exit_begin(void)
+{
+	uint64_t zero = 0, d = clock_now_ns() + (uint64_t)WRITER_EXIT_WAIT_MS * 1000000u;
+
+	if (!atomic_compare_exchange_strong(&shim.exit_deadline_ns, &zero, d))
+		return zero;
+	meta_exit_deadline(clock_mono_ns() + (uint64_t)WRITER_EXIT_WAIT_MS * 1000000u / 2);
+	return d;
 }
 
 /*
@@ -107,7 +118,11 @@ void shim_exit_now(void)
 
 	if (!writer_is_running_here())
 		return;		/* nothing recorded, or a vfork child (the parent's memory) */
-	cupti_final_flush();
+	shim_exit_begin();
+	/* Called from a signal handler that interrupted a hook, this thread may hold CUPTI's
+	 * lock inside the driver: no CUPTI call then. */
+	if (!shim_tls.depth)
+		cupti_final_flush();
 	writer_stop(WRITER_EXIT_WAIT_MS);
 	errno = saved;
 }

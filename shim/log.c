@@ -22,15 +22,16 @@ static _Atomic int nr_logged[4];
 /*
  * GPUSHIM_LOG is opened for each message and closed after it (messages are few): the shim holds
  * no descriptor the program could close or reuse behind its back. Opened like the trace: never
- * through a symbolic link. Where it cannot be opened the message goes to stderr.
+ * through a symbolic link, never waiting (a FIFO with no reader). Where it cannot be opened the
+ * message goes to stderr.
  */
 static void log_write(const char *buf, size_t len)
 {
 	int fd = -1;
 
 	if (shim.cfg.log_path)
-		fd = open(shim.cfg.log_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-			  0600);
+		fd = open(shim.cfg.log_path,
+			  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (write(fd >= 0 ? fd : STDERR_FILENO, buf, len) < 0) {
 		/* nowhere left to complain */
 	}

@@ -665,7 +665,7 @@ out:
 /* Stop sampling and wait (bounded) until the thread is done with the profiler. */
 static void pm_stop_and_wait(void)
 {
-	uint64_t deadline = clock_now_ns() + (uint64_t)EXIT_WAIT_MS * 1000000u;
+	uint64_t deadline = shim_deadline(clock_now_ns() + (uint64_t)EXIT_WAIT_MS * 1000000u);
 
 	if (!atomic_load(&pm.has_thread))
 		return;
@@ -695,7 +695,7 @@ void pm_before_context_teardown(void)
 /* While another thread initializes the profiler, wait (at most @ms) until it is done. */
 static void wait_init(uint32_t ms)
 {
-	uint64_t deadline = clock_now_ns() + (uint64_t)ms * 1000000u;
+	uint64_t deadline = shim_deadline(clock_now_ns() + (uint64_t)ms * 1000000u);
 
 	while (atomic_load_explicit(&pm.init, memory_order_acquire) == PM_INIT_RUNNING &&
 	       futex_wait_until(&pm.init, PM_INIT_RUNNING, deadline))
@@ -704,6 +704,7 @@ static void wait_init(uint32_t ms)
 
 static void pm_atexit(void)
 {
+	shim_exit_begin();	/* every exit wait within one deadline */
 	/* Never exit inside the profiler's initialization (see pm_after_cuinit). */
 	wait_init(EXIT_WAIT_MS);
 	pm_before_context_teardown();

@@ -71,6 +71,7 @@ struct shim_state {
 	_Atomic int writer_kick;	/* futex word: 1 = a producer asked the writer to drain */
 	_Atomic uint32_t nr_threads;	/* thread buffers ever created in this epoch */
 	_Atomic uint64_t nr_lost_unringed;	/* records of threads whose ring could not be mapped */
+	_Atomic uint64_t exit_deadline_ns;	/* clock_now_ns; 0 until the exit path begins */
 	int is_forked;			/* set in the fork child */
 	const char *disable_reason;	/* first shim_disable() reason; static string */
 	char disable_text[160];
@@ -97,6 +98,21 @@ int shim_start(void) SHIM_HIDDEN;
  * CUPTI's buffers and finish the trace, bounded (WRITER_EXIT_WAIT_MS). Context: exiting thread.
  */
 void shim_exit_now(void) SHIM_HIDDEN;
+
+/*
+ * shim_exit_begin - the process is ending: the first caller sets the one deadline every wait of
+ * the exit path keeps (WRITER_EXIT_WAIT_MS from now; the meta lock's half of it) and every
+ * caller gets it (clock_now_ns). Context: any exit handler, destructor or exit hook.
+ */
+uint64_t shim_exit_begin(void) SHIM_HIDDEN;
+
+/* shim_deadline - @own, or the exit's deadline when the exit has begun and it is sooner. */
+static inline uint64_t shim_deadline(uint64_t own)
+{
+	uint64_t d = atomic_load(&shim.exit_deadline_ns);
+
+	return d && d < own ? d : own;
+}
 
 /* ---- Logging (log.c) ---- */
 
@@ -647,6 +663,8 @@ int tfile_create(int is_forked) SHIM_HIDDEN;
 struct iovec;
 int tfile_write(const struct iovec *iov, int nr) SHIM_HIDDEN;
 int tfile_truncate(uint64_t size) SHIM_HIDDEN;
+/* tfile_write_at - write at @off, over what is there (one pwritev where the kernel allows). */
+int tfile_write_at(uint64_t off, const struct iovec *iov, int nr) SHIM_HIDDEN;
 uint64_t tfile_size(void) SHIM_HIDDEN;
 const char *tfile_path(void) SHIM_HIDDEN;
 /* tfile_close - close the descriptor if it still is the trace's; never another one. */

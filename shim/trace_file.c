@@ -173,8 +173,8 @@ static int tfile_fd(void)
 	return f.fd;
 }
 
-/* Write all of @iov at f.size. Returns 0 or -errno. */
-static int write_at_end(int fd, const struct iovec *iov, int nr)
+/* Write all of @iov at @off (the file grows past f.size as needed). Returns 0 or -errno. */
+static int write_at(int fd, uint64_t off, const struct iovec *iov, int nr)
 {
 	struct iovec v[8];
 	int i = 0;
@@ -183,7 +183,7 @@ static int write_at_end(int fd, const struct iovec *iov, int nr)
 		return -EINVAL;
 	memcpy(v, iov, sizeof(*iov) * nr);
 	while (i < nr) {
-		ssize_t n = pwritev(fd, v + i, nr - i, (off_t)f.size);
+		ssize_t n = pwritev(fd, v + i, nr - i, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -192,7 +192,9 @@ static int write_at_end(int fd, const struct iovec *iov, int nr)
 		}
 		if (n == 0)
 			return -EIO;
-		f.size += (uint64_t)n;
+		off += (uint64_t)n;
+		if (off > f.size)
+			f.size = off;
 		while (i < nr && (size_t)n >= v[i].iov_len) {
 			n -= v[i].iov_len;
 			i++;
@@ -211,7 +213,16 @@ int tfile_write(const struct iovec *iov, int nr)
 
 	if (fd < 0)
 		return fd;
-	return write_at_end(fd, iov, nr);
+	return write_at(fd, f.size, iov, nr);
+}
+
+int tfile_write_at(uint64_t off, const struct iovec *iov, int nr)
+{
+	int fd = tfile_fd();
+
+	if (fd < 0)
+		return fd;
+	return write_at(fd, off, iov, nr);
 }
 
 int tfile_truncate(uint64_t size)
@@ -412,7 +423,7 @@ int tfile_create(int is_forked)
 	f.size = 0;
 	f.is_reopened = 0;
 	f.is_closed = 0;
-	ret = write_at_end(f.fd, iov, 5);
+	ret = write_at(f.fd, 0, iov, 5);
 	if (ret < 0) {
 		shim_disable("cannot write trace %s: %s", f.path, strerror(-ret));
 		tfile_close();

@@ -50,6 +50,7 @@ struct writer {
 	pid_t pid;			/* the process the thread runs in (not a vfork child) */
 	_Atomic int is_finished;	/* futex word: the thread wrote its END (or failed), leaves */
 	_Atomic int is_main_gone;	/* the main thread called pthread_exit */
+	_Atomic int is_stopping;	/* one thread runs writer_stop's join */
 	pid_t tid;			/* the writer thread's */
 	/* Endings no destructor sees (see writer_finish_on_signal and writer_exec_begin). */
 	_Atomic int final_sig;		/* the fatal signal ending the process; 0 none */
@@ -489,15 +490,19 @@ static uint64_t total_lost(void)
 static void note_doors(void);
 
 /*
- * The END of a process exit is written in a chunk of its own at w.end_off; calls made after it
- * (a library destructor that runs after ours) rewrite that chunk with them counted as lost and
- * a warning note (writer_late_call). The note's string id is reserved when END is written.
+ * The END of a process exit is written in a chunk of its own at late.end_off; calls made after
+ * it (a library destructor that runs after ours) rewrite that chunk in place with them counted
+ * as lost and a warning note (writer_late_call): one pwrite of a chunk never shorter than what
+ * it covers (a zstd skippable frame pads it), so the file never loses its END. The note's
+ * string id is reserved when END is written.
  */
 static struct {
 	struct trace_rec_end end;
 	uint64_t end_off;
+	uint64_t on_disk;		/* the END chunk's bytes in the file now */
 	uint32_t str_id;
-	_Atomic int is_set;		/* end, end_off and str_id are written (release) */
+	_Atomic int is_set;		/* the writer is done: the END may be rewritten */
+	_Atomic int is_hooked;		/* late_at_exit registered */
 	_Atomic uint64_t nr_calls;	/* calls after END */
 	uint64_t nr_written;		/* nr_calls the file says; under lock */
 	pthread_mutex_t lock;
@@ -535,7 +540,7 @@ static void rewrite_end(uint64_t n)
 	struct trace_chunk_header ch;
 	struct iovec iov[2];
 	char text[200];
-	size_t len, slen, zn;
+	size_t len, slen, zn, raw_len;
 
 	len = (size_t)snprintf(text, sizeof(text),
 			       "%llu CUDA calls after the trace ended (a library destructor that ran "
@@ -555,41 +560,70 @@ static void rewrite_end(uint64_t n)
 	e.nr_lost += n;
 	e.nr_records += 2;	/* the string and the note */
 	memcpy(raw + slen + sizeof(note), &e, sizeof(e));
-	zn = ZSTD_compress2(w.cctx, w.out, w.out_cap, raw, slen + sizeof(note) + sizeof(e));
+	raw_len = slen + sizeof(note) + sizeof(e);
+	zn = ZSTD_compress2(w.cctx, w.out, w.out_cap, raw, raw_len);
 	if (ZSTD_isError(zn))
 		return;
+	if (sizeof(ch) + zn < late.on_disk) {
+		/* A skippable frame (magic 0x184D2A50, its length, zeros) up to the old size. */
+		size_t pad = late.on_disk - sizeof(ch) - zn;
+		uint32_t word[2] = { 0x184D2A50u, 0 };
+
+		if (pad < 8)
+			pad = 8;
+		if (zn + pad > ZSTD_compressBound(raw_len) || zn + pad > w.out_cap)
+			return;	/* cannot cover the old chunk: it stays */
+		word[1] = (uint32_t)(pad - 8);
+		memcpy(w.out + zn, word, 8);
+		memset(w.out + zn + 8, 0, pad - 8);
+		zn += pad;
+	}
 	ch.magic = TRACE_CHUNK_MAGIC;
 	ch.seq = (uint32_t)e.nr_chunks;
-	ch.raw_bytes = (uint32_t)(slen + sizeof(note) + sizeof(e));
+	ch.raw_bytes = (uint32_t)raw_len;
 	ch.zstd_bytes = (uint32_t)zn;
 	iov[0] = (struct iovec){ &ch, sizeof(ch) };
 	iov[1] = (struct iovec){ w.out, zn };
-	if (tfile_truncate(late.end_off) == 0 && tfile_write(iov, 2) == 0)
+	if (tfile_write_at(late.end_off, iov, 2) == 0) {
 		late.nr_written = n;
+		late.on_disk = sizeof(ch) + zn;
+	}
 }
 
 /* Bring the file's count of calls after END up to date. Context: any thread, after END. */
 static void late_sync(void)
 {
 	for (;;) {
-		uint64_t n;
+		uint64_t n, tried = 0;
 
 		if (pthread_mutex_trylock(&late.lock))
 			return;		/* its holder reads the count after it took the lock */
-		while ((n = atomic_load(&late.nr_calls)) != late.nr_written)
-			rewrite_end(n);
+		while ((n = atomic_load(&late.nr_calls)) != late.nr_written && n != tried) {
+			rewrite_end(n);	/* a failed rewrite is not retried for the same count */
+			tried = n;
+		}
 		pthread_mutex_unlock(&late.lock);
 		if (atomic_load(&late.nr_calls) == n)
 			return;
 	}
 }
 
+/* Registered by the first call after END: the exact count once exit's last handlers ran. */
+static void late_at_exit(void)
+{
+	if (atomic_load(&late.is_set) && w.pid == getpid())
+		late_sync();
+}
+
 void writer_late_call(void)
 {
 	int saved = errno;
+	uint64_t n = atomic_fetch_add(&late.nr_calls, 1) + 1;
 
-	atomic_fetch_add(&late.nr_calls, 1);
-	if (atomic_load_explicit(&late.is_set, memory_order_acquire) && w.pid == getpid())
+	if (!atomic_exchange(&late.is_hooked, 1))
+		atexit(late_at_exit);	/* glibc runs it even when registered during exit */
+	/* The file follows the first calls, then every power of two; late_at_exit the last. */
+	if ((n <= 16 || !(n & (n - 1))) && atomic_load(&late.is_set) && w.pid == getpid())
 		late_sync();
 	errno = saved;
 }
@@ -612,6 +646,7 @@ static void finish_exit(void)
 	id = rec_string_id_reserve();
 	late.end_off = tfile_size();
 	write_end(TRACE_END_EXIT);
+	late.on_disk = tfile_size() - late.end_off;
 	if (!w.is_failed)
 		late.str_id = id;	/* calls after END are taken once the file is closed */
 }
@@ -764,7 +799,7 @@ static void *writer_main(void *arg)
 {
 	uint32_t flush_ms = shim.cfg.flush_ms;
 	uint32_t wake_ms = flush_ms / 2 < 25 ? flush_ms / 2 : 25;
-	uint64_t last_flush;
+	uint64_t last_flush, last_look = 0;
 	const char *why;
 	int is_clock_noted = 0;
 
@@ -815,7 +850,8 @@ static void *writer_main(void *arg)
 			finish_exit();
 			break;
 		}
-		if (atomic_load(&w.is_main_gone) && only_ours_left()) {
+		if (atomic_load(&w.is_main_gone) && now - last_look >= 100000000u &&
+		    (last_look = now, only_ours_left())) {
 			/*
 			 * The program's last thread is gone and only ours keep the process alive:
 			 * glibc's last exiting thread calls exit(0); do it here. exit's handlers and
@@ -842,7 +878,7 @@ static void finished(void)
 	if (late.str_id) {
 		/* From here on the writer touches neither the file nor its buffers: calls after
 		 * END may rewrite it, on whichever thread makes them. */
-		atomic_store_explicit(&late.is_set, 1, memory_order_release);
+		atomic_store(&late.is_set, 1);	/* seq_cst: against writer_late_call's count */
 		if (atomic_load(&late.nr_calls))
 			late_sync();
 	}
@@ -901,8 +937,16 @@ void writer_stop(uint32_t wait_ms)
 	 * writer needs (exit() from a handler). No wait for a lock goes past the deadline; if the
 	 * writer still is not done then, the trace ends at its last complete chunk.
 	 */
-	deadline = clock_now_ns() + (uint64_t)wait_ms * 1000000u;
-	meta_exit_deadline(clock_mono_ns() + (uint64_t)wait_ms * 1000000u / 2);
+	deadline = shim_deadline(clock_now_ns() + (uint64_t)wait_ms * 1000000u);
+	shim_exit_begin();
+	deadline = shim_deadline(deadline);
+	if (atomic_exchange(&w.is_stopping, 1)) {
+		/* Another thread is ending the process too (exit and _exit at once): wait only. */
+		while (!atomic_load(&w.is_finished) &&
+		       futex_wait_until(&w.is_finished, 0, deadline))
+			;
+		return;
+	}
 	atomic_store(&w.stop, 1);
 	tbuf_kick_writer();
 	while (!atomic_load(&w.is_finished) && futex_wait_until(&w.is_finished, 0, deadline))
@@ -913,11 +957,12 @@ void writer_stop(uint32_t wait_ms)
 		 * can wait for a lock the interrupted thread holds (its allocator's). Not joined
 		 * in time, it is left to the process's end.
 		 */
+		uint64_t now = clock_now_ns(), left = deadline > now ? deadline - now : 0;
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);	/* timedjoin's clock */
-		ts.tv_sec += wait_ms / 1000;
-		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		ts.tv_sec += (time_t)(left / 1000000000u);
+		ts.tv_nsec += (long)(left % 1000000000u);
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
@@ -942,8 +987,7 @@ int writer_is_running_here(void)
 
 void writer_main_gone(void)
 {
-	if (!w.has_thread || w.pid != getpid())
-		return;
+	/* Kept whether a writer runs or not: one may start later, on a thread the main left. */
 	atomic_store(&w.is_main_gone, 1);
 	tbuf_kick_writer();
 }
@@ -998,7 +1042,9 @@ void writer_reset_after_fork(void)
 	tfile_reset_after_fork();
 	w.has_thread = 0;
 	atomic_store(&w.is_main_gone, 0);
+	atomic_store(&w.is_stopping, 0);
 	atomic_store(&late.is_set, 0);
+	atomic_store(&late.is_hooked, 0);
 	atomic_store(&late.nr_calls, 0);
 	late.str_id = 0;
 	late.nr_written = 0;

@@ -35,7 +35,7 @@ for c in "report" "report --format json" "info" "info --format json" "dump" "dum
 	# shellcheck disable=SC2086 # the command's words
 	run "$WORK/out" "$WORK/err" "$G" $c "$WORK/bomb.trace" && rc=0 || rc=$?
 	expect "$c bomb: exit" "$rc" 1
-	grep -q "^gpushim: $WORK/bomb.trace: offset 0x60: chunk 0: 16775304 record bytes from [0-9]* compressed, [0-9]*:1 (the limit is 64:1): a decompression bomb$" "$WORK/err" ||
+	grep -q "^gpushim: $WORK/bomb.trace: offset 0x60: chunk 0: 16775304 record bytes from [0-9]* compressed, [0-9]*:1 (the limit is 1024:1): a decompression bomb$" "$WORK/err" ||
 		fail "$c bomb: $(head -c 400 "$WORK/err")"
 done
 run "$WORK/out" "$WORK/err" "$G" diff "$WORK/bomb.trace" "$WORK/bomb.trace" && rc=0 || rc=$?

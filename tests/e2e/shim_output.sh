@@ -61,7 +61,7 @@ mkdir "$WORK/empty"
 	>"$WORK/empty.txt" 2>"$WORK/empty.err") && rc=0 || rc=$?
 expect "empty GPUSHIM_OUTPUT: exit code" "$rc" 0
 cmp "$WORK/plain.txt" "$WORK/empty.txt" || fail "empty GPUSHIM_OUTPUT: output changed"
-grep -q "GPUSHIM_OUTPUT= is not valid; using the default" "$WORK/empty.err" ||
+grep -q "not valid, the defaults used: GPUSHIM_OUTPUT=$" "$WORK/empty.err" ||
 	fail "empty GPUSHIM_OUTPUT: no warning: $(cat "$WORK/empty.err")"
 set -- "$WORK"/empty/gpushim-"$host"-*.trace
 [ -f "$1" ] || fail "empty GPUSHIM_OUTPUT: no default-named trace: $(ls "$WORK/empty")"
@@ -71,20 +71,27 @@ set -- "$WORK"/empty/gpushim-"$host"-*.trace
 expect "pattern naming a directory: warnings" "$(grep -c '^gpushim\[' "$WORK/dir.err")" 1
 expect "pattern naming a directory: traces" "$(ls "$WORK"/empty/gpushim-*.trace | wc -l)" 2
 
-# Every invalid setting is named, not only the first four.
+# Every invalid setting is named (not only the first four), in one message, so that the log's
+# budget of warnings is left for the run: here the output that cannot be created.
 GPUSHIM_BUFFER_KB=x GPUSHIM_FLUSH_MS=x GPUSHIM_ZSTD_LEVEL=x GPUSHIM_LOG_LEVEL=x \
-GPUSHIM_SIGNALS=x GPUSHIM_PM=x GPUSHIM_TSC=x GPUSHIM_CUPTI_BUFFER_KB=x \
-	run_shim "$WORK/inv.txt" "$WORK/inv.trace" direct 2>"$WORK/inv.err"
-expect "invalid settings: warnings" "$(grep -c 'is not valid; using the default' "$WORK/inv.err")" 8
+GPUSHIM_SIGNALS=x GPUSHIM_PM=x GPUSHIM_TSC=x GPUSHIM_CUPTI_BUFFER_KB=x GPUSHIM_DISABLE=x \
+GPUSHIM_PM_INTERVAL_US=x GPUSHIM_OUTPUT="$WORK/missing/inv.trace" \
+	LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct >/dev/null 2>"$WORK/inv.err"
+for v in BUFFER_KB FLUSH_MS ZSTD_LEVEL LOG_LEVEL SIGNALS PM TSC CUPTI_BUFFER_KB DISABLE PM_INTERVAL_US; do
+	grep -q "not valid, the defaults used: .*GPUSHIM_$v=x" "$WORK/inv.err" ||
+		fail "invalid settings: GPUSHIM_$v not named: $(cat "$WORK/inv.err")"
+done
+expect "invalid settings: warnings" "$(grep -c '^gpushim\[' "$WORK/inv.err")" 2
+grep -q "cannot create trace" "$WORK/inv.err" || fail "invalid settings: the run's warning lost"
 
 # GPUSHIM_LOG is never followed through a symlink: the messages go to stderr instead.
 ln -s "$WORK/log-target" "$WORK/log-link"
 GPUSHIM_LOG="$WORK/log-link" GPUSHIM_BUFFER_KB=x run_shim "$WORK/ll.txt" "$WORK/ll.trace" direct \
 	2>"$WORK/ll.err"
 [ -e "$WORK/log-target" ] && fail "GPUSHIM_LOG followed a symlink"
-grep -q "GPUSHIM_BUFFER_KB=x is not valid" "$WORK/ll.err" || fail "GPUSHIM_LOG symlink: message lost"
+grep -q "GPUSHIM_BUFFER_KB=x" "$WORK/ll.err" || fail "GPUSHIM_LOG symlink: message lost"
 GPUSHIM_LOG="$WORK/shim.log" GPUSHIM_BUFFER_KB=x run_shim "$WORK/lg.txt" "$WORK/lg.trace" direct
-grep -q "GPUSHIM_BUFFER_KB=x is not valid" "$WORK/shim.log" || fail "GPUSHIM_LOG: no message"
+grep -q "GPUSHIM_BUFFER_KB=x" "$WORK/shim.log" || fail "GPUSHIM_LOG: no message"
 
 # A symlink is never followed.
 ln -s "$WORK/target.trace" "$WORK/link.trace"

@@ -19,7 +19,11 @@
  *   exit_client pool W N           W fork children of N launches each ending in _exit(0), as a
  *                                  fork-based worker pool; 5 launches in the parent before
  *   exit_client latedtor           5 launches; liblate.so's destructor, which runs after the
- *                                  shim's, launches 3 more
+ *                                  shim's, launches 40 more
+ *   exit_client syncloop N         N context synchronizations in a row (a polling loop: the
+ *                                  most alike records a trace holds)
+ *   exit_client mainexitlate       the main thread leaves by pthread_exit before any CUDA call;
+ *                                  a thread it started launches 200 times
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -232,11 +236,36 @@ static int run_pool(int workers, int n)
 	return 0;
 }
 
+static void *late_launcher(void *arg)
+{
+	(void)arg;
+	spin = spin_kernel();
+	launches(200);
+	printf("mainexitlate: 200 launches on the second thread\n");
+	fflush(stdout);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 
+	if (!strcmp(mode, "mainexitlate")) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, late_launcher, NULL);
+		pthread_detach(t);
+		pthread_exit(NULL);
+	}
 	spin = spin_kernel();
+	if (!strcmp(mode, "syncloop") && argc > 2) {
+		long i, n = atol(argv[2]);
+
+		for (i = 0; i < n; i++)
+			cuCtxSynchronize();
+		printf("syncloop: %ld synchronizations\n", n);
+		return 0;
+	}
 	if (!strcmp(mode, "mainexit"))
 		return run_mainexit();
 	if (!strcmp(mode, "alarmexit") && argc > 2)
@@ -259,11 +288,12 @@ int main(int argc, char **argv)
 		return run_pool(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(mode, "latedtor")) {
 		launches(5);
-		late_dtor_arm(spin, 3);
-		printf("latedtor: 5 launches, 3 more in a later destructor\n");
+		late_dtor_arm(spin, 40);
+		printf("latedtor: 5 launches, 40 more in a later destructor\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: exit_client mainexit|alarmexit SEED|closefrom FILE|dup2 FILE|"
-			"forkclose FILE|_exit N CODE|_Exit N CODE|pool W N|latedtor\n");
+	fprintf(stderr, "usage: exit_client mainexit|mainexitlate|alarmexit SEED|closefrom FILE|"
+			"dup2 FILE|forkclose FILE|_exit N CODE|_Exit N CODE|pool W N|latedtor|"
+			"syncloop N\n");
 	return 2;
 }

@@ -1019,6 +1019,10 @@ static void add_noise(struct tb *t, uint32_t id, size_t n)
  * A 1 MiB chunk of launch runs and @noise incompressible bytes; its ratio into *@ratio. Returns
  * the launches it holds.
  */
+/* Bytes of noise that put a 1 MiB chunk of launch runs just under and just over the limit. */
+#define NOISE_UNDER 1200
+#define NOISE_OVER 500
+
 static size_t build_ratio(struct tb *t, size_t noise, double *ratio)
 {
 	const size_t per_run = (TRACE_MAX_RECORD - sizeof(struct trace_rec_launch_run)) / 2;
@@ -1038,10 +1042,10 @@ static size_t build_ratio(struct tb *t, size_t noise, double *ratio)
 }
 
 /*
- * Decompression bombs: a chunk whose records outweigh its zstd frame past 64:1 (16 MiB of launch
- * runs in 1.6 KB: 8.4 M launches) is refused at its header, with the file and the offset of its
- * raw size, before its frame is read; the chunks before it are read. Near the limit, a chunk
- * of 50:1 is read whole and one of 80:1 is refused.
+ * Decompression bombs: a chunk whose records outweigh its zstd frame past 1024:1 (16 MiB of
+ * launch runs in 1.6 KB: 8.4 M launches) is refused at its header, with the file and the offset
+ * of its raw size, before its frame is read; the chunks before it are read. Near the limit, a
+ * chunk of 700-1000:1 is read whole and one of 1100-2000:1 is refused.
  */
 static void test_bomb(void)
 {
@@ -1079,16 +1083,22 @@ static void test_bomb(void)
 	trace_reader_close(&rd);
 	tb_free(&t);
 
-	launches = build_ratio(&t, (1u << 20) / 49, &ratio);
-	CHECK(ratio > 45 && ratio < 64);
-	CHECK_EQ(read_all(tb_write(&t, "ratio50.trace", 0), &rd, &n, &ts), 0);
+	launches = build_ratio(&t, NOISE_UNDER, &ratio);
+	if (!(ratio > 700 && ratio < TRACE_MAX_CHUNK_RATIO)) {
+		fprintf(stderr, "bomb: a chunk near the limit has %.0f:1\n", ratio);
+		check_failures++;
+	}
+	CHECK_EQ(read_all(tb_write(&t, "ratio_under.trace", 0), &rd, &n, &ts), 0);
 	CHECK_EQ(n, launches);
 	trace_reader_close(&rd);
 	tb_free(&t);
 
-	build_ratio(&t, (1u << 20) / 79, &ratio);
-	CHECK(ratio > 70 && ratio < 90);
-	expect_error("ratio80.trace", &t, "a decompression bomb");
+	build_ratio(&t, NOISE_OVER, &ratio);
+	if (!(ratio > TRACE_MAX_CHUNK_RATIO && ratio < 2000)) {
+		fprintf(stderr, "bomb: a chunk past the limit has %.0f:1\n", ratio);
+		check_failures++;
+	}
+	expect_error("ratio_over.trace", &t, "a decompression bomb");
 	tb_free(&t);
 }
 
