@@ -323,7 +323,15 @@ static int create_next_free(char *path, size_t cap)
 	return fd;
 }
 
-/* Create the file @pattern names (or the next free name). Returns the descriptor or -errno. */
+static int is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Create the file @pattern names (or the next free name); a directory gets the default name
+ * inside it. Returns the descriptor or -errno. */
 static int create_from(const char *pattern, const char *host, int rank)
 {
 	int fd, ret;
@@ -333,8 +341,19 @@ static int create_from(const char *pattern, const char *host, int rank)
 		snprintf(f.path, sizeof(f.path), "%s", pattern);
 		return ret;
 	}
-	if (!f.path[0] || f.path[strlen(f.path) - 1] == '/')
+	if (!f.path[0])
 		return -EISDIR;
+	if (f.path[strlen(f.path) - 1] == '/' || is_directory(f.path)) {
+		/* A directory: the default name inside it. */
+		size_t n = strlen(f.path);
+		char name[PATH_MAX];
+
+		ret = expand_path(name, sizeof(name), TFILE_DEFAULT_PATTERN, host, rank);
+		if (ret < 0 || n + 1 + strlen(name) >= sizeof(f.path))
+			return -ENAMETOOLONG;
+		snprintf(f.path + n, sizeof(f.path) - n, "%s%s", f.path[n - 1] == '/' ? "" : "/",
+			 name);
+	}
 	make_absolute(f.path, sizeof(f.path));
 	fd = create_excl(f.path);
 	if (fd < 0 && errno == EEXIST) {

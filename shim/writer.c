@@ -588,6 +588,7 @@ static void rewrite_end(uint64_t n)
 		late.nr_written = n;
 		late.on_disk = sizeof(ch) + zn;
 	}
+	tfile_close();		/* opened again for this rewrite: not kept */
 }
 
 /* Bring the file's count of calls after END up to date. Context: any thread, after END. */

@@ -65,11 +65,14 @@ grep -q "not valid, the defaults used: GPUSHIM_OUTPUT=$" "$WORK/empty.err" ||
 	fail "empty GPUSHIM_OUTPUT: no warning: $(cat "$WORK/empty.err")"
 set -- "$WORK"/empty/gpushim-"$host"-*.trace
 [ -f "$1" ] || fail "empty GPUSHIM_OUTPUT: no default-named trace: $(ls "$WORK/empty")"
-# A pattern naming a directory: the default, with one warning.
-(cd "$WORK/empty" && GPUSHIM_OUTPUT="$WORK/" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct \
-	>/dev/null 2>"$WORK/dir.err")
-expect "pattern naming a directory: warnings" "$(grep -c '^gpushim\[' "$WORK/dir.err")" 1
-expect "pattern naming a directory: traces" "$(ls "$WORK"/empty/gpushim-*.trace | wc -l)" 2
+# A pattern naming a directory, with or without the slash: the default name inside it.
+mkdir "$WORK/dirout" "$WORK/dirout2"
+for d in "$WORK/dirout" "$WORK/dirout2/"; do
+	GPUSHIM_OUTPUT="$d" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct >/dev/null 2>"$WORK/dir.err"
+	expect "pattern naming a directory ($d): warnings" "$(grep -c '^gpushim\[' "$WORK/dir.err")" 0
+	set -- "${d%/}"/gpushim-"$host"-*.trace
+	[ -f "$1" ] || fail "pattern naming a directory ($d): no trace inside it: $(ls "$WORK")"
+done
 
 # Every invalid setting is named (not only the first four), in one message, so that the log's
 # budget of warnings is left for the run: here the output that cannot be created.
