@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * analyze.c - see analyze.h: the statistics and findings as model_stream's sink.
+ * analyze.c - see analyze.h: the one driver. Its sink hands each call, operation, counter
+ * sample and floor to the statistics, the findings and diff's sums, whichever are asked for,
+ * from model_stream or from a loaded model (model_feed). Prints nothing.
  */
 #include "analyze.h"
 
@@ -8,82 +10,119 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "diff.h"
 #include "prepass.h"
 #include "trace_reader.h"
 
-struct both {
+/* The analyses fed: each NULL when not asked for. */
+struct analyses {
 	struct stats *s;
 	struct findings *f;
+	const struct stats *f_stats;	/* what findings_end reads (@s when computed with it) */
+	struct run_feed *feed;
 	int want_gaps;
-	const struct analyze_extra *x;
 	struct stats_acc *sa;
 	struct findings_acc *fa;
 };
 
-static void both_begin(void *ctx, const struct model *m, const struct prepass *p)
+static void sink_begin(void *ctx, const struct model *m, const struct prepass *p)
 {
-	struct both *b = ctx;
+	struct analyses *a = ctx;
 
-	b->sa = stats_begin(b->s, m, p);
-	b->fa = findings_begin(b->f, m, p, b->want_gaps);
-	if (b->x)
-		b->x->begin(b->x->ctx, m);
+	if (a->s)
+		a->sa = stats_begin(a->s, m, p);
+	if (a->f)
+		a->fa = findings_begin(a->f, m, p, a->want_gaps);
+	if (a->feed)
+		run_feed_begin(a->feed, m);
 }
 
-static void both_call(void *ctx, const struct m_call *c, uint32_t id)
+static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
 {
-	struct both *b = ctx;
+	struct analyses *a = ctx;
 
-	stats_call(b->sa, c);
-	findings_call(b->fa, c, id);
-	if (b->x)
-		b->x->call(b->x->ctx, c);
+	if (a->sa)
+		stats_call(a->sa, c);
+	if (a->fa)
+		findings_call(a->fa, c, id);
+	if (a->feed)
+		run_feed_call(a->feed, c);
 }
 
-static void both_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
+static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
 {
-	struct both *b = ctx;
+	struct analyses *a = ctx;
 
-	stats_op(b->sa, g);
-	findings_op(b->fa, g, call, id);
-	if (b->x)
-		b->x->op(b->x->ctx, g);
+	if (a->sa)
+		stats_op(a->sa, g);
+	if (a->fa)
+		findings_op(a->fa, g, call, id);
+	if (a->feed)
+		run_feed_op(a->feed, g);
 }
 
-static void both_sample(void *ctx, const struct m_pm_sample *sm)
+static void sink_sample(void *ctx, const struct m_pm_sample *sm)
 {
-	struct both *b = ctx;
+	struct analyses *a = ctx;
 
-	stats_sample(b->sa, sm);
-	findings_sample(b->fa, sm);
+	if (a->sa)
+		stats_sample(a->sa, sm);
+	if (a->fa)
+		findings_sample(a->fa, sm);
 }
 
-static void both_floor(void *ctx, uint64_t t)
+static void sink_floor(void *ctx, uint64_t t)
 {
-	struct both *b = ctx;
+	struct analyses *a = ctx;
 
-	stats_floor(b->sa, t);
-	findings_floor(b->fa, t);
+	if (a->sa)
+		stats_floor(a->sa, t);
+	if (a->fa)
+		findings_floor(a->fa, t);
+}
+
+static const struct model_sink sink_ops = { sink_begin, sink_call, sink_op, sink_sample,
+					    sink_floor, NULL };
+
+/* The analyses begun are ended: the statistics first, which the findings' end reads. */
+static void end(struct analyses *a)
+{
+	if (a->sa)
+		stats_end(a->sa);
+	if (a->fa)
+		findings_end(a->fa, a->f_stats);
+	a->sa = NULL;
+	a->fa = NULL;
+}
+
+/* A loaded model through the sink, as model_stream would hand it on. */
+static void feed_model(const struct model *m, struct analyses *a)
+{
+	struct model_sink sink = sink_ops;
+	struct prepass p;
+
+	sink.ctx = a;
+	model_feed(m, &p, &sink);
+	end(a);
+	prepass_free(&p);
 }
 
 int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
-		   const struct analyze_extra *x, struct model_load_opts *whole)
+		   struct run_feed *feed, struct model_load_opts *whole)
 {
-	struct both b = { s, f, 0, x, NULL, NULL };
-	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, both_floor,
-					 &b };
+	struct analyses a = { s, f, s, feed, 0, NULL, NULL };
+	struct model_sink sink = sink_ops;
 	struct prepass p;
-	int ret = model_stream(m, rd, &p, &sink, whole);
+	int ret, begun;
 
-	if (b.sa) {
-		stats_end(b.sa);
-		findings_end(b.fa, s);
-	}
+	sink.ctx = &a;
+	ret = model_stream(m, rd, &p, &sink, whole);
+	begun = a.sa != NULL;
+	end(&a);
 	prepass_free(&p);
 	if (ret == 0)
 		return 1;
-	if (b.sa) {
+	if (begun) {
 		stats_free(s);
 		findings_free(f);
 	}
@@ -92,74 +131,74 @@ int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, st
 }
 
 void analyze_model(const struct model *m, struct stats *s, struct findings *f,
-		   const struct analyze_extra *x, int want_gaps)
+		   struct run_feed *feed, int want_gaps)
 {
-	struct both b = { s, f, want_gaps, x, NULL, NULL };
-	const struct model_sink sink = { both_begin, both_call, both_op, both_sample, both_floor,
-					 &b };
-	struct prepass p;
+	struct analyses a = { s, f, s, feed, want_gaps, NULL, NULL };
 
-	model_feed(m, &p, &sink);
-	stats_end(b.sa);
-	findings_end(b.fa, s);
-	prepass_free(&p);
+	feed_model(m, &a);
 }
 
-/* 1: streamed; 0: load it whole with @whole; -1: the trace cannot be read (printed). */
-static int try_stream(const char *path, struct model *m, struct stats *s, struct findings *f,
-		      const struct analyze_extra *x, struct model_load_opts *whole)
+void stats_compute(struct stats *s, const struct model *m)
 {
-	struct trace_reader rd;
-	int ret;
+	struct analyses a = { .s = s };
 
-	if (trace_reader_open(&rd, path) < 0) {
-		cmd_error(rd.err);
-		return -1;
-	}
-	ret = analyze_stream(&rd, m, s, f, x, whole);
-	if (ret < 0)
-		cmd_error(rd.err);
-	trace_reader_close(&rd);
-	return ret;
+	feed_model(m, &a);
 }
 
-/* The whole trace into @m, read once as the first look said (@o). 0, or -1 (printed). */
-static int load_whole(const char *path, struct model *m, const struct model_load_opts *o)
+void findings_compute(struct findings *f, const struct model *m, const struct stats *s)
 {
-	struct trace_reader rd;
-	int ret;
+	struct analyses a = { .f = f, .f_stats = s };
 
-	if (trace_reader_open(&rd, path) < 0) {
-		cmd_error(rd.err);
-		return -1;
-	}
-	ret = model_load_opts(m, &rd, o);
-	if (ret < 0) {
-		cmd_error(rd.err);
-		model_free(m);
-	}
-	trace_reader_close(&rd);
-	return ret < 0 ? -1 : 0;
+	feed_model(m, &a);
+}
+
+void findings_compute_gaps(struct findings *f, const struct model *m, const struct stats *s)
+{
+	struct analyses a = { .f = f, .f_stats = s, .want_gaps = 1 };
+
+	feed_model(m, &a);
+}
+
+/* Open @path into @rd, or say why in @err. */
+static int open_trace(struct trace_reader *rd, const char *path, char *err, size_t err_len)
+{
+	if (trace_reader_open(rd, path) == 0)
+		return 0;
+	snprintf(err, err_len, "%s", rd->err);
+	return -1;
 }
 
 int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
-		  const struct analyze_extra *x, int is_quiet)
+		  struct run_feed *feed, char *err, size_t err_len)
 {
 	const char *env = getenv("GPUSHIM_STREAM");
 	struct model_load_opts whole = { 0 };
+	struct trace_reader rd;
 	int ret = 0;
 
-	if (!env || strcmp(env, "0"))
-		ret = try_stream(path, m, s, f, x, &whole);
+	if (!env || strcmp(env, "0")) {
+		if (open_trace(&rd, path, err, err_len) < 0)
+			return -1;
+		ret = analyze_stream(&rd, m, s, f, feed, &whole);
+		if (ret < 0)
+			snprintf(err, err_len, "%s", rd.err);
+		trace_reader_close(&rd);
+		if (ret < 0)
+			return -1;
+	}
+	if (ret == 1)
+		return 0;
+	/* Loaded whole, in one read as the first look decided; @feed begun again. */
+	if (open_trace(&rd, path, err, err_len) < 0)
+		return -1;
+	ret = model_load_opts(m, &rd, &whole);
+	if (ret < 0) {
+		snprintf(err, err_len, "%s", rd.err);
+		model_free(m);
+	}
+	trace_reader_close(&rd);
 	if (ret < 0)
 		return -1;
-	if (ret == 0) {
-		if (load_whole(path, m, &whole) < 0)
-			return -1;
-		/* @x begun again: what a stream that gave up fed it is dropped. */
-		analyze_model(m, s, f, x, 0);
-	}
-	if (m->is_truncated && !is_quiet)
-		cmd_warn_truncated(path, m->nr_chunks);
+	analyze_model(m, s, f, feed, 0);
 	return 0;
 }

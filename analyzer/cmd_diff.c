@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
 #include "cmds.h"
 #include "diff.h"
 #include "diff_output.h"
@@ -50,21 +49,6 @@ static char **split_paths(char *arg, int *n)
 	return v;
 }
 
-static void feed_begin(void *ctx, const struct model *m)
-{
-	run_feed_begin(ctx, m);
-}
-
-static void feed_call(void *ctx, const struct m_call *c)
-{
-	run_feed_call(ctx, c);
-}
-
-static void feed_op(void *ctx, const struct m_gpu_op *g)
-{
-	run_feed_op(ctx, g);
-}
-
 static int load_side(struct run_summary *r, char **paths, int n)
 {
 	int i;
@@ -72,13 +56,12 @@ static int load_side(struct run_summary *r, char **paths, int n)
 	run_summary_init(r);
 	for (i = 0; i < n; i++) {
 		struct run_feed feed;
-		const struct analyze_extra x = { feed_begin, feed_call, feed_op, &feed };
 		struct findings fd;
 		struct model m;
 		struct stats s;
 
 		memset(&feed, 0, sizeof(feed));
-		if (analyze_trace(paths[i], &m, &s, &fd, &x, 0) < 0) {
+		if (cmd_analyze(paths[i], &m, &s, &fd, &feed, 0) < 0) {
 			run_feed_free(&feed);
 			return -1;
 		}

@@ -32,7 +32,7 @@ static int report_one(const char *path, int is_json, int has_header, int is_many
 	struct model m;
 	struct stats s;
 
-	if (analyze_trace(path, &m, &s, &fd, NULL, 0) < 0)
+	if (cmd_analyze(path, &m, &s, &fd, NULL, 0) < 0)
 		return -1;
 	combined_add(all, &s, &fd);
 	if (is_json) {

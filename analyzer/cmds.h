@@ -17,18 +17,24 @@ int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
-/* Shared by the commands that read traces: open @path or print why not. 0 or -1. */
-struct trace_reader;
+/*
+ * Shared by the commands that read traces: load @path whole (cmd_load_model) or analyze it
+ * (cmd_analyze: analyze_trace), or print why not; warn when it is truncated unless @is_quiet.
+ * 0 or -1.
+ */
+struct findings;
 struct model;
+struct run_feed;
+struct stats;
 int cmd_load_model(struct model *m, const char *path, int is_quiet);
+int cmd_analyze(const char *path, struct model *m, struct stats *s, struct findings *f,
+		struct run_feed *feed, int is_quiet);
 
 /*
- * "gpushim: " and @msg (a reader's error: it names the file), or the warning that @path ends
- * after @nr_chunks chunks with no END record, on stderr; cleaned (print_clean), as a file name
- * may hold anything.
+ * "gpushim: " and @msg (a reader's error: it names the file) on stderr; cleaned (print_clean),
+ * as a file name may hold anything.
  */
 void cmd_error(const char *msg);
-void cmd_warn_truncated(const char *path, uint64_t nr_chunks);
 
 /*
  * --format of command @cmd: "text" clears *is_json, "json" or @json_name (e.g. "jsonl") sets

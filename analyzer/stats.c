@@ -829,53 +829,6 @@ void stats_end(struct stats_acc *a)
 	free(a);
 }
 
-/* stats_compute: the statistics as model_feed's sink. */
-struct stats_sink {
-	struct stats *s;
-	struct stats_acc *a;
-};
-
-static void sink_begin(void *ctx, const struct model *m, const struct prepass *p)
-{
-	struct stats_sink *x = ctx;
-
-	x->a = stats_begin(x->s, m, p);
-}
-
-static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
-{
-	(void)id;
-	stats_call(((struct stats_sink *)ctx)->a, c);
-}
-
-static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
-{
-	(void)call, (void)id;
-	stats_op(((struct stats_sink *)ctx)->a, g);
-}
-
-static void sink_sample(void *ctx, const struct m_pm_sample *sm)
-{
-	stats_sample(((struct stats_sink *)ctx)->a, sm);
-}
-
-static void sink_floor(void *ctx, uint64_t t)
-{
-	stats_floor(((struct stats_sink *)ctx)->a, t);
-}
-
-void stats_compute(struct stats *s, const struct model *m)
-{
-	struct stats_sink x = { s, NULL };
-	const struct model_sink sink = { sink_begin, sink_call, sink_op, sink_sample, sink_floor,
-					 &x };
-	struct prepass p;
-
-	model_feed(m, &p, &sink);
-	stats_end(x.a);
-	prepass_free(&p);
-}
-
 void stats_free(struct stats *s)
 {
 	free(s->apis);

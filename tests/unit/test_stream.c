@@ -392,8 +392,9 @@ static unsigned long report_reads(const char *path)
 	struct findings f;
 	struct model m;
 	struct stats s;
+	char err[512];
 
-	CHECK_EQ(analyze_trace(path, &m, &s, &f, NULL, 1), 0);
+	CHECK_EQ(analyze_trace(path, &m, &s, &f, NULL, err, sizeof(err)), 0);
 	findings_free(&f);
 	stats_free(&s);
 	model_free(&m);
