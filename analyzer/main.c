@@ -10,7 +10,7 @@
 #include "config.h"
 #include "gpushim/trace_format.h"
 
-#include "cmds.h"
+#include "cmd/cmds.h"
 
 struct command {
 	const char *name;

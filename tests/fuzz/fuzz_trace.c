@@ -18,17 +18,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "analyze.h"
-#include "diff.h"
-#include "export.h"
-#include "findings.h"
+#include "analysis/analyze.h"
+#include "analysis/diff.h"
+#include "output/export.h"
+#include "analysis/findings.h"
 #include "json_report.h"
-#include "model.h"
-#include "output.h"
-#include "report_output.h"
-#include "stats.h"
+#include "model/model.h"
+#include "output/output.h"
+#include "output/report_output.h"
+#include "analysis/stats.h"
 #include "trace_builder.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "output.h"
-#include "report_output.h"
+#include "output/output.h"
+#include "output/report_output.h"
 
 char *json_report(const struct model *m, const struct stats *s, const struct findings *f,
 		  size_t *len)

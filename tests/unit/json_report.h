@@ -8,9 +8,9 @@
 
 #include <stddef.h>
 
-#include "findings.h"
-#include "model.h"
-#include "stats.h"
+#include "analysis/findings.h"
+#include "model/model.h"
+#include "analysis/stats.h"
 
 /* The report's JSON object for @m, @s, @f, as `gpushim report --format json` prints it (free
  * it); its length in *@len (NULL: not wanted). */

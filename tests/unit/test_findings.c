@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "findings.h"
-#include "util.h"
+#include "analysis/findings.h"
+#include "util/util.h"
 
 static char *strings[] = { NULL, "k_big", "k_small" };
 static struct m_api apis[] = {

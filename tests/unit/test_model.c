@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
+#include "analysis/analyze.h"
 #include "check.h"
-#include "model.h"
+#include "model/model.h"
 #include "trace_builder.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 enum { API_LAUNCH = 1, API_SET = 2 };
 enum { S_LAUNCH = 1, S_SET, S_KERN_A, S_KERN_B, S_NOTE };

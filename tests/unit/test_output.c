@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "output.h"
+#include "output/output.h"
 
 static char *capture(void (*fn)(FILE *))
 {

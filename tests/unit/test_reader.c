@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "trace_builder.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 static void add_launch(struct tb *t, uint32_t dt, uint32_t seq)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "util.h"
+#include "util/util.h"
 
 static uint64_t rng = 88172645463325252ull;
 

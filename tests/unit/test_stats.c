@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "model.h"
-#include "prepass.h"
-#include "stats.h"
-#include "util.h"
+#include "model/model.h"
+#include "model/first_look.h"
+#include "analysis/stats.h"
+#include "util/util.h"
 
 static struct m_call *add_call(struct model *m, uint8_t kind, uint64_t t0, uint64_t t1)
 {
@@ -262,7 +262,7 @@ static void test_host_only(void)
 	struct stats s;
 	struct m_pm_sample sm;
 	struct stats_acc *a;
-	struct prepass p;
+	struct first_look p;
 	size_t n;
 	int i;
 
@@ -289,7 +289,7 @@ static void test_host_only(void)
 		add_call(&m, MC_LAUNCH, (uint64_t)i * 100, (uint64_t)i * 100 + 5);
 	add_gpu(&m, MG_KERNEL, 100, 200);
 	/* The statistics as they come, with two counter samples: one in a stretch. */
-	prepass_of_model(&p, &m);
+	first_look_of_model(&p, &m);
 	a = stats_begin(&s, &m, &p);
 	for (i = 0; i < 10; i++) {
 		stats_call(a, &m.calls[i]);
@@ -304,7 +304,7 @@ static void test_host_only(void)
 	sm.end = 320;
 	stats_sample(a, &sm);
 	stats_end(a);
-	prepass_free(&p);
+	first_look_free(&p);
 	CHECK_EQ(s.span_ns, 905);
 	CHECK_EQ(s.gpu.nr_host_only, 3);
 	CHECK_EQ(s.gpu.host_only_ns, 90 + 150 + 305);

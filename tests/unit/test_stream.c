@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
+#include "analysis/analyze.h"
 #include "check.h"
-#include "model.h"
+#include "model/model.h"
 #include "json_report.h"
-#include "prepass.h"
+#include "model/first_look.h"
 #include "trace_builder.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 enum { API_LAUNCH = 1, API_COPY, API_ALLOC, API_FREE, API_SYNC };
 enum { S_LAUNCH = 1, S_COPY, S_ALLOC, S_FREE, S_SYNC, S_KERN_A, S_KERN_B, S_DEV, S_CHIP };
@@ -44,14 +44,14 @@ static char *whole_json(const char *path)
 	{
 		/* The counters' window, known before the first operation, is the findings'. */
 		uint64_t ws, we;
-		struct prepass p;
+		struct first_look p;
 
-		prepass_of_model(&p, &m);
-		if (prepass_window(&p, &ws, &we)) {
+		first_look_of_model(&p, &m);
+		if (first_look_window(&p, &ws, &we)) {
 			CHECK_EQ(ws, f.window_start);
 			CHECK_EQ(we, f.window_end);
 		}
-		prepass_free(&p);
+		first_look_free(&p);
 	}
 	findings_free(&f);
 	stats_free(&s);
@@ -358,7 +358,7 @@ static void test_stream_calls_only(void)
 }
 
 /* A sink that only counts, to see why model_stream gives up. */
-static void nop_begin(void *ctx, const struct model *m, const struct prepass *p)
+static void nop_begin(void *ctx, const struct model *m, const struct first_look *p)
 {
 	(void)ctx, (void)m, (void)p;
 }
@@ -408,7 +408,7 @@ static const char *why_whole(const char *path)
 	const struct model_sink sink = { nop_begin, count_call, count_op, nop_sample, nop_floor, n };
 	struct model_load_opts opts;
 	struct trace_reader rd;
-	struct prepass p;
+	struct first_look p;
 	struct model m;
 	int ret;
 
@@ -417,7 +417,7 @@ static const char *why_whole(const char *path)
 	snprintf(why, sizeof(why), "%s", ret == 1 && m.stream_failed ? m.stream_failed : "");
 	CHECK(ret == 0 || ret == 1);
 	model_free(&m);
-	prepass_free(&p);
+	first_look_free(&p);
 	trace_reader_close(&rd);
 	return why;
 }
@@ -497,7 +497,7 @@ struct grow_sink {
 	struct tb more;			/* what is appended */
 };
 
-static void grow_begin(void *ctx, const struct model *m, const struct prepass *p)
+static void grow_begin(void *ctx, const struct model *m, const struct first_look *p)
 {
 	struct grow_sink *g = ctx;
 	FILE *f = fopen(g->path, "ab");
@@ -514,7 +514,7 @@ static void test_stream_growing(void)
 	struct grow_sink g;
 	const struct model_sink sink = { grow_begin, count_call, count_op, nop_sample, nop_floor, &g };
 	struct trace_reader rd;
-	struct prepass p;
+	struct first_look p;
 	struct model_load_opts opts;
 	struct model m;
 	struct tb t;
@@ -542,7 +542,7 @@ static void test_stream_growing(void)
 	CHECK_EQ(g.n[0], calls);
 	CHECK_EQ(g.n[1], ops);
 	model_free(&m);
-	prepass_free(&p);
+	first_look_free(&p);
 	trace_reader_close(&rd);
 	tb_free(&g.more);
 	tb_free(&t);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analyze.h - the one driver of the analyses: a trace's statistics, findings and diff's sums,
+ * computed as its calls and operations come (model_stream: memory bounded by how late records
+ * arrive, not by the run's length), or from the whole loaded model when the trace cannot be
+ * streamed with the same answer (model.h says when). GPUSHIM_STREAM=0 in the environment
+ * always loads it whole. stats_compute and findings_compute (stats.h, findings.h) are this
+ * driver with one analysis. Never prints.
+ */
+#ifndef GPUSHIM_ANALYZE_H
+#define GPUSHIM_ANALYZE_H
+
+#include "findings.h"
+#include "model/model.h"
+#include "stats.h"
+
+struct run_feed;
+struct model_load_opts;
+
+/*
+ * analyze_trace - @m (its dictionaries; every call and operation too when loaded whole), @s
+ * and @f for the trace at @path, and diff's sums @feed (NULL: none; begun again when the
+ * stream gave up and the trace is loaded whole). Streams when it can (model_stream), reading
+ * the trace twice: the first look, then the stream or the whole load it chose (a third time
+ * only when the stream meets an operation whose API record falls in no call of its thread,
+ * which the first look cannot see). Return: 0 (m->is_truncated says whether the trace ends
+ * early), or -1 with the reader's message (it names the file) in @err; nothing to free then.
+ * Prints nothing. Free with stats_free, findings_free, model_free.
+ */
+int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
+		  struct run_feed *feed, char *err, size_t err_len);
+
+/*
+ * analyze_model - the same for a loaded model, in one pass (model_feed), @f's gaps kept when
+ * @want_gaps (findings_compute_gaps).
+ */
+void analyze_model(const struct model *m, struct stats *s, struct findings *f,
+		   struct run_feed *feed, int want_gaps);
+
+/*
+ * analyze_stream - the streamed analysis alone, of the trace behind @rd (not yet read):
+ * 1 done (@m, @s, @f as above); 0 the trace must be loaded whole, by model_load_opts with
+ * @whole (nothing to free); -1 it is corrupt (rd->err; nothing to free). Prints nothing.
+ */
+struct trace_reader;
+int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
+		   struct run_feed *feed, struct model_load_opts *whole);
+
+#endif /* GPUSHIM_ANALYZE_H */

@@ -1,0 +1,1024 @@
+// SPDX-License-Identifier: MIT
+/*
+ * findings.c - see findings.h. Pure: reads the model and its statistics, fills struct
+ * findings. Works per device over the GPU operations in start order and, for each idle gap,
+ * looks at the calls of the thread that issued the operation ending the gap.
+ */
+#define _GNU_SOURCE
+#include "findings.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/first_look.h"
+#include "uthash.h"
+#include "util/util.h"
+
+static const char *const names[NR_CAUSES] = {
+	[CAUSE_HOST_SYNC] = "host_sync",
+	[CAUSE_LAUNCH_OVERHEAD] = "launch_overhead",
+	[CAUSE_CPU_BOUND] = "cpu_bound",
+	[CAUSE_MEMCPY] = "memcpy",
+	[CAUSE_ALLOCATION] = "allocation",
+	[CAUSE_LOW_PARALLELISM] = "low_parallelism",
+	[CAUSE_MEMORY_CAPACITY] = "memory_capacity",
+	[CAUSE_MEMORY_BANDWIDTH] = "memory_bandwidth",
+	[CAUSE_COMPUTE_BOUND] = "compute_bound",
+};
+
+static const char *const advice[NR_CAUSES] = {
+	[CAUSE_HOST_SYNC] =
+		"The host waits for the GPU and the queue runs dry: drop per-step .item(), .cpu(), "
+		"print() of GPU values and torch.cuda.synchronize() from the loop (keep metrics on "
+		"the GPU, read them every N steps), use non_blocking copies and CUDA events.",
+	[CAUSE_LAUNCH_OVERHEAD] =
+		"Kernels finish faster than the host launches them: fuse small operations "
+		"(torch.compile), capture the step in a CUDA graph, or give each kernel more work "
+		"(a larger batch).",
+	[CAUSE_CPU_BOUND] =
+		"The GPU waits while the host works outside CUDA (data loading, preprocessing, "
+		"Python): use DataLoader workers (num_workers > 0, pin_memory=True), prefetch the "
+		"next batch, or move the work to the GPU.",
+	[CAUSE_MEMCPY] =
+		"Host-device copies stall the GPU: allocate pinned host memory, copy with "
+		"non_blocking=True on a side stream to overlap compute, keep data resident on the GPU.",
+	[CAUSE_ALLOCATION] =
+		"Allocation and release calls stall the GPU: reuse buffers (caching allocator), "
+		"avoid empty_cache() in the loop, use stream-ordered pools (cudaMallocAsync).",
+	[CAUSE_LOW_PARALLELISM] =
+		"The GPU is busy but most SMs are empty: kernels launch too few blocks. Increase the "
+		"batch or problem size per kernel, merge independent small kernels, or run "
+		"independent work concurrently on several streams.",
+	[CAUSE_MEMORY_CAPACITY] =
+		"Device memory is nearly full, which says data is resident, not that the GPU "
+		"computes. If memory limits the batch: activation checkpointing, mixed precision, "
+		"smaller activations; the time is lost to the causes ranked above.",
+	[CAUSE_MEMORY_BANDWIDTH] =
+		"The GPU is busy but its SMs wait on memory: DRAM throughput is high while the SMs "
+		"issue little (elementwise ops, normalization, masks, reshapes). Fuse elementwise "
+		"chains (torch.compile, fused kernels), keep activations in lower precision, avoid "
+		"materialized copies (contiguous(), transposes); more SMs will not help.",
+	[CAUSE_COMPUTE_BOUND] =
+		"The SMs are busy computing (SM or tensor pipe near peak): the GPU is used well. "
+		"Speed-ups come from the maths itself: tensor cores (bf16/fp8, TF32 for fp32), "
+		"better kernels (cuBLAS/cuDNN/FlashAttention), or less work.",
+};
+
+const char *cause_name(int id)
+{
+	return id >= 0 && id < NR_CAUSES ? names[id] : "none";
+}
+
+const char *cause_advice(int id)
+{
+	return id >= 0 && id < NR_CAUSES ? advice[id] : "";
+}
+
+/* ---- Sites: where a cause happens, aggregated by (what, after) ---- */
+
+struct site_acc {
+	struct f_site *v;
+	size_t n, cap;
+	uint32_t *slot;			/* open addressing by (what, after): index + 1; 0 empty */
+	size_t nr_slots;		/* a power of two, at least twice n */
+};
+
+static size_t site_hash(const char *what, const char *after)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)what * 0x9e3779b97f4a7c15ull) ^ (uint64_t)(uintptr_t)after;
+
+	h *= 0xff51afd7ed558ccdull;
+	return (size_t)(h ^ (h >> 32));
+}
+
+static void site_rehash(struct site_acc *a, size_t nr_slots)
+{
+	size_t i;
+
+	free(a->slot);
+	a->slot = xcalloc(nr_slots, sizeof(*a->slot));
+	a->nr_slots = nr_slots;
+	for (i = 0; i < a->n; i++) {
+		size_t j = site_hash(a->v[i].what, a->v[i].after) & (nr_slots - 1);
+
+		while (a->slot[j])
+			j = (j + 1) & (nr_slots - 1);
+		a->slot[j] = (uint32_t)i + 1;
+	}
+}
+
+/* Add @ns (and @value) to the site (@what, @after): names are the model's, compared by address. */
+static void site_add(struct site_acc *a, const char *what, const char *after, uint64_t ns,
+		     double value)
+{
+	struct f_site *e;
+	size_t j;
+
+	if (2 * (a->n + 1) > a->nr_slots)
+		site_rehash(a, a->nr_slots ? 2 * a->nr_slots : 64);
+	for (j = site_hash(what, after) & (a->nr_slots - 1); a->slot[j];
+	     j = (j + 1) & (a->nr_slots - 1)) {
+		e = &a->v[a->slot[j] - 1];
+		if (e->what == what && e->after == after) {
+			e->count++;
+			e->time_ns += ns;
+			e->value += value;
+			return;
+		}
+	}
+	XGROW(a->v, a->cap, a->n + 1);
+	e = &a->v[a->n];
+	e->what = what;
+	e->after = after;
+	e->count = 1;
+	e->time_ns = ns;
+	e->value = value;
+	a->slot[j] = (uint32_t)++a->n;
+}
+
+static int cmp_site(const void *x, const void *y)
+{
+	const struct f_site *a = x, *b = y;
+	int c;
+
+	if (a->time_ns != b->time_ns)
+		return a->time_ns > b->time_ns ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	c = strcmp(a->what ? a->what : "", b->what ? b->what : "");
+	return c ? c : strcmp(a->after ? a->after : "", b->after ? b->after : "");
+}
+
+static void sites_finish(struct f_cause *c, struct site_acc *a)
+{
+	int i;
+
+	xqsort(a->v, a->n, sizeof(*a->v), cmp_site);
+	for (i = 0; i < MAX_SITES && (size_t)i < a->n; i++)
+		c->sites[i] = a->v[i];
+	c->nr_sites = i;
+	free(a->v);
+	free(a->slot);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- The calls a gap's walk reads ---- */
+
+/* A call as the gap walks read it (48 bytes), kept while a gap can still reach it. */
+struct walk_call {
+	struct m_call c;
+	uint64_t max_t1;		/* the latest end of the thread's calls up to this one */
+	uint32_t id;			/* the call's number (the driver's: compared, not read) */
+	uint32_t is_load;		/* the first launch of its kernel, long enough to have loaded */
+};
+
+/* A thread's calls in order of start: [head, n) of v, those ending after the keep bound. */
+struct walk_thread {
+	struct walk_call *v;
+	size_t head, n, cap;
+	size_t hint;			/* where the last search ended */
+	uint64_t max_t1;
+};
+
+static const char *op_name(const struct model *m, const struct m_gpu_shape *sh)
+{
+	switch (sh->kind) {
+	case MG_KERNEL:
+		return model_string(m, sh->name, "<kernel>");
+	case MG_MEMCPY:
+		return sh->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
+							      "memcpy";
+	default:
+		return "memset";
+	}
+}
+
+/* Does the host, inside this call, wait for work the GPU was given before? */
+static int is_blocking_wait(const struct m_call *c)
+{
+	if (stats_is_host_sync(c))
+		return 1;
+	if (c->kind == MC_SYNC &&
+	    (c->sub == TRACE_SYNC_STREAM_QUERY || c->sub == TRACE_SYNC_EVENT_QUERY))
+		return 1;
+	/* A blocking copy out of the device waits for the work before it (.item(), .cpu()). */
+	return c->kind == MC_COPY && !(c->flags & MCF_ASYNC) &&
+	       (c->sub == TRACE_COPY_D2H || c->sub == TRACE_COPY_UNKNOWN ||
+		c->sub == TRACE_COPY_A2H || c->sub == TRACE_COPY_D2D);
+}
+
+static int call_cause(const struct m_call *c)
+{
+	switch (c->kind) {
+	case MC_COPY:
+		return CAUSE_MEMCPY;
+	case MC_MEM:
+		return CAUSE_ALLOCATION;
+	case MC_SYNC:
+		return is_blocking_wait(c) ? CAUSE_HOST_SYNC : CAUSE_LAUNCH_OVERHEAD;
+	default:
+		/* launches, sets, graph and module work: the cost of issuing GPU work */
+		return CAUSE_LAUNCH_OVERHEAD;
+	}
+}
+
+struct ending_after {
+	const struct walk_call *v;
+	uint64_t t;
+};
+
+static int ends_after(size_t i, const void *ctx)
+{
+	const struct ending_after *q = ctx;
+
+	return q->v[i].max_t1 > q->t;
+}
+
+/*
+ * First call of @tc that ends after @t, found by the running latest end (exact with nested
+ * calls), galloping from where the last search ended (gaps come in time order).
+ */
+static size_t first_ending_after(struct walk_thread *tc, uint64_t t)
+{
+	struct ending_after q = { tc->v, t };
+	size_t hint;
+
+	if (tc->head == tc->n)
+		return tc->n;	/* none kept (none made, maybe: v NULL) */
+	q.v += tc->head;
+	hint = tc->hint > tc->head ? tc->hint - tc->head : 0;
+	tc->hint = tc->head + gallop_search(tc->n - tc->head, hint, ends_after, &q);
+	return tc->hint;
+}
+
+/* Time the thread spent in module/library loads inside [g0, g1), from call @i on. */
+static uint64_t module_time(const struct walk_thread *tc, size_t i, uint64_t g0, uint64_t g1)
+{
+	uint64_t sum = 0;
+
+	for (; i < tc->n; i++) {
+		const struct m_call *c = &tc->v[i].c;
+
+		if (c->t0 >= g1)
+			break;
+		if (c->kind == MC_MODULE)
+			sum += (c->t1 < g1 ? c->t1 : g1) - (c->t0 > g0 ? c->t0 : g0);
+	}
+	return sum;
+}
+
+/* ---- Per device ---- */
+
+struct stretch {				/* 16 bytes: one a gap */
+	uint64_t end;
+	uint64_t busy;			/* busy time of the stretches up to this one's end */
+};
+
+struct walk_device {
+	uint32_t device;
+	uint64_t nr_ops;		/* taken so far */
+	uint64_t begin;			/* the window opens: its first kernel's start */
+	uint64_t first;			/* the first operation taken; UINT64_MAX none yet */
+	uint64_t cur_begin, cur_end;	/* the stretch being merged */
+	const struct m_gpu_shape *prev;	/* the operation the GPU ran last */
+	struct stats_union work;	/* kernels and sets: the GPU working */
+	/*
+	 * The closed busy stretches, in order: those a wait can still reach. A wait that owns a
+	 * gap began at most the longest call before the gap, so the stretches ending earlier than
+	 * that are let go but the last of them (its busy total is the base).
+	 */
+	struct stretch *st;
+	size_t nr_st, cap_st;
+};
+
+/*
+ * Lazy loading (CUDA's default since 12.2) loads a kernel's module inside the first launch of
+ * that kernel: a launch call of milliseconds, once per kernel. That is one-time warm-up like an
+ * explicit module load, not launch overhead. A kernel's first launch counts as loading for what
+ * it took beyond the trace's median launch call, when that is at least LAZY_LOAD_MIN_NS.
+ */
+#define LAZY_LOAD_MIN_NS 100000
+
+struct first_launch {
+	UT_hash_handle hh;
+	uint32_t func;
+};
+
+struct findings_acc {
+	struct findings *f;
+	const struct model *m;
+	const struct first_look *p;
+	struct walk_thread *threads;	/* by thread slot: nr_threads + 1 */
+	struct site_acc sites[NR_CAUSES];
+	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
+	uint64_t max_call_ns;		/* the longest call of the trace */
+	uint64_t first_call;
+	uint64_t keep_after;		/* every gap still to come starts at this or later */
+	size_t held;			/* calls in the threads' lists */
+	struct walk_device *devs;		/* in order of their first operation */
+	size_t nr_devs;
+	/* Kernels launched so far (lazy loading: the first launch of each) */
+	uint8_t *func_seen;		/* by FUNC id */
+	struct first_launch *firsts;	/* kernels with no FUNC record */
+	uint32_t last_func;
+	struct ctr_acc *ctr;		/* the counters over the window */
+	struct m_stretch *host_only;	/* model_host_only */
+	size_t nr_host_only;
+};
+
+/* Close the stretch [b, e); the gap after it starts at e. */
+static void stretch_push(struct walk_device *ds, uint64_t max_call_ns, uint64_t b, uint64_t e)
+{
+	uint64_t busy = ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0;
+
+	if (ds->nr_st == ds->cap_st && ds->cap_st >= 4096) {
+		/* Full: a wait owning this gap or a later one began at e - max_call_ns or after. */
+		uint64_t reach = e > max_call_ns ? e - max_call_ns : 0;
+		size_t k = 0;
+
+		while (k < ds->nr_st && ds->st[k].end <= reach)
+			k++;
+		if (k > ds->nr_st / 2) {	/* keep the last of them: busy_since's base */
+			memmove(ds->st, ds->st + k - 1, (ds->nr_st - k + 1) * sizeof(*ds->st));
+			ds->nr_st -= k - 1;
+		}
+	}
+	XGROW(ds->st, ds->cap_st, ds->nr_st + 1);
+	ds->st[ds->nr_st++] = (struct stretch){ .end = e, .busy = busy + (e - b) };
+}
+
+/* GPU busy time between @t and the end of the last closed stretch. */
+static uint64_t busy_since(const struct walk_device *ds, uint64_t t)
+{
+	size_t lo = 0, hi = ds->nr_st, n = ds->nr_st;
+	uint64_t before, begin, len;
+
+	if (!n)
+		return 0;
+	/* First stretch ending after t. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ds->st[mid].end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n)
+		return 0;
+	before = lo ? ds->st[lo - 1].busy : 0;
+	len = ds->st[lo].busy - before;
+	begin = ds->st[lo].end - len;
+	return ds->st[n - 1].busy - before - (t > begin ? t - begin : 0);
+}
+
+/* Keep the gap's split for the timeline export, when asked. */
+static void keep_gap(struct findings *f, uint32_t device, uint64_t g0, uint64_t g1,
+		     const uint64_t *part)
+{
+	struct f_gap *g;
+
+	if (!f->want_gaps)
+		return;
+	XGROW(f->gaps, f->gaps_cap, f->nr_gaps_kept + 1);
+	g = &f->gaps[f->nr_gaps_kept++];
+	g->start = g0;
+	g->end = g1;
+	g->device = (int)device;
+	memcpy(g->part, part, sizeof(g->part));
+}
+
+/*
+ * One idle gap [g0, g1) of device @ds that operation @next ends (@prev: the operation the GPU
+ * ran before), issued by call @issuer (number @issuer_id; NULL: joined to none). Splits the
+ * gap among the causes, adds it to their sites.
+ */
+static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, uint64_t g0,
+			  uint64_t g1, const struct m_call *issuer, uint32_t issuer_id)
+{
+	const struct model *m = a->m;
+	struct findings *f = a->f;
+	const char *after = op_name(m, ds->prev);
+	uint64_t part[NR_GAP_PARTS] = { 0 };
+	const char *what[NR_CAUSES] = { NULL };
+	uint64_t what_ns[NR_CAUSES] = { 0 };
+	struct walk_thread *tc;
+	const uint64_t gap0 = g0;
+	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
+	size_t i;
+	int k;
+
+	f->nr_gaps++;
+	if (!issuer || issuer->t1 <= g0) {
+		/* Queued before the GPU ran dry: the wait is on the GPU side (or unknown). */
+		if (len < NOISE_GAP_NS)
+			f->noise_ns += len, part[GAP_NOISE] = len;
+		else
+			f->dependency_ns += len, part[GAP_DEPENDENCY] = len;
+		keep_gap(f, ds->device, g0, g1, part);
+		return;
+	}
+	tc = &a->threads[issuer->thread < m->nr_threads ? issuer->thread : m->nr_threads];
+	i = first_ending_after(tc, g0);
+
+	/*
+	 * The host was blocked waiting when the GPU ran out of work: the wait drained the queue.
+	 * Had the host not waited, the work that ran during the wait could have hidden what the
+	 * host did next, so the sync owns the gap up to that much GPU time; a longer host
+	 * stretch is classified like any other (a checkpoint or a profiler start after a sync is
+	 * not the sync's, nor is a wait on a GPU that was already idle). Module loading is
+	 * one-time warm-up either way.
+	 */
+	if (i < tc->n && tc->v[i].c.t0 <= g0 && is_blocking_wait(&tc->v[i].c) &&
+	    busy_since(ds, tc->v[i].c.t0) > 0) {
+		const struct m_call *w = &tc->v[i].c;
+		uint64_t hidden = busy_since(ds, w->t0);
+		uint64_t own = len < hidden ? len : hidden;
+		uint64_t load = module_time(tc, i, g0, g0 + own);
+
+		part[GAP_MODULE] += load;
+		waited = own - load;
+		f->causes[CAUSE_HOST_SYNC].time_ns += waited;
+		f->causes[CAUSE_HOST_SYNC].count++;
+		site_add(&a->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, waited, 0);
+		pos = g0 + own;
+		g0 = pos;
+		i = first_ending_after(tc, g0);
+		if (own == len)
+			i = tc->n;	/* nothing left to walk */
+	}
+
+	/* Walk the issuing thread's calls through the gap; between calls it was outside CUDA. */
+	for (; i < tc->n; i++) {
+		const struct walk_call *fc = &tc->v[i];
+		const struct m_call *c = &fc->c;
+		uint64_t s = c->t0 > g0 ? c->t0 : g0;
+		uint64_t e = c->t1 < g1 ? c->t1 : g1;
+
+		if (c->t0 >= g1)
+			break;
+		if (s > pos)
+			part[CAUSE_CPU_BOUND] += s - pos;
+		if (e > s && c->kind == MC_MODULE) {
+			part[GAP_MODULE] += e - s;
+		} else if (e > s) {
+			/* The shim's counter set-up stalls calls once: warm-up, not the program's. */
+			uint64_t stall = overlap_ns(s, e, m->pm_setup_start, m->pm_setup_end);
+			uint64_t load = 0;
+
+			if (fc->is_load) {
+				load = overlap_ns(s, e, c->t0,
+						  c->t0 + (c->t1 - c->t0 - a->p->median_launch_ns));
+				if (load > e - s - stall)
+					load = e - s - stall;
+			}
+			part[GAP_MODULE] += stall + load;
+			setup += stall;
+			k = call_cause(c);
+			part[k] += e - s - stall - load;
+			if (e - s > what_ns[k]) {
+				what_ns[k] = e - s;
+				what[k] = model_api_name(m, c->api);
+			}
+		}
+		if (e > pos)
+			pos = e;
+		if (fc->id == issuer_id)
+			break;
+	}
+	/* After the issuing call returned, the GPU takes a moment to start: launch latency. */
+	if (pos < g1)
+		part[issuer->t1 <= pos ? CAUSE_LAUNCH_OVERHEAD : CAUSE_CPU_BOUND] += g1 - pos;
+
+	f->module_load_ns += part[GAP_MODULE] - setup;
+	f->profiler_setup_ns += setup;
+	for (k = 0; k < NR_CAUSES; k++) {
+		if (!part[k])
+			continue;
+		f->causes[k].time_ns += part[k];
+		f->causes[k].count++;
+		/* Host work outside CUDA is named by the call the host made when it came back. */
+		site_add(&a->sites[k], what[k] ? what[k] : model_api_name(m, issuer->api), after,
+			 part[k], 0);
+	}
+	part[CAUSE_HOST_SYNC] += waited;
+	keep_gap(f, ds->device, gap0, g1, part);
+}
+
+static struct walk_device *dev_of(struct findings_acc *a, uint32_t device)
+{
+	const struct first_look_device *pd;
+	struct walk_device *d;
+	size_t i;
+
+	for (i = 0; i < a->nr_devs; i++)
+		if (a->devs[i].device == device)
+			return &a->devs[i];
+	a->devs = xrealloc(a->devs, (a->nr_devs + 1) * sizeof(*a->devs));
+	d = &a->devs[a->nr_devs++];
+	memset(d, 0, sizeof(*d));
+	d->device = device;
+	d->first = UINT64_MAX;
+	/*
+	 * The window opens with the first kernel: what comes before (weights uploaded, then
+	 * seconds of Python setup before the first step) is start-up, not the steady state the
+	 * analysis is about. Without kernels it opens with the first operation.
+	 */
+	pd = first_look_find_device(a->p, device);
+	d->begin = !pd ? 0 : pd->has_kernel ? pd->first_kernel : pd->first_op;
+	return d;
+}
+
+/* Exposed copy time goes to memcpy, with the bytes and how much of them were pageable. */
+static void copy_evidence(struct findings_acc *a, const struct m_gpu_op *g,
+			  const struct m_gpu_shape *sh)
+{
+	struct f_cause *c = &a->f->causes[CAUSE_MEMCPY];
+	int is_pageable = sh->src_kind == TRACE_GPU_MEM_PAGEABLE ||
+			  sh->dst_kind == TRACE_GPU_MEM_PAGEABLE;
+
+	c->bytes += sh->bytes;
+	if (is_pageable)
+		c->pageable_bytes += sh->bytes;
+	/* Sites: the copies by direction and memory kind, with their time on the GPU. */
+	site_add(&a->sites[CAUSE_MEMCPY], op_name(a->m, sh),
+		 is_pageable ? "pageable" : "pinned/device", g->end - g->start, (double)sh->bytes);
+}
+
+/*
+ * Does operation @g of device @ds close an idle gap that meets a stretch without GPU
+ * timestamps? Work the trace has no record of ran in it: the gap is left out of the window.
+ */
+static int gap_left_out(const struct findings_acc *a, const struct walk_device *ds,
+			const struct m_gpu_op *g)
+{
+	return a->nr_host_only && ds->first != UINT64_MAX && g->start >= ds->begin &&
+	       g->start > ds->cur_end &&
+	       model_host_only_overlap(a->host_only, a->nr_host_only, ds->cur_end, g->start);
+}
+
+/* Operation @g of device @ds inside its window: its stretch, a gap closed, the fill. */
+static void window_op(struct findings_acc *a, struct walk_device *ds, const struct m_gpu_op *g,
+		      const struct m_gpu_shape *sh, const struct m_call *call, uint32_t call_id)
+{
+	const struct model *m = a->m;
+
+	/*
+	 * Gaps of the union of all operations, in start order. Copies that run while no work
+	 * does are exposed: the union of everything less the union of the work.
+	 */
+	if (ds->first == UINT64_MAX) {
+		ds->first = ds->cur_begin = g->start;
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	} else if (g->start > ds->cur_end) {
+		stretch_push(ds, a->max_call_ns, ds->cur_begin, ds->cur_end);
+		if (gap_left_out(a, ds, g)) {
+			a->f->excluded_ns += g->start - ds->cur_end;
+			a->f->nr_excluded_gaps++;
+		} else {
+			attribute_gap(a, ds, ds->cur_end, g->start, call, call_id);
+		}
+		ds->cur_begin = g->start;
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	} else if (g->end > ds->cur_end) {
+		ds->cur_end = g->end;
+		ds->prev = sh;
+	}
+	if (sh->kind != MG_MEMCPY)
+		stats_union_add(&ds->work, g->start, g->end);
+
+	if (sh->kind == MG_KERNEL) {
+		int is_est;
+		double fill = stats_fill_op(m, g, &is_est);
+		uint64_t dur = g->end - g->start;
+
+		a->lp_work += dur;
+		if (fill >= 0 && fill < 1) {
+			uint64_t lost = (uint64_t)((double)dur * (1 - fill));
+
+			a->lp_lost += lost;
+			site_add(&a->sites[CAUSE_LOW_PARALLELISM], op_name(m, sh), NULL, lost,
+				 fill);
+		}
+	}
+}
+
+/*
+ * Every gap still to come starts at this time or later: a device's at its current end once
+ * its window has begun, else at its window's start (the first look's); a device whose every
+ * operation has come has none to come.
+ */
+static uint64_t keep_bound(const struct findings_acc *a)
+{
+	uint64_t keep = UINT64_MAX, t;
+	size_t i, j;
+
+	for (i = 0; i < a->p->nr_devices; i++) {
+		const struct first_look_device *pd = &a->p->devices[i];
+		const struct walk_device *ds = NULL;
+
+		for (j = 0; j < a->nr_devs; j++)
+			if (a->devs[j].device == pd->device)
+				ds = &a->devs[j];
+		if (ds && ds->nr_ops >= pd->nr_ops)
+			continue;
+		t = ds && ds->first != UINT64_MAX ? ds->cur_end :
+		    pd->has_kernel		   ? pd->first_kernel :
+						     pd->first_op;
+		if (t < keep)
+			keep = t;
+	}
+	return keep;
+}
+
+/* ---- As the calls and operations come ---- */
+
+struct findings_acc *findings_begin(struct findings *f, const struct model *m,
+				    const struct first_look *p, int want_gaps)
+{
+	struct findings_acc *a = xcalloc(1, sizeof(*a));
+	uint64_t ws, we;
+
+	memset(f, 0, sizeof(*f));
+	f->want_gaps = want_gaps;
+	a->f = f;
+	a->m = m;
+	a->p = p;
+	a->threads = xcalloc(m->nr_threads + 1, sizeof(*a->threads));
+	a->max_call_ns = p->max_call_ns;
+	a->first_call = UINT64_MAX;
+	a->func_seen = xcalloc(m->nr_funcs + 1, 1);
+	a->keep_after = keep_bound(a);
+	a->host_only = model_host_only(m, &a->nr_host_only);
+	if (!first_look_window(p, &ws, &we))
+		ws = we = 0;
+	a->ctr = counters_begin(&f->ctr, m, ws, we);
+	return a;
+}
+
+/* Is launch @c the first of its kernel? (calls come in order of start) */
+static int is_first_launch(struct findings_acc *a, const struct m_call *c)
+{
+	const struct model *m = a->m;
+	uint32_t func = model_launch(m, c)->func;
+	struct first_launch *e;
+
+	if (!func || func == a->last_func)
+		return 0;	/* loops launch the same kernel again and again */
+	a->last_func = func;
+	if (func < m->nr_funcs) {
+		if (a->func_seen[func])
+			return 0;
+		a->func_seen[func] = 1;
+		return 1;
+	}
+	HASH_FIND(hh, a->firsts, &func, sizeof(func), e);
+	if (e)
+		return 0;
+	e = xcalloc(1, sizeof(*e));
+	e->func = func;
+	HASH_ADD(hh, a->firsts, func, sizeof(e->func), e);
+	return 1;
+}
+
+void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
+{
+	const struct model *m = a->m;
+	struct walk_thread *tc;
+	struct walk_call *fc;
+	int is_load = 0;
+
+	if (c->t0 < a->first_call)
+		a->first_call = c->t0;
+	if (c->kind == MC_LAUNCH && is_first_launch(a, c))
+		is_load = c->t1 - c->t0 >= a->p->median_launch_ns + LAZY_LOAD_MIN_NS;
+	if (id >= M_NO_CALL)
+		return;		/* no gap's walk can name it */
+	tc = &a->threads[c->thread < m->nr_threads ? c->thread : m->nr_threads];
+	/* What no gap can reach any more goes; the rest slides to the front now and then. */
+	while (tc->head < tc->n && tc->v[tc->head].max_t1 <= a->keep_after) {
+		tc->head++;
+		a->held--;
+	}
+	if (tc->head == tc->n) {
+		tc->head = tc->n = tc->hint = 0;
+	} else if (tc->head >= 64 && tc->head >= tc->n / 2) {
+		memmove(tc->v, tc->v + tc->head, (tc->n - tc->head) * sizeof(*tc->v));
+		tc->n -= tc->head;
+		tc->hint = tc->hint > tc->head ? tc->hint - tc->head : 0;
+		tc->head = 0;
+	}
+	if (c->t1 > tc->max_t1)
+		tc->max_t1 = c->t1;
+	if (tc->head == tc->n && tc->max_t1 <= a->keep_after)
+		return;		/* it would go at once */
+	XGROW(tc->v, tc->cap, tc->n + 1);
+	fc = &tc->v[tc->n++];
+	if (++a->held > a->f->calls_held_max)
+		a->f->calls_held_max = a->held;
+	fc->c = *c;
+	fc->max_t1 = tc->max_t1;
+	fc->id = id;
+	fc->is_load = is_load;
+}
+
+void findings_sample(struct findings_acc *a, const struct m_pm_sample *s)
+{
+	counters_sample(a->ctr, s);
+}
+
+void findings_floor(struct findings_acc *a, uint64_t t)
+{
+	counters_floor(a->ctr, t);
+}
+
+void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
+		 uint32_t call_id)
+{
+	const struct model *m = a->m;
+	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
+	struct walk_device *ds = dev_of(a, sh->device);
+
+	ds->nr_ops++;
+	if (gap_left_out(a, ds, g))
+		counters_exclude(a->ctr, sh->device, ds->cur_end, g->start);
+	counters_op(a->ctr, g);
+	if (sh->kind == MG_MEMCPY)
+		copy_evidence(a, g, sh);
+	/* Kernels shorter than the call that launched them (HTA's "short GPU kernels"). */
+	if (sh->kind == MG_KERNEL && call && call->kind == MC_LAUNCH &&
+	    g->end - g->start < call->t1 - call->t0)
+		a->f->causes[CAUSE_LAUNCH_OVERHEAD].aux++;
+	if (g->start >= ds->begin)
+		window_op(a, ds, g, sh, call, call_id);
+	a->keep_after = keep_bound(a);
+}
+static int cmp_rank(const void *x, const void *y, void *ctx)
+{
+	const struct findings *f = ctx;
+	int a = *(const int *)x, b = *(const int *)y;
+
+	if (f->causes[a].time_ns != f->causes[b].time_ns)
+		return f->causes[a].time_ns > f->causes[b].time_ns ? -1 : 1;
+	return a - b;
+}
+
+/* What the verdict leaves out: the run's stretches without GPU timestamps, when there are. */
+static void summarize_left_out(struct findings *f, const struct stats *s)
+{
+	char tail[160];
+
+	if (!f->has_gpu || (!s->gpu.host_only_ns && !s->gpu.host_only_launches))
+		return;
+	snprintf(tail, sizeof(tail),
+		 "; left out: %llu launches while another CUPTI client held CUPTI, without GPU "
+		 "timestamps",
+		 (unsigned long long)s->gpu.host_only_launches);
+	strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
+}
+
+static void summarize(struct findings *f)
+{
+	const struct counters *c = &f->ctr;
+	/* The seed's complaint: memory full while the SMs compute little. */
+	int is_idle = c->has ? !(c->mean[TRACE_PM_SM_THROUGHPUT] >= PM_SM_LOW_PCT) :
+			       f->busy_pct >= 0 && f->busy_pct < 50;
+	const char *mem = f->is_memory_full < 0 ? "memory use unknown" :
+			  f->is_memory_full	  ? "memory full" :
+						    "memory not full";
+	const char *idle = f->is_memory_full > 0 && is_idle ? ", compute idle" : "";
+	char busy[160], tail[240];
+
+	if (f->busy_pct >= 0 && c->has)
+		snprintf(busy, sizeof(busy),
+			 "GPU busy %.1f%%, SM active %.1f%%, DRAM %.1f%% of peak, SMs filled %.1f%%",
+			 f->busy_pct, c->mean[TRACE_PM_SM_ACTIVE], c->mean[TRACE_PM_DRAM],
+			 f->fill_pct);
+	else if (f->busy_pct >= 0)
+		snprintf(busy, sizeof(busy), "GPU busy %.1f%%, SMs filled %.1f%%", f->busy_pct,
+			 f->fill_pct);
+	else
+		snprintf(busy, sizeof(busy), "GPU activity unknown (no GPU timestamps)");
+	if (f->memory_pct >= 0)
+		snprintf(f->summary, sizeof(f->summary), "%s (%.1f%% peak)%s, %s: ", mem,
+			 f->memory_pct, idle, busy);
+	else
+		snprintf(f->summary, sizeof(f->summary), "%s%s, %s: ", mem, idle, busy);
+	if (!f->has_gpu) {
+		snprintf(tail, sizeof(tail), "the trace has no GPU timestamps, so idle time cannot "
+					     "be attributed (run with CUPTI available)");
+	} else if (f->primary < 0) {
+		snprintf(tail, sizeof(tail), "no cause costs more than 5%% of the time; the GPU is "
+					     "kept busy and its SMs filled");
+	} else if (f->primary == CAUSE_MEMORY_BANDWIDTH) {
+		snprintf(tail, sizeof(tail),
+			 "bandwidth-bound: DRAM at %.0f%% of peak while the SMs compute little "
+			 "(SM throughput %.0f%%) for %.1f%% of the time",
+			 c->bw_dram, c->bw_sm, f->causes[f->primary].share_pct);
+	} else if (f->primary == CAUSE_COMPUTE_BOUND) {
+		snprintf(tail, sizeof(tail),
+			 "compute-bound: the SMs compute near peak (SM throughput %.0f%%, tensor "
+			 "%.0f%%) for %.1f%% of the time; the GPU is used well",
+			 c->compute_sm, c->compute_tensor, f->causes[f->primary].share_pct);
+	} else {
+		snprintf(tail, sizeof(tail), "%s costs the most (%.1f%% of the time)",
+			 cause_name(f->primary), f->causes[f->primary].share_pct);
+	}
+	strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
+}
+
+int gap_label(const struct f_gap *g)
+{
+	int k, best = GAP_NOISE;
+
+	for (k = 0; k < NR_GAP_PARTS; k++)
+		if (g->part[k] > g->part[best])
+			best = k;
+	return best;
+}
+
+const char *gap_part_name(int part)
+{
+	switch (part) {
+	case GAP_NOISE:
+		return "noise";
+	case GAP_DEPENDENCY:
+		return "dependency";
+	case GAP_MODULE:
+		return "module_load";
+	default:
+		return cause_name(part);
+	}
+}
+
+void findings_free(struct findings *f)
+{
+	free(f->gaps);
+	f->gaps = NULL;
+	f->nr_gaps_kept = f->gaps_cap = 0;
+}
+
+
+static int cmp_gap(const void *x, const void *y)
+{
+	const struct f_gap *a = x, *b = y;
+
+	/* .end holds the device's rank and the gap's place while sorting */
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* The gaps device by device (in order of their first operation), each in time order. */
+static void sort_gaps(struct findings_acc *a)
+{
+	struct findings *f = a->f;
+	uint64_t *end = xmalloc((f->nr_gaps_kept + 1) * sizeof(*end));
+	size_t i, d;
+
+	for (i = 0; i < f->nr_gaps_kept; i++) {
+		end[i] = f->gaps[i].end;
+		for (d = 0; d < a->nr_devs && a->devs[d].device != (uint32_t)f->gaps[i].device; d++)
+			;
+		f->gaps[i].end = (uint64_t)d << 48 | i;
+	}
+	xqsort(f->gaps, f->nr_gaps_kept, sizeof(*f->gaps), cmp_gap);
+	for (i = 0; i < f->nr_gaps_kept; i++)
+		f->gaps[i].end = end[f->gaps[i].end & ((1ull << 48) - 1)];
+	free(end);
+}
+
+void findings_end(struct findings_acc *a, const struct stats *s)
+{
+	struct findings *f = a->f;
+	const struct model *m = a->m;
+	uint64_t win_start = UINT64_MAX, win_end = 0;
+	struct first_launch *e, *tmp;
+	size_t i;
+	int k;
+
+	f->primary = -1;
+	f->is_memory_full = -1;
+	f->memory_pct = s->mem.peak_pct;
+	f->busy_pct = -1;
+	f->fill_pct = -1;
+	f->has_gpu = a->nr_devs > 0;
+
+	for (i = 0; i < a->nr_devs; i++) {
+		struct walk_device *ds = &a->devs[i];
+		uint64_t busy;
+
+		if (ds->first == UINT64_MAX)
+			continue;
+		/* The closed stretches' busy time, and the last one's. */
+		busy = (ds->nr_st ? ds->st[ds->nr_st - 1].busy : 0) + (ds->cur_end - ds->cur_begin);
+		f->work_ns += ds->work.total;
+		f->exposed_copy_ns += busy - ds->work.total;
+		f->window_ns += ds->cur_end - ds->first;
+		if (ds->first < win_start)
+			win_start = ds->first;
+		if (ds->cur_end > win_end)
+			win_end = ds->cur_end;
+	}
+	f->window_ns -= f->excluded_ns < f->window_ns ? f->excluded_ns : f->window_ns;
+	if (f->has_gpu) {
+		f->window_start = win_start;
+		f->window_end = win_end;
+		f->startup_ns = a->first_call < win_start ? win_start - a->first_call : 0;
+		f->idle_ns = f->window_ns > f->work_ns + f->exposed_copy_ns ?
+				     f->window_ns - f->work_ns - f->exposed_copy_ns :
+				     0;
+		f->causes[CAUSE_MEMCPY].time_ns += f->exposed_copy_ns;
+		f->causes[CAUSE_LOW_PARALLELISM].time_ns = a->lp_lost;
+		f->causes[CAUSE_LOW_PARALLELISM].value =
+			a->lp_work ? 100.0 * (1 - (double)a->lp_lost / (double)a->lp_work) : -1;
+		/* Concurrent kernels: never more lost than the time kernels ran. */
+		if (a->lp_work > f->work_ns && a->lp_work)
+			f->causes[CAUSE_LOW_PARALLELISM].time_ns =
+				(uint64_t)((double)a->lp_lost * f->work_ns / a->lp_work);
+		f->busy_pct = f->window_ns ? 100.0 * (f->work_ns + f->exposed_copy_ns) /
+						     (double)f->window_ns :
+					     0;
+		f->fill_pct = f->window_ns ? 100.0 *
+						     (double)(f->work_ns -
+							      f->causes[CAUSE_LOW_PARALLELISM].time_ns) /
+						     (double)f->window_ns :
+					     0;
+		if (f->fill_pct < 0)
+			f->fill_pct = 0;
+		f->kernels_per_s = f->window_ns ? (double)s->gpu.nr_kernels * 1e9 / f->window_ns : 0;
+		f->copy_bytes_per_s = f->window_ns ? (double)f->causes[CAUSE_MEMCPY].bytes * 1e9 /
+							     f->window_ns :
+						     0;
+	}
+	counters_end(a->ctr);	/* over the window the first look found: the same */
+	if (f->nr_gaps_kept > 1)
+		sort_gaps(a);
+	for (k = 0; k < NR_CAUSES; k++)
+		sites_finish(&f->causes[k], &a->sites[k]);
+	for (i = 0; i < a->nr_devs; i++)
+		free(a->devs[i].st);
+	free(a->devs);
+	for (i = 0; i <= m->nr_threads; i++)
+		free(a->threads[i].v);
+	free(a->threads);
+	free(a->func_seen);
+	free(a->host_only);
+	HASH_ITER(hh, a->firsts, e, tmp) {
+		HASH_DEL(a->firsts, e);
+		free(e);
+	}
+	free(a);
+
+	/* Statuses and shares; the ranking covers measured causes. */
+	for (k = 0; k < NR_CAUSES; k++) {
+		struct f_cause *c = &f->causes[k];
+
+		if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND) {
+			if (!f->has_gpu || !f->ctr.has) {
+				c->status = CS_UNKNOWN;
+				continue;
+			}
+			if (k == CAUSE_MEMORY_BANDWIDTH) {
+				c->time_ns = f->ctr.bw_ns;
+				c->count = f->ctr.bw_samples;
+				c->value = f->ctr.bw_dram;
+			} else {
+				c->time_ns = f->ctr.compute_ns;
+				c->count = f->ctr.compute_samples;
+				c->value = f->ctr.compute_sm;
+			}
+		}
+		if (k == CAUSE_MEMORY_CAPACITY)
+			continue;
+		if (!f->has_gpu) {
+			c->status = CS_UNKNOWN;
+			continue;
+		}
+		c->share_pct = f->window_ns ? 100.0 * (double)c->time_ns / (double)f->window_ns : 0;
+		if (c->time_ns) {
+			c->status = CS_MEASURED;
+			f->ranked[f->nr_ranked++] = k;
+		}
+	}
+	qsort_r(f->ranked, f->nr_ranked, sizeof(int), cmp_rank, f);
+	if (f->nr_ranked && f->causes[f->ranked[0]].share_pct >= PRIMARY_MIN_PCT)
+		f->primary = f->ranked[0];
+
+	if (s->mem.peak_pct >= 0) {
+		struct f_cause *c = &f->causes[CAUSE_MEMORY_CAPACITY];
+
+		f->is_memory_full = s->mem.peak_pct >= MEMORY_FULL_PCT;
+		c->bytes = s->mem.peak_bytes;
+		c->value = s->mem.peak_pct;
+		c->count = s->mem.nr_live_at_peak;
+		if (f->is_memory_full)
+			c->status = CS_SIGNAL;
+	}
+	summarize(f);
+	summarize_left_out(f, s);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * findings.h - attribution: why the GPU is under-used, in time lost per cause, with evidence
+ * and advice, ranked. Pure: model and statistics in, struct findings out; no I/O, no printing.
+ *
+ * Definitions (README "How the time is attributed"):
+ *   window      per device, from the first kernel's start (the first operation's without
+ *               kernels) to the last operation's end; what comes before (initialization,
+ *               weights uploaded, set-up before the first step) is reported as startup.
+ *               An idle gap that meets a stretch without GPU timestamps (model_host_only:
+ *               the application's profiler held CUPTI) is left out of it: the GPU ran work
+ *               the trace cannot see, so the gap's length is unknown. Busy, idle and every
+ *               share are of the window that is left.
+ *   partition   window = GPU work (kernels, memsets) + exposed copies (copies while no kernel
+ *               runs) + idle (nothing on the GPU).
+ *   idle gaps   each gap is assigned by what the thread that issued the GPU's next operation
+ *               was doing: blocked in a synchronization when the GPU ran dry -> host_sync;
+ *               inside launch calls (and the launch latency after) -> launch_overhead; inside
+ *               blocking copies -> memcpy; inside allocation/free -> allocation; outside CUDA ->
+ *               cpu_bound. A gap whose next operation was queued before it began is GPU-side:
+ *               noise under 5 us, dependency wait above. Time the thread spent loading
+ *               modules (CUDA lazy loading at a kernel's first launch) is one-time warm-up,
+ *               reported apart and not blamed on any cause; so is call time stalled by the
+ *               shim's own hardware-counter set-up (once, between its notes).
+ *   low_parallelism = kernel time x (1 - SM fill); memcpy also takes exposed copy time.
+ *   memory_capacity is a signal (peak >= 90 % of the device), not time. memory_bandwidth and
+ *   compute_bound are GPU busy time classified by hardware counters (counters.h): inside
+ *   bandwidth-bound or compute-bound samples. Without counters they are "unknown".
+ */
+#ifndef GPUSHIM_FINDINGS_H
+#define GPUSHIM_FINDINGS_H
+
+#include <stdint.h>
+
+#include "counters.h"
+#include "model/model.h"
+#include "stats.h"
+
+enum cause_id {
+	CAUSE_HOST_SYNC,
+	CAUSE_LAUNCH_OVERHEAD,
+	CAUSE_CPU_BOUND,
+	CAUSE_MEMCPY,
+	CAUSE_ALLOCATION,
+	CAUSE_LOW_PARALLELISM,
+	CAUSE_MEMORY_CAPACITY,
+	CAUSE_MEMORY_BANDWIDTH,
+	CAUSE_COMPUTE_BOUND,
+	NR_CAUSES
+};
+
+enum cause_status {
+	CS_NOT_SEEN = 0,		/* nothing of this cause in the run */
+	CS_MEASURED,			/* time_ns is time lost */
+	CS_SIGNAL,			/* a condition, no time (memory_capacity) */
+	CS_UNKNOWN,			/* needs evidence this trace does not have */
+};
+
+#define MAX_SITES 5
+
+/* Where a cause happens: an entry point, and the kernel (or copy) the GPU ran before. */
+struct f_site {
+	const char *what;
+	const char *after;
+	uint64_t count;
+	uint64_t time_ns;
+	double value;			/* kernels: SM fill; copies: bytes */
+};
+
+struct f_cause {
+	int status;			/* enum cause_status */
+	uint64_t time_ns;
+	double share_pct;		/* of the window (all devices together) */
+	uint64_t count;			/* gaps, kernels or allocations behind the time */
+	uint64_t bytes;			/* memcpy: bytes copied; memory_capacity: peak */
+	double value;			/* memory_capacity: peak %; low_parallelism: fill % */
+	uint64_t aux;			/* launch_overhead: kernels shorter than their launch */
+	uint64_t pageable_bytes;	/* memcpy: bytes from/to pageable memory */
+	struct f_site sites[MAX_SITES];
+	int nr_sites;
+};
+
+/* Parts of an idle gap beyond the causes: not lost time. */
+enum gap_part {
+	GAP_NOISE = NR_CAUSES,		/* GPU-side, under 5 us */
+	GAP_DEPENDENCY,			/* GPU-side, the next operation was already queued */
+	GAP_MODULE,			/* the host was loading modules (one-time) */
+	NR_GAP_PARTS
+};
+
+/* One idle gap of a device and how it was split (kept for the timeline export). */
+struct f_gap {
+	uint64_t start, end;
+	int device;
+	uint64_t part[NR_GAP_PARTS];	/* ns per cause id or enum gap_part */
+};
+
+struct findings {
+	int has_gpu;			/* GPU timestamps exist: gaps can be attributed */
+	uint64_t window_start, window_end;
+	uint64_t window_ns;		/* summed over devices, less excluded_ns */
+	uint64_t excluded_ns;		/* gaps that meet a stretch without GPU timestamps */
+	uint64_t nr_excluded_gaps;
+	uint64_t startup_ns;		/* first intercepted call to the first GPU operation */
+	uint64_t work_ns;		/* kernels and memsets (union) */
+	uint64_t exposed_copy_ns;
+	uint64_t idle_ns;
+	uint64_t noise_ns;		/* GPU-side gaps under 5 us */
+	uint64_t dependency_ns;		/* GPU-side gaps of 5 us and more */
+	uint64_t module_load_ns;	/* gaps spent loading modules (lazy loading: one-time) */
+	uint64_t profiler_setup_ns;	/* gaps spent in calls stalled by the counters' set-up */
+	uint64_t nr_gaps;
+	struct f_cause causes[NR_CAUSES];
+	int ranked[NR_CAUSES];		/* cause ids, most time first; nr_ranked of them */
+	int nr_ranked;
+	int primary;			/* cause id, or -1: no cause worth a verdict */
+	/* The seed's four signals */
+	int is_memory_full;		/* -1 unknown */
+	double memory_pct;		/* -1 unknown */
+	double busy_pct;		/* -1 unknown */
+	double fill_pct;		/* -1 unknown */
+	double kernels_per_s;
+	double copy_bytes_per_s;
+	struct counters ctr;		/* hardware counters over the window */
+	char summary[512];
+	size_t calls_held_max;		/* the most calls the gap walks held at once */
+	/* Every idle gap in time order per device, with findings_compute_gaps() only. */
+	int want_gaps;
+	struct f_gap *gaps;
+	size_t nr_gaps_kept, gaps_cap;
+};
+
+/* Gaps shorter than this with work already queued are scheduling noise (TraceLens: 5 us). */
+#define NOISE_GAP_NS 5000u
+/* Peak device memory from this share up is reported as memory_capacity (tb_plugin: 90 %). */
+#define MEMORY_FULL_PCT 90.0
+/* A cause below this share of the window is not named as the verdict's primary cause. */
+#define PRIMARY_MIN_PCT 5.0
+
+void findings_compute(struct findings *f, const struct model *m, const struct stats *s);
+/* The same, also keeping every gap (f->gaps); release with findings_free(). */
+void findings_compute_gaps(struct findings *f, const struct model *m, const struct stats *s);
+void findings_free(struct findings *f);
+
+/*
+ * The same as the calls and operations come: findings_begin with what a first look at them all
+ * found (@p, kept until findings_end), then every call in order of start (findings_call, @id:
+ * its number, which operations name it by) and every operation in order of start
+ * (findings_op, with the call it was joined to or NULL) — a call before any operation that
+ * starts after it — then findings_end with the run's statistics, which fills @f and frees
+ * what findings_begin returned; the counter samples in order of start (findings_sample), each
+ * before the operations that end after it starts. Only the calls a gap still to come can
+ * reach, and the samples a busy stretch still to come can, are kept.
+ */
+struct first_look;
+struct findings_acc;
+struct findings_acc *findings_begin(struct findings *f, const struct model *m,
+				    const struct first_look *p, int want_gaps);
+void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id);
+void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
+		 uint32_t call_id);
+void findings_sample(struct findings_acc *a, const struct m_pm_sample *s);
+/* No operation still to come starts before @t (streaming: what may be let go). */
+void findings_floor(struct findings_acc *a, uint64_t t);
+void findings_end(struct findings_acc *a, const struct stats *s);
+/* The largest part of a gap: a cause id or enum gap_part. */
+int gap_label(const struct f_gap *g);
+const char *gap_part_name(int part);	/* cause ids, then "noise", "dependency", "module_load" */
+
+const char *cause_name(int id);		/* "host_sync", ... (the JSON cause ids) */
+const char *cause_advice(int id);	/* what to do about it */
+
+#endif /* GPUSHIM_FINDINGS_H */

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats.h - pure statistics over a model: span, counts, per-entry-point totals, kernels (host
+ * launches and GPU time), memory peak and the allocations live at it, and the GPU timeline
+ * (busy, idle, SM fill). Model in, struct stats out; no I/O, no printing.
+ *
+ * Definitions (README "Report"): span = first intercepted call to the last call or GPU
+ * operation end; launches = every launch call (kernels, graph launches, host functions), failed
+ * ones included; syncs = context/stream/event synchronize calls; allocs/frees = device-memory
+ * allocation/release calls of every kind (device, pitch, managed, async, pool, VMM physical);
+ * peak = most device bytes live at once from successful allocations.
+ */
+#ifndef GPUSHIM_STATS_H
+#define GPUSHIM_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+
+struct s_counts {
+	uint64_t launches;		/* all launch calls */
+	uint64_t kernel_launches;
+	uint64_t graph_launches;
+	uint64_t host_funcs;
+	uint64_t launch_errors;
+	uint64_t captured_launches;	/* issued during stream capture (run later by graphs) */
+	uint64_t syncs;
+	uint64_t ctx_syncs, stream_syncs, event_syncs;
+	uint64_t queries;
+	uint64_t stream_waits;
+	uint64_t event_records;
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t alloc_errors;
+	uint64_t host_allocs;		/* pinned / registered host memory */
+	uint64_t host_frees;
+	uint64_t memcpys;
+	uint64_t memcpy_bytes;
+	uint64_t memsets;
+	uint64_t memset_bytes;
+	uint64_t calls;			/* every recorded call */
+	uint64_t errors;		/* calls that failed */
+};
+
+struct s_api {
+	uint16_t api;
+	const char *name;
+	uint8_t family;
+	uint64_t calls;
+	uint64_t errors;
+	uint64_t total_ns;
+	uint64_t max_ns;
+};
+
+struct s_kernel {
+	const char *name;
+	uint32_t name_id;		/* STRING id; 0 for unresolved kernels */
+	uint64_t launches;		/* host launch calls naming this kernel */
+	uint64_t launch_errors;
+	uint64_t captured;		/* launches made during stream capture */
+	uint32_t grid_first[3];
+	uint32_t block_first[3];
+	uint32_t nr_shapes;		/* distinct (grid, block) seen, capped at 255 */
+	uint64_t blocks_total;		/* over launches */
+	uint64_t launch_host_ns;	/* time spent in the launch calls */
+	/* GPU side (CUPTI) */
+	uint64_t gpu_count;
+	uint64_t gpu_total_ns;
+	uint64_t gpu_min_ns, gpu_max_ns, gpu_p50_ns, gpu_p99_ns;
+	double fill;			/* duration-weighted SM fill, -1 unknown */
+	int fill_is_estimate;		/* occupancy calculator not available for some launches */
+	uint64_t from_graphs;		/* executions replayed from CUDA graphs */
+	/* Hardware counters over the time it ran (counters.h), by enum trace_pm_slot; NaN none */
+	double pm[TRACE_PM_NR_SLOTS];
+};
+
+struct s_alloc {			/* one device allocation's life */
+	uint64_t addr;
+	uint64_t bytes;
+	uint64_t t_alloc;
+	uint64_t t_free;		/* UINT64_MAX: never freed */
+	uint16_t api;
+	uint8_t kind;			/* enum trace_mem_kind */
+	int16_t device;
+};
+
+struct s_device_mem {
+	int device;
+	uint64_t peak_bytes;
+	uint64_t peak_ts;
+	uint64_t total_bytes;		/* 0 when the device record is absent */
+	double peak_pct;		/* -1 unknown */
+};
+
+struct s_memory {
+	uint64_t peak_bytes;		/* all devices together */
+	uint64_t peak_ts;
+	uint64_t final_bytes;		/* live at the end of the trace */
+	uint64_t device_total_bytes;	/* of peak_device */
+	double peak_pct;		/* of the fullest device; -1 unknown */
+	int peak_device;
+	struct s_device_mem *devices;
+	size_t nr_devices;
+	struct s_alloc *allocs;		/* every successful device allocation, by time */
+	size_t nr_allocs;
+	size_t *live_at_peak;		/* indices into allocs, largest first */
+	size_t nr_live_at_peak;
+	uint64_t alloc_bytes_total;	/* churn: bytes allocated over the run */
+	uint64_t alloc_ns;		/* host time inside allocation/free calls */
+	uint64_t unmatched_frees;	/* frees of addresses never seen allocated */
+};
+
+struct s_gpu_device {
+	int device;
+	uint64_t first_ns, last_ns;
+	uint64_t busy_ns;		/* union of kernel/copy/set intervals */
+	uint64_t kernel_ns, memcpy_ns, memset_ns;	/* unions per kind */
+	double fill_ns;			/* sum of kernel duration x fill */
+};
+
+struct s_gpu {
+	int has_cupti;			/* GPU timestamps exist for (part of) the run */
+	uint64_t busy_ns, idle_ns;
+	uint64_t kernel_ns, memcpy_ns, memset_ns;
+	double busy_pct;		/* busy / (span x devices used) */
+	double fill_pct;		/* sum(kernel time x fill) / (span x devices used) */
+	uint64_t nr_kernels, nr_memcpys, nr_memsets;
+	uint64_t joined, unjoined;
+	struct s_gpu_device *devices;
+	size_t nr_devices;
+	/*
+	 * The run's stretches without GPU timestamps (model_host_only: CUPTI held by the
+	 * application's profiler): their time inside the span, the launches made in them (no
+	 * GPU record of theirs can be in the trace), and the counter samples they meet (their
+	 * times are in the other client's clock), which no statistic takes.
+	 */
+	uint64_t host_only_ns;
+	uint64_t host_only_launches;
+	uint64_t host_only_samples;
+	size_t nr_host_only;		/* stretches */
+};
+
+struct stats {
+	uint64_t span_start, span_end, span_ns;
+	struct s_counts counts;
+	struct s_api *apis;		/* by total time, descending */
+	size_t nr_apis;
+	struct s_kernel *kernels;	/* by GPU time, then launches, descending */
+	size_t nr_kernels;
+	struct s_memory mem;
+	struct s_gpu gpu;
+};
+
+/* stats_compute - fill @s from @m. Free with stats_free. */
+void stats_compute(struct stats *s, const struct model *m);
+
+/*
+ * The same as the calls and operations come: stats_begin with what a first look at them all
+ * found (@p, kept until stats_end), then every call in order of start (stats_call) and every
+ * operation in order of start (stats_op; the two orders may interleave), then stats_end, which
+ * fills @s and frees what stats_begin returned; the counter samples in order of start
+ * (stats_sample), each before the operations that end after it starts. @m holds the
+ * dictionaries (strings, entry points, kernels, devices, shapes, notes); its calls,
+ * operations and samples are not read.
+ */
+struct first_look;
+struct stats_acc;
+struct stats_acc *stats_begin(struct stats *s, const struct model *m, const struct first_look *p);
+void stats_call(struct stats_acc *a, const struct m_call *c);
+void stats_op(struct stats_acc *a, const struct m_gpu_op *g);
+void stats_sample(struct stats_acc *a, const struct m_pm_sample *s);
+/* No operation still to come starts before @t (streaming: what may be let go). */
+void stats_floor(struct stats_acc *a, uint64_t t);
+void stats_end(struct stats_acc *a);
+void stats_free(struct stats *s);
+
+/* Is a call with this sync kind an explicit host synchronization? */
+int stats_is_host_sync(const struct m_call *c);
+
+/* Does this mem kind count as device memory (allocs/frees/peak)? */
+int stats_is_device_mem(uint8_t kind);
+
+/* The total length of a union of intervals added in order of start. */
+struct stats_union {
+	uint64_t end;			/* end of the current merged interval */
+	uint64_t total;
+	int has;
+};
+
+static inline void stats_union_add(struct stats_union *u, uint64_t start, uint64_t end)
+{
+	if (!u->has || start >= u->end) {
+		u->total += end - start;
+		u->end = end;
+		u->has = 1;
+	} else if (end > u->end) {
+		u->total += end - u->end;
+		u->end = end;
+	}
+}
+
+/* SM fill of one kernel execution in [0,1]; -1 when the device is unknown. Sets *is_estimate
+ * when the occupancy calculator had no answer and the thread limit stood in. stats_fill_op -
+ * the same for kernel @g, the answer kept for its shape (m->fill_memo). */
+double stats_fill(const struct model *m, uint32_t func_name, uint64_t blocks,
+		  uint32_t block_threads, uint32_t dyn_smem, int device, int *is_estimate);
+double stats_fill_op(const struct model *m, const struct m_gpu_op *g, int *is_estimate);
+
+#endif /* GPUSHIM_STATS_H */

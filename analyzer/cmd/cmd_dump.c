@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_dump.c - `gpushim dump`: every record of a trace as decoded, in file order, as text or
+ * as JSON lines. The reference decoder: it shows fields through trace_record_fields() and
+ * interprets nothing. Names (strings, entry points) are resolved as they become known.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "output/output.h"
+#include "trace/trace_reader.h"
+#include "util/util.h"
+
+struct names {
+	char **str;			/* STRING id -> text */
+	size_t nr_str, cap_str;
+	size_t nr_defs;			/* STRING records taken */
+	uint32_t *api;			/* API_DEF id -> STRING id */
+	size_t nr_api, cap_api;
+};
+
+static const char *name_of(const struct names *n, uint32_t id)
+{
+	return id && id < n->nr_str && n->str[id] ? n->str[id] : NULL;
+}
+
+static void learn(struct names *n, const struct trace_record *r)
+{
+	if (r->type == TRACE_REC_STRING) {
+		const struct trace_rec_string *s = r->rec;
+
+		if (!trace_id_plausible(s->id, n->nr_defs))
+			return;
+		n->nr_defs++;
+		if (s->id >= n->nr_str) {
+			XGROW(n->str, n->cap_str, (size_t)s->id + 1);
+			memset(n->str + n->nr_str, 0, (s->id + 1 - n->nr_str) * sizeof(char *));
+			n->nr_str = (size_t)s->id + 1;
+		}
+		if (!n->str[s->id])
+			n->str[s->id] = xstrndup((const char *)(s + 1), s->len);
+	} else if (r->type == TRACE_REC_API_DEF) {
+		const struct trace_rec_api_def *d = r->rec;
+
+		if (d->api >= n->nr_api) {
+			XGROW(n->api, n->cap_api, (size_t)d->api + 1);
+			memset(n->api + n->nr_api, 0, (d->api + 1 - n->nr_api) * sizeof(uint32_t));
+			n->nr_api = (size_t)d->api + 1;
+		}
+		n->api[d->api] = d->name;
+	}
+}
+
+static double get_f32(const uint8_t *p)
+{
+	float v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t get_uint(const uint8_t *p, int size)
+{
+	uint8_t v8;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (size) {
+	case 1:
+		memcpy(&v8, p, 1);
+		return v8;
+	case 2:
+		memcpy(&v16, p, 2);
+		return v16;
+	case 4:
+		memcpy(&v32, p, 4);
+		return v32;
+	default:
+		memcpy(&v64, p, 8);
+		return v64;
+	}
+}
+
+static void dump_text(const struct names *n, const struct trace_record *r, uint64_t t0)
+{
+	const uint8_t *p = r->rec;
+	const struct trace_field *f;
+	size_t nf, i;
+
+	printf("%-12s", trace_record_type_name(r->type));
+	if (r->is_thread)
+		printf(" t=%.6fms tid=%u", (double)(int64_t)(r->ts_ns - t0) / 1e6, r->tid);
+	f = trace_record_fields(r->type, &nf);
+	if (!f)
+		printf(" size=%u (unknown type, skipped)", r->size);
+	for (i = 0; i < nf; i++) {
+		const uint8_t *q = p + f[i].offset;
+		uint64_t v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
+		const char *s;
+
+		switch (f[i].kind) {
+		case TF_X:
+			printf(" %s=0x%" PRIx64, f[i].name, v);
+			break;
+		case TF_I:
+			printf(" %s=%d", f[i].name, (int32_t)v);
+			break;
+		case TF_STR:
+			s = name_of(n, (uint32_t)v);
+			printf(" %s=%" PRIu64, f[i].name, v);
+			if (s) {
+				printf("(");
+				print_clean(stdout, s, 120);
+				printf(")");
+			}
+			break;
+		case TF_API:
+			s = v < n->nr_api ? name_of(n, n->api[v]) : NULL;
+			printf(" %s=", f[i].name);
+			print_clean(stdout, s ? s : "?", 120);
+			break;
+		case TF_U32X3:
+			printf(" %s=%u,%u,%u", f[i].name, (uint32_t)get_uint(q, 4),
+			       (uint32_t)get_uint(q + 4, 4), (uint32_t)get_uint(q + 8, 4));
+			break;
+		case TF_U16X3:
+			printf(" %s=%u,%u,%u", f[i].name, (uint32_t)get_uint(q, 2),
+			       (uint32_t)get_uint(q + 2, 2), (uint32_t)get_uint(q + 4, 2));
+			break;
+		case TF_F32:
+			printf(" %s=%.2f", f[i].name, get_f32(q));
+			break;
+		case TF_TEXT: {
+			char *t = xstrndup((const char *)p + sizeof(struct trace_rec_string),
+					   (size_t)v);
+
+			printf(" text=\"");
+			print_clean(stdout, t, 4096);
+			printf("\"");
+			free(t);
+			break;
+		}
+		default:
+			printf(" %s=%" PRIu64, f[i].name, v);
+			break;
+		}
+	}
+	printf("\n");
+}
+
+static void dump_json(const struct names *n, const struct trace_record *r)
+{
+	const uint8_t *p = r->rec;
+	const struct trace_field *f;
+	struct json j;
+	size_t nf, i;
+	char key[64];
+
+	json_init(&j, stdout, 0);
+	json_object_begin(&j, NULL);
+	json_str(&j, "type", trace_record_type_name(r->type));
+	json_u64(&j, "size", r->size);
+	if (r->is_thread) {
+		json_u64(&j, "ts_ns", r->ts_ns);
+		json_u64(&j, "tid", r->tid);
+		json_u64(&j, "thread", r->thread_index);
+	}
+	f = trace_record_fields(r->type, &nf);
+	for (i = 0; i < nf; i++) {
+		const uint8_t *q = p + f[i].offset;
+		uint64_t v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
+		const char *s;
+		int k;
+
+		switch (f[i].kind) {
+		case TF_X:
+			snprintf(key, sizeof(key), "0x%" PRIx64, v);
+			json_str(&j, f[i].name, key);
+			break;
+		case TF_I:
+			json_i64(&j, f[i].name, (int32_t)v);
+			break;
+		case TF_STR:
+			json_u64(&j, f[i].name, v);
+			snprintf(key, sizeof(key), "%s_str", f[i].name);
+			json_str(&j, key, name_of(n, (uint32_t)v));
+			break;
+		case TF_API:
+			s = v < n->nr_api ? name_of(n, n->api[v]) : NULL;
+			json_str(&j, f[i].name, s);
+			break;
+		case TF_U32X3:
+		case TF_U16X3:
+			json_array_begin(&j, f[i].name);
+			for (k = 0; k < 3; k++)
+				json_u64(&j, NULL,
+					 f[i].kind == TF_U32X3 ? get_uint(q + 4 * k, 4) :
+								 get_uint(q + 2 * k, 2));
+			json_array_end(&j);
+			break;
+		case TF_F32:
+			json_double(&j, f[i].name, get_f32(q), 3);
+			break;
+		case TF_TEXT:
+			json_u64(&j, f[i].name, v);
+			json_strn(&j, "text", (const char *)p + sizeof(struct trace_rec_string),
+				  (size_t)v);
+			break;
+		default:
+			json_u64(&j, f[i].name, v);
+			break;
+		}
+	}
+	json_object_end(&j);
+	json_done(&j);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpushim dump [--format text|jsonl] TRACE\n"
+		   "\nPrints every record of TRACE in file order.\n");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct names names;
+	struct trace_reader rd;
+	struct trace_record r;
+	int c, is_json = 0, ret;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (cmd_parse_format("dump", optarg, "jsonl", &is_json) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (trace_reader_open(&rd, argv[optind]) < 0) {
+		cmd_error(rd.err);
+		return 1;
+	}
+	memset(&names, 0, sizeof(names));
+	if (!is_json) {
+		printf("# ");
+		print_clean(stdout, argv[optind], 4096);
+		printf(": format %u.%u, shim ", rd.hdr.version_major, rd.hdr.version_minor);
+		print_clean(stdout, rd.shim_version, 200);
+		printf(", pid %u, host ", rd.hdr.pid);
+		print_clean(stdout, rd.host, 200);
+		printf("\n# command: ");
+		print_clean(stdout, rd.cmdline, 4096);
+		printf("\n");
+	}
+	while ((ret = trace_reader_next(&rd, &r)) > 0) {
+		learn(&names, &r);
+		if (is_json)
+			dump_json(&names, &r);
+		else
+			dump_text(&names, &r, rd.hdr.start_mono_ns);
+	}
+	if (ret < 0) {
+		cmd_error(rd.err);
+	} else if (rd.is_truncated || !rd.has_end) {
+		fprintf(stderr, "gpushim: warning: ");
+		print_clean(stderr, argv[optind], 4096);
+		fprintf(stderr, " is truncated after %llu chunks (no END record)\n",
+			(unsigned long long)rd.nr_chunks);
+	}
+	for (i = 0; i < names.nr_str; i++)
+		free(names.str[i]);
+	free(names.str);
+	free(names.api);
+	trace_reader_close(&rd);
+	return ret < 0 ? 1 : 0;
+}

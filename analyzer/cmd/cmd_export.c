@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_export.c - `gpushim export --format chrome [-o FILE] TRACE...`: a timeline of one or
+ * more processes for Perfetto (ui.perfetto.dev) or chrome://tracing. The traces share one
+ * time axis: all of them are on CLOCK_MONOTONIC of their host, counted from the earliest
+ * trace's start.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analyze.h"
+#include "cmds.h"
+#include "output/export.h"
+#include "analysis/findings.h"
+#include "model/model.h"
+#include "analysis/stats.h"
+#include "trace/trace_reader.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpushim export --format chrome [-o FILE] TRACE...\n"
+		   "\nWrites a Chrome trace-event JSON timeline (open it in ui.perfetto.dev or\n"
+		   "chrome://tracing): per process, the CUDA calls of each host thread, the kernels,\n"
+		   "copies and memsets of each GPU stream with arrows from the calls that caused\n"
+		   "them, live device memory, and the GPU's idle gaps named by their cause.\n"
+		   "\n  -f, --format chrome   the format (the only one so far)\n"
+		   "  -o, --output FILE     write FILE instead of standard output\n");
+}
+
+/* The earliest start among the traces' headers (cheap: no chunk is read). */
+static uint64_t earliest_start(char **paths, int n)
+{
+	uint64_t t = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct trace_reader rd;
+
+		if (trace_reader_open(&rd, paths[i]) < 0)
+			continue;	/* reported when the model is loaded */
+		if (rd.hdr.start_mono_ns && rd.hdr.start_mono_ns < t)
+			t = rd.hdr.start_mono_ns;
+		trace_reader_close(&rd);
+	}
+	return t == UINT64_MAX ? 0 : t;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct export_ops *ops = NULL;
+	const char *out = NULL;
+	struct export_ctx x;
+	int c, i, ret = 0;
+
+	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "chrome")) {
+				fprintf(stderr, "gpushim: export: unknown format '%s' (chrome)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			ops = &export_chrome_ops;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!ops || optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	memset(&x, 0, sizeof(x));
+	x.f = stdout;
+	if (out && !(x.f = fopen(out, "w"))) {
+		fprintf(stderr, "gpushim: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	x.base_ns = earliest_start(argv + optind, argc - optind);
+	ops->begin(&x);
+	for (i = optind; i < argc; i++) {
+		struct findings fd;
+		struct model m;
+		struct stats s;
+
+		if (cmd_load_model(&m, argv[i], 0) < 0) {
+			ret = 1;
+			continue;
+		}
+		analyze_model(&m, &s, &fd, NULL, 1);
+		ops->process(&x, &m, &s, &fd);
+		findings_free(&fd);
+		stats_free(&s);
+		model_free(&m);
+	}
+	ops->end(&x);
+	if (fflush(x.f) || ferror(x.f)) {
+		fprintf(stderr, "gpushim: export: write error%s%s\n", out ? " on " : "", out ? out : "");
+		ret = 1;
+	}
+	if (out)
+		fclose(x.f);
+	return ret;
+}

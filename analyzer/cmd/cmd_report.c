@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_report.c - `gpushim report`: loads each trace, computes its statistics and findings, and
+ * prints them as text or JSON (schema gpushim.report/1, README "Report JSON").
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analyze.h"
+#include "cmds.h"
+#include "model/model.h"
+#include "output/output.h"
+#include "output/report_output.h"
+#include "analysis/findings.h"
+#include "analysis/stats.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] TRACE...\n"
+		   "\nExplains where the GPU time of a run went: the verdict and the causes ranked\n"
+		   "by time lost (with CUPTI timestamps), then kernels, API calls and memory.\n"
+		   "Several traces (one per process or rank): a section each, then a combined\n"
+		   "summary; JSON: {\"schema\", \"reports\": [...], \"combined\": {...}}.\n");
+}
+
+/* One trace: load, compute, print. Adds to @all for the combined summary. */
+static int report_one(const char *path, int is_json, int has_header, int is_many,
+		      struct json *j, struct combined *all)
+{
+	struct findings fd;
+	struct model m;
+	struct stats s;
+
+	if (cmd_analyze(path, &m, &s, &fd, NULL, 0) < 0)
+		return -1;
+	combined_add(all, &s, &fd);
+	if (is_json) {
+		json_object_begin(j, NULL);
+		if (!is_many)
+			json_str(j, "schema", "gpushim.report/1");
+		report_json_members(j, &m, &s, &fd);
+		json_object_end(j);
+	} else {
+		if (is_many) {
+			printf("%s== process %u (", all->nr > 1 ? "\n" : "", m.pid);
+			print_clean(stdout, path, 4096);
+			printf(") ==\n");
+		}
+		report_print_text(stdout, &m, &s, &fd, has_header);
+	}
+	stats_free(&s);
+	findings_free(&fd);
+	model_free(&m);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, i, is_json = 0, has_header = 1, is_many, ret = 0;
+	struct combined all;
+	struct json j;
+
+	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (cmd_parse_format("report", optarg, "json", &is_json) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'H':
+			has_header = 0;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	is_many = argc - optind > 1;
+	memset(&all, 0, sizeof(all));
+	json_init(&j, stdout, 1);
+	if (is_json && is_many) {
+		json_object_begin(&j, NULL);
+		json_str(&j, "schema", "gpushim.report/1");
+		json_array_begin(&j, "reports");
+	}
+	for (i = optind; i < argc; i++)
+		if (report_one(argv[i], is_json, has_header, is_many, &j, &all) < 0)
+			ret = 1;
+	if (is_json && is_many) {
+		json_array_end(&j);
+		report_json_combined(&j, &all);
+		json_object_end(&j);
+	} else if (is_many) {
+		report_print_combined_text(stdout, &all);
+	}
+	if (is_json)
+		json_done(&j);
+	return ret;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diff_output.h - printing a comparison of two runs as text or JSON (gpushim.diff/1).
+ * Part of the output layer: formats, never computes.
+ */
+#ifndef GPUSHIM_DIFF_OUTPUT_H
+#define GPUSHIM_DIFF_OUTPUT_H
+
+#include <stdio.h>
+
+#include "analysis/diff.h"
+
+/* One side of the comparison: the traces it was built from and their summary. */
+struct diff_side {
+	char **paths;
+	int nr_paths;
+	const struct run_summary *summary;
+};
+
+/* The --fail-on gate and how it went. */
+struct diff_gate {
+	int is_set;			/* --fail-on given */
+	int metric;			/* enum diff_metric */
+	double fail_on;			/* PCT */
+	double worse_by;
+	int is_unavailable;		/* the metric needs GPU timestamps a side lacks */
+	int is_failed;
+};
+
+void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_side *new,
+		     const struct diff_result *d, const struct diff_gate *g);
+void diff_print_json(FILE *f, const struct diff_side *base, const struct diff_side *new,
+		     const struct diff_result *d, const struct diff_gate *g);
+
+#endif /* GPUSHIM_DIFF_OUTPUT_H */

@@ -1,0 +1,914 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report_output.c - text and JSON renderings of a report. Deterministic: every list is already
+ * sorted by stats; numbers have fixed precision. Strings from the trace are escaped (JSON) or
+ * cleaned of control characters (text).
+ */
+#include "report_output.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "output.h"
+#include "util/util.h"
+
+static const char *family_name(uint8_t f)
+{
+	switch (f) {
+	case TRACE_FAM_INIT:
+		return "init";
+	case TRACE_FAM_LAUNCH:
+		return "launch";
+	case TRACE_FAM_MEMORY:
+		return "memory";
+	case TRACE_FAM_COPY:
+		return "copy";
+	case TRACE_FAM_SET:
+		return "set";
+	case TRACE_FAM_SYNC:
+		return "sync";
+	case TRACE_FAM_CAPTURE:
+		return "capture";
+	case TRACE_FAM_MODULE:
+		return "module";
+	default:
+		return "other";
+	}
+}
+
+static const char *mem_kind_name(uint8_t k)
+{
+	static const char *const names[] = { "?",	 "device",   "pitch",	      "managed",
+					     "async",	 "pool",     "host",	      "host_register",
+					     "vmm",	 "vmm_va",   "vmm_map",	      "vmm_access" };
+
+	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+}
+
+static const char *device_name(const struct model *m, int dev)
+{
+	const struct trace_rec_device *d = model_device(m, dev);
+
+	return d ? model_string(m, d->name, "?") : "?";
+}
+
+/* ---- Text ---- */
+
+#define TOP_KERNELS 15
+#define TOP_APIS 15
+#define TOP_ALLOCS 8
+
+static void text_header(FILE *f, const struct model *m)
+{
+	fprintf(f, "# gpushim report: ");
+	print_clean(f, m->path, 400);
+	fprintf(f, "\n# command: ");
+	print_clean(f, m->cmdline, 400);
+	fprintf(f, "\n# pid %u on ", m->pid);
+	print_clean(f, m->host, 100);
+	fprintf(f, ", shim ");
+	print_clean(f, m->shim_version, 100);
+	fprintf(f, ", trace format %u.%u, %s", m->version_major, m->version_minor,
+		m->is_complete ? "complete" : "TRUNCATED (partial results)");
+	if (m->end_reason == TRACE_END_SIGNAL || m->end_reason == TRACE_END_EXEC) {
+		const char *detail = model_end_detail(m);
+
+		fprintf(f, " (ended by %s%s", model_end_reason(m), detail ? ": " : "");
+		if (detail)
+			print_clean(f, detail, 200);
+		fprintf(f, ")");
+	}
+	if (m->lost_records)
+		fprintf(f, ", %llu records LOST", (unsigned long long)m->lost_records);
+	fprintf(f, "\n");
+}
+
+/* Hardware counters: the seed's middle two numbers (SM activity, DRAM bandwidth). */
+static void text_counters(FILE *f, const struct findings *fd)
+{
+	const struct counters *c = &fd->ctr;
+
+	if (!c->has) {
+		fprintf(f, "  counters unknown: ");
+		print_clean(f, c->absent ? c->absent : "no hardware counters", 200);
+		fprintf(f, "\n");
+		return;
+	}
+	fprintf(f, "  counters SM active %.1f%%, DRAM bandwidth %.1f%% of peak, SM throughput %.1f%%, "
+		   "tensor %.1f%% (PM sampling on ",
+		c->mean[TRACE_PM_SM_ACTIVE], c->mean[TRACE_PM_DRAM], c->mean[TRACE_PM_SM_THROUGHPUT],
+		c->mean[TRACE_PM_TENSOR]);
+	print_clean(f, c->chip ? c->chip : "?", 16);
+	fprintf(f, ", %llu samples of %.0f us covering %.0f%% of the window%s)\n",
+		(unsigned long long)c->nr_samples, (double)c->interval_ns / 1e3, c->coverage_pct,
+		c->nr_overflow ? ", some lost" : "");
+}
+
+/*
+ * What the analysis left out, as one sentence into @buf; NULL when nothing: the run's
+ * stretches without GPU timestamps (the application's profiler held CUPTI).
+ */
+static const char *left_out(char *buf, size_t n, const struct stats *s,
+			    const struct findings *fd)
+{
+	char a[32], b[32], c[32], d[32];
+	int len;
+
+	if (!s->gpu.host_only_ns && !s->gpu.host_only_launches)
+		return NULL;
+	len = snprintf(buf, n,
+		       "GPU timestamps for %s of %s; %s launches while the application's CUPTI "
+		       "client held CUPTI are left out",
+		       fmt_ns(a, sizeof(a), s->span_ns - s->gpu.host_only_ns),
+		       fmt_ns(b, sizeof(b), s->span_ns),
+		       fmt_count(c, sizeof(c), s->gpu.host_only_launches));
+	if (fd->excluded_ns && len > 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, ", with the %s of idle GPU time around them",
+			 fmt_ns(d, sizeof(d), fd->excluded_ns));
+	return buf;
+}
+
+static void text_signals(FILE *f, const struct model *m, const struct stats *s,
+			 const struct findings *fd)
+{
+	char a[32], b[32], c[32], line[256];
+
+	fprintf(f, "\nverdict: ");
+	print_clean(f, fd->summary, sizeof(fd->summary));
+	fprintf(f, "\n\n");
+	if (s->mem.peak_pct < 0 && !s->mem.nr_allocs) {
+		fprintf(f, "  memory   no device allocation recorded (memory allocated before "
+			   "the shim was loaded is not seen)\n");
+	} else if (s->mem.device_total_bytes && s->mem.peak_pct >= 0) {
+		fprintf(f, "  memory   %.1f%% of %s at the peak (%s on device %d, ",
+			s->mem.peak_pct, fmt_bytes(a, sizeof(a), s->mem.device_total_bytes),
+			fmt_bytes(b, sizeof(b), s->mem.peak_bytes), s->mem.peak_device);
+		print_clean(f, device_name(m, s->mem.peak_device), 100);
+		fprintf(f, ")%s\n", fd->is_memory_full > 0 ? "  FULL" : "");
+	} else {
+		fprintf(f, "  memory   peak %s (device size unknown)\n",
+			fmt_bytes(a, sizeof(a), s->mem.peak_bytes));
+	}
+	if (fd->has_gpu) {
+		fprintf(f, "  compute  GPU busy %.1f%% of %s (what nvidia-smi shows as utilization)\n",
+			fd->busy_pct, fmt_ns(a, sizeof(a), fd->window_ns));
+		fprintf(f, "  SMs      filled %.1f%% of the time (busy time weighted by SM fill)\n",
+			fd->fill_pct);
+		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the first kernel\n",
+			fd->kernels_per_s, fmt_bytes(b, sizeof(b), sat_u64(fd->copy_bytes_per_s)),
+			fmt_ns(c, sizeof(c), fd->startup_ns));
+		if (left_out(line, sizeof(line), s, fd))
+			fprintf(f, "  covered  %s\n", line);
+	} else {
+		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");
+	}
+	text_counters(f, fd);
+}
+
+static void text_causes(FILE *f, const struct findings *fd)
+{
+	char a[32], b[32];
+	int r, k;
+
+	if (!fd->has_gpu) {
+		fprintf(f, "\ncauses: unknown without GPU timestamps\n");
+		return;
+	}
+	fprintf(f, "\ncauses (time lost, share of the %s window)\n",
+		fmt_ns(a, sizeof(a), fd->window_ns));
+	for (r = 0; r < fd->nr_ranked; r++) {
+		const struct f_cause *c = &fd->causes[fd->ranked[r]];
+		int i;
+
+		k = fd->ranked[r];
+		fprintf(f, "  %d. %-16s %10s %5.1f%%", r + 1, cause_name(k),
+			fmt_ns(a, sizeof(a), c->time_ns), c->share_pct);
+		if (k == CAUSE_LOW_PARALLELISM)
+			fprintf(f, "   kernels fill %.1f%% of the SMs on average", c->value);
+		else if (k == CAUSE_MEMCPY)
+			fprintf(f, "   %s copied, %s of it pageable",
+				fmt_bytes(a, sizeof(a), c->bytes),
+				fmt_bytes(b, sizeof(b), c->pageable_bytes));
+		else if (k == CAUSE_MEMORY_BANDWIDTH)
+			fprintf(f, "   busy time, DRAM %.0f%% / SM throughput %.0f%% (%llu samples)",
+				fd->ctr.bw_dram, fd->ctr.bw_sm, (unsigned long long)c->count);
+		else if (k == CAUSE_COMPUTE_BOUND)
+			fprintf(f, "   busy time, SM throughput %.0f%% / tensor %.0f%% (%llu samples)",
+				fd->ctr.compute_sm, fd->ctr.compute_tensor,
+				(unsigned long long)c->count);
+		else
+			fprintf(f, "   in %llu gaps", (unsigned long long)c->count);
+		if (k == CAUSE_LAUNCH_OVERHEAD && c->aux)
+			fprintf(f, ", %llu kernels shorter than their launch",
+				(unsigned long long)c->aux);
+		fprintf(f, "\n");
+		for (i = 0; i < c->nr_sites && i < 3; i++) {
+			const struct f_site *st = &c->sites[i];
+
+			if (!st->time_ns && k != CAUSE_MEMCPY)
+				continue;
+			fprintf(f, "       %s %s  ", fmt_ns(a, sizeof(a), st->time_ns),
+				k == CAUSE_LOW_PARALLELISM ? "kernel" : "at");
+			print_clean(f, st->what ? st->what : "?", 60);
+			if (st->after) {
+				fprintf(f, k == CAUSE_MEMCPY ? " (" : " after ");
+				print_clean(f, st->after, 50);
+				if (k == CAUSE_MEMCPY)
+					fprintf(f, ")");
+			}
+			if (k == CAUSE_LOW_PARALLELISM && st->count)
+				fprintf(f, " (fill %.1f%%)", 100 * st->value / (double)st->count);
+			fprintf(f, " x%llu\n", (unsigned long long)st->count);
+		}
+		if (r < 3) {
+			fprintf(f, "     fix: ");
+			print_clean(f, cause_advice(k), 400);
+			fprintf(f, "\n");
+		}
+	}
+	if (!fd->nr_ranked)
+		fprintf(f, "  none: the GPU was kept busy\n");
+	if (fd->causes[CAUSE_MEMORY_CAPACITY].status == CS_SIGNAL)
+		fprintf(f, "  -  memory_capacity  peak %.1f%% of device memory (a signal, not lost time)\n",
+			fd->causes[CAUSE_MEMORY_CAPACITY].value);
+	if (!fd->ctr.has)
+		fprintf(f, "  ?  memory_bandwidth, compute_bound: unknown without hardware counters\n");
+	else if (fd->causes[CAUSE_MEMORY_BANDWIDTH].status != CS_MEASURED &&
+		 fd->causes[CAUSE_COMPUTE_BOUND].status != CS_MEASURED)
+		fprintf(f, "  -  memory_bandwidth, compute_bound: no sample bandwidth- or "
+			   "compute-bound\n");
+	{
+		char d[32], e[32], g[32], h[32];
+
+		fprintf(f, "  (idle %s, of which %s one-time module loading, ",
+			fmt_ns(d, sizeof(d), fd->idle_ns), fmt_ns(e, sizeof(e), fd->module_load_ns));
+		if (fd->profiler_setup_ns)
+			fprintf(f, "%s calls stalled by the counters' set-up, ",
+				fmt_ns(d, sizeof(d), fd->profiler_setup_ns));
+		fprintf(f, "%s GPU-side dependency waits, %s scheduling noise under 5 us)\n",
+			fmt_ns(g, sizeof(g), fd->dependency_ns), fmt_ns(h, sizeof(h), fd->noise_ns));
+	}
+}
+
+static void text_summary(FILE *f, const struct stats *s)
+{
+	const struct s_counts *n = &s->counts;
+	char span[32], launches[32], failed[32], syncs[32], copies[32], bytes[32], sets[32];
+	char allocs[32], frees[32];
+
+	fprintf(f,
+		"\nrun %s: %s launches (%s failed), %s syncs, %s copies (%s), %s sets, "
+		"%s allocations, %s frees\n",
+		fmt_ns(span, sizeof(span), s->span_ns), fmt_count(launches, 32, n->launches),
+		fmt_count(failed, 32, n->launch_errors), fmt_count(syncs, 32, n->syncs),
+		fmt_count(copies, 32, n->memcpys), fmt_bytes(bytes, 32, n->memcpy_bytes),
+		fmt_count(sets, 32, n->memsets), fmt_count(allocs, 32, n->allocs),
+		fmt_count(frees, 32, n->frees));
+}
+
+static void text_kernels(FILE *f, const struct stats *s, int has_pm)
+{
+	char a[32], b[32], c[32];
+	size_t i;
+
+	if (!s->nr_kernels)
+		return;
+	fprintf(f, "\nkernels (by GPU time)\n");
+	fprintf(f, "  %10s %10s %10s %6s  %-18s %s%s\n", "launches", "gpu time", "mean", "fill",
+		"grid/block", has_pm ? "dram  sm-tp  " : "", "name");
+	for (i = 0; i < s->nr_kernels && i < TOP_KERNELS; i++) {
+		const struct s_kernel *k = &s->kernels[i];
+		char shape[48], fill[16];
+
+		snprintf(shape, sizeof(shape), "%u,%u,%u/%u,%u,%u", k->grid_first[0],
+			 k->grid_first[1], k->grid_first[2], k->block_first[0], k->block_first[1],
+			 k->block_first[2]);
+		if (k->fill >= 0)
+			snprintf(fill, sizeof(fill), "%.0f%%%s", 100 * k->fill,
+				 k->fill_is_estimate ? "~" : "");
+		else
+			snprintf(fill, sizeof(fill), "-");
+		fprintf(f, "  %10s %10s %10s %6s  %-18s ", fmt_count(a, sizeof(a), k->launches),
+			k->gpu_count ? fmt_ns(b, sizeof(b), k->gpu_total_ns) : "-",
+			k->gpu_count ? fmt_ns(c, sizeof(c), k->gpu_total_ns / k->gpu_count) : "-",
+			fill, k->launches ? shape : "(graph)");
+		if (has_pm && !isnan(k->pm[TRACE_PM_DRAM]))
+			fprintf(f, "%3.0f%% %5.0f%%  ", k->pm[TRACE_PM_DRAM],
+				k->pm[TRACE_PM_SM_THROUGHPUT]);
+		else if (has_pm)
+			fprintf(f, "   -      -  ");
+		print_clean(f, k->name, 90);
+		fprintf(f, "\n");
+	}
+	if (s->nr_kernels > TOP_KERNELS)
+		fprintf(f, "  ... %zu more\n", s->nr_kernels - TOP_KERNELS);
+}
+
+static void text_apis(FILE *f, const struct stats *s)
+{
+	char a[32], b[32], c[32];
+	size_t i;
+
+	if (!s->nr_apis)
+		return;
+	fprintf(f, "\nAPI calls (by host time)\n");
+	fprintf(f, "  %10s %10s %10s %8s  %s\n", "calls", "total", "max", "errors", "entry point");
+	for (i = 0; i < s->nr_apis && i < TOP_APIS; i++) {
+		const struct s_api *p = &s->apis[i];
+
+		fprintf(f, "  %10s %10s %10s %8llu  ", fmt_count(a, sizeof(a), p->calls),
+			fmt_ns(b, sizeof(b), p->total_ns), fmt_ns(c, sizeof(c), p->max_ns),
+			(unsigned long long)p->errors);
+		print_clean(f, p->name, 90);
+		fprintf(f, "\n");
+	}
+	if (s->nr_apis > TOP_APIS)
+		fprintf(f, "  ... %zu more\n", s->nr_apis - TOP_APIS);
+}
+
+static void text_memory(FILE *f, const struct model *m, const struct stats *s)
+{
+	char a[32], b[32];
+	size_t i;
+
+	if (!s->mem.nr_allocs)
+		return;
+	fprintf(f, "\nmemory: %zu device allocations, %s allocated in total, %s live at the end\n",
+		s->mem.nr_allocs, fmt_bytes(a, sizeof(a), s->mem.alloc_bytes_total),
+		fmt_bytes(b, sizeof(b), s->mem.final_bytes));
+	if (s->mem.nr_live_at_peak) {
+		fprintf(f, "  live at the peak (+%s):\n",
+			fmt_ns(a, sizeof(a), s->mem.peak_ts - s->span_start));
+		for (i = 0; i < s->mem.nr_live_at_peak && i < TOP_ALLOCS; i++) {
+			const struct s_alloc *al = &s->mem.allocs[s->mem.live_at_peak[i]];
+
+			fprintf(f, "  %12s  %-8s device %d  ", fmt_bytes(a, sizeof(a), al->bytes),
+				mem_kind_name(al->kind), al->device);
+			print_clean(f, model_api_name(m, al->api), 90);
+			fprintf(f, "\n");
+		}
+		if (s->mem.nr_live_at_peak > TOP_ALLOCS)
+			fprintf(f, "  ... %zu more\n", s->mem.nr_live_at_peak - TOP_ALLOCS);
+	}
+}
+
+void report_print_text(FILE *f, const struct model *m, const struct stats *s,
+		       const struct findings *fd, int has_header)
+{
+	if (has_header)
+		text_header(f, m);
+	text_signals(f, m, s, fd);
+	text_causes(f, fd);
+	text_summary(f, s);
+	text_kernels(f, s, fd->ctr.has);
+	text_apis(f, s);
+	text_memory(f, m, s);
+}
+
+/* ---- JSON ---- */
+
+static void json_pct(struct json *j, const char *key, double v)
+{
+	if (v < 0)
+		json_null(j, key);
+	else
+		json_double(j, key, v, 2);
+}
+
+static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd);
+
+/* Counter means by slot name, or null when none was sampled. */
+static void json_pm_values(struct json *j, const char *key, const double v[TRACE_PM_NR_SLOTS])
+{
+	int k, any = 0;
+
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		any |= !isnan(v[k]);
+	if (!any) {
+		json_null(j, key);
+		return;
+	}
+	json_object_begin(j, key);
+	for (k = 0; k < TRACE_PM_SM_THROUGHPUT + 1; k++)
+		json_double(j, counters_slot_name(k), v[k], 2);
+	json_object_end(j);
+}
+
+static void json_counters(struct json *j, const struct counters *c)
+{
+	int i;
+
+	json_object_begin(j, "counters");
+	json_str(j, "source", c->has ? "pm_sampling" : NULL);
+	json_str(j, "absent_reason", c->has ? NULL : c->absent);
+	json_str(j, "chip", c->chip);
+	json_u64(j, "interval_ns", c->interval_ns);
+	json_u64(j, "samples", c->nr_samples);
+	json_u64(j, "samples_after_loss", c->nr_overflow);
+	json_u64(j, "samples_left_out", c->nr_left_out);
+	json_u64(j, "covered_ns", c->covered_ns);
+	json_double(j, "coverage_pct", c->has ? c->coverage_pct : NAN, 2);
+	json_pm_values(j, "mean", c->mean);
+	json_object_begin(j, "bandwidth_bound");
+	json_u64(j, "busy_ns", c->bw_ns);
+	json_u64(j, "samples", c->bw_samples);
+	json_double(j, "dram_pct", c->bw_dram, 2);
+	json_double(j, "sm_throughput_pct", c->bw_sm, 2);
+	json_object_end(j);
+	json_object_begin(j, "compute_bound");
+	json_u64(j, "busy_ns", c->compute_ns);
+	json_u64(j, "samples", c->compute_samples);
+	json_double(j, "sm_throughput_pct", c->compute_sm, 2);
+	json_double(j, "tensor_pct", c->compute_tensor, 2);
+	json_object_end(j);
+	json_array_begin(j, "timeline");
+	for (i = 0; i < c->nr_buckets; i++) {
+		json_object_begin(j, NULL);
+		json_u64(j, "start_ns", c->buckets[i].start);
+		json_u64(j, "end_ns", c->buckets[i].end);
+		json_pm_values(j, "mean", c->buckets[i].mean);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+void report_json_members(struct json *j, const struct model *m, const struct stats *s,
+			 const struct findings *fd)
+{
+	const struct s_counts *n = &s->counts;
+	char v[64];
+	size_t i;
+
+	json_object_begin(j, "trace");
+	json_str(j, "path", m->path);
+	json_u64(j, "pid", m->pid);
+	json_u64(j, "ppid", m->ppid);
+	json_str(j, "host", m->host);
+	json_i64(j, "rank", m->rank);
+	json_str(j, "command", m->cmdline);
+	json_str(j, "shim_version", m->shim_version);
+	snprintf(v, sizeof(v), "%u.%u", m->version_major, m->version_minor);
+	json_str(j, "format_version", v);
+	json_bool(j, "complete", m->is_complete);
+	json_str(j, "end_reason", model_end_reason(m));
+	json_str(j, "end_detail", model_end_detail(m));
+	json_u64(j, "lost_records", m->lost_records);
+	json_u64(j, "records", m->nr_records);
+	json_u64(j, "chunks", m->nr_chunks);
+	json_object_end(j);
+
+	/* The analysis window when GPU timestamps exist, else the recorded span. */
+	json_u64(j, "span_ns", fd->has_gpu ? fd->window_ns : s->span_ns);
+	json_u64(j, "trace_span_ns", s->span_ns);
+	json_u64(j, "startup_ns", fd->startup_ns);
+
+	json_array_begin(j, "devices");
+	for (i = 0; i < m->nr_devices; i++) {
+		const struct trace_rec_device *d = &m->devices[i];
+
+		json_object_begin(j, NULL);
+		json_u64(j, "ordinal", d->ordinal);
+		json_str(j, "name", model_string(m, d->name, NULL));
+		json_u64(j, "sm_count", d->sm_count);
+		json_u64(j, "total_bytes", d->total_bytes);
+		json_object_end(j);
+	}
+	json_array_end(j);
+
+	json_object_begin(j, "counts");
+	json_u64(j, "launches", n->launches);
+	json_u64(j, "kernel_launches", n->kernel_launches);
+	json_u64(j, "graph_launches", n->graph_launches);
+	json_u64(j, "host_funcs", n->host_funcs);
+	json_u64(j, "launch_errors", n->launch_errors);
+	json_u64(j, "captured_launches", n->captured_launches);
+	json_u64(j, "syncs", n->syncs);
+	json_u64(j, "ctx_syncs", n->ctx_syncs);
+	json_u64(j, "stream_syncs", n->stream_syncs);
+	json_u64(j, "event_syncs", n->event_syncs);
+	json_u64(j, "queries", n->queries);
+	json_u64(j, "stream_waits", n->stream_waits);
+	json_u64(j, "event_records", n->event_records);
+	json_u64(j, "allocs", n->allocs);
+	json_u64(j, "frees", n->frees);
+	json_u64(j, "alloc_errors", n->alloc_errors);
+	json_u64(j, "host_allocs", n->host_allocs);
+	json_u64(j, "host_frees", n->host_frees);
+	json_u64(j, "memcpys", n->memcpys);
+	json_u64(j, "memcpy_bytes", n->memcpy_bytes);
+	json_u64(j, "memsets", n->memsets);
+	json_u64(j, "memset_bytes", n->memset_bytes);
+	json_u64(j, "calls", n->calls);
+	json_u64(j, "errors", n->errors);
+	json_object_end(j);
+
+	json_array_begin(j, "api");
+	for (i = 0; i < s->nr_apis; i++) {
+		const struct s_api *p = &s->apis[i];
+
+		json_object_begin(j, NULL);
+		json_str(j, "name", p->name);
+		json_str(j, "family", family_name(p->family));
+		json_u64(j, "calls", p->calls);
+		json_u64(j, "total_ns", p->total_ns);
+		json_u64(j, "max_ns", p->max_ns);
+		json_u64(j, "errors", p->errors);
+		json_object_end(j);
+	}
+	json_array_end(j);
+
+	json_object_begin(j, "memory");
+	json_u64(j, "peak_bytes", s->mem.peak_bytes);
+	json_u64(j, "peak_at_ns", s->mem.peak_bytes ? s->mem.peak_ts - s->span_start : 0);
+	if (s->mem.device_total_bytes)
+		json_u64(j, "device_total_bytes", s->mem.device_total_bytes);
+	else
+		json_null(j, "device_total_bytes");
+	json_pct(j, "peak_pct", s->mem.peak_pct);
+	json_i64(j, "peak_device", s->mem.peak_device);
+	json_u64(j, "final_bytes", s->mem.final_bytes);
+	json_u64(j, "allocations", s->mem.nr_allocs);
+	json_u64(j, "allocated_bytes_total", s->mem.alloc_bytes_total);
+	json_u64(j, "alloc_call_ns", s->mem.alloc_ns);
+	json_u64(j, "unmatched_frees", s->mem.unmatched_frees);
+	json_array_begin(j, "devices");
+	for (i = 0; i < s->mem.nr_devices; i++) {
+		const struct s_device_mem *d = &s->mem.devices[i];
+
+		json_object_begin(j, NULL);
+		json_i64(j, "device", d->device);
+		json_u64(j, "peak_bytes", d->peak_bytes);
+		json_u64(j, "total_bytes", d->total_bytes);
+		json_pct(j, "peak_pct", d->peak_pct);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_array_begin(j, "live_at_peak");
+	for (i = 0; i < s->mem.nr_live_at_peak && i < 20; i++) {
+		const struct s_alloc *al = &s->mem.allocs[s->mem.live_at_peak[i]];
+
+		json_object_begin(j, NULL);
+		json_u64(j, "bytes", al->bytes);
+		json_str(j, "kind", mem_kind_name(al->kind));
+		json_str(j, "api", model_api_name(m, al->api));
+		json_i64(j, "device", al->device);
+		json_u64(j, "allocated_at_ns", al->t_alloc - s->span_start);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+
+	json_object_begin(j, "gpu");
+	json_str(j, "source", s->gpu.has_cupti ? "cupti" : "host");
+	if (fd->has_gpu) {
+		json_double(j, "busy_pct", fd->busy_pct, 2);
+		json_double(j, "fill_pct", fd->fill_pct, 2);
+		json_u64(j, "busy_ns", fd->work_ns + fd->exposed_copy_ns);
+		json_u64(j, "kernel_ns", s->gpu.kernel_ns);
+		json_u64(j, "memcpy_ns", s->gpu.memcpy_ns);
+		json_u64(j, "memset_ns", s->gpu.memset_ns);
+		json_u64(j, "idle_ns", fd->idle_ns);
+		json_u64(j, "exposed_copy_ns", fd->exposed_copy_ns);
+		json_u64(j, "dependency_wait_ns", fd->dependency_ns);
+		json_u64(j, "module_load_ns", fd->module_load_ns);
+		json_u64(j, "profiler_setup_ns", fd->profiler_setup_ns);
+		json_u64(j, "noise_ns", fd->noise_ns);
+	} else {
+		json_null(j, "busy_pct");
+		json_null(j, "fill_pct");
+		json_null(j, "busy_ns");
+		json_null(j, "kernel_ns");
+		json_null(j, "memcpy_ns");
+		json_null(j, "memset_ns");
+		json_null(j, "idle_ns");
+		json_null(j, "exposed_copy_ns");
+		json_null(j, "dependency_wait_ns");
+		json_null(j, "module_load_ns");
+		json_null(j, "profiler_setup_ns");
+		json_null(j, "noise_ns");
+	}
+	json_u64(j, "kernels", s->gpu.nr_kernels);
+	json_u64(j, "memcpys", s->gpu.nr_memcpys);
+	json_u64(j, "memsets", s->gpu.nr_memsets);
+	json_u64(j, "joined", s->gpu.joined);
+	json_u64(j, "unjoined", s->gpu.unjoined);
+	json_object_begin(j, "join");
+	json_u64(j, "by_correlation", m->gpu_joined_by_corr);
+	json_u64(j, "by_api_interval", m->gpu_joined_by_api);
+	json_u64(j, "by_launch_order", m->gpu_joined_by_order);
+	json_u64(j, "graph_ops", m->gpu_graph_ops);
+	json_u64(j, "graph_ops_to_graph_launch", m->gpu_graph_ops_to_launch);
+	json_object_end(j);
+	json_u64(j, "dropped", m->gpu_dropped);
+	json_u64(j, "zero_timestamps", m->gpu_zero_ts);
+	json_u64(j, "host_only_ns", s->gpu.host_only_ns);
+	json_u64(j, "host_only_stretches", s->gpu.nr_host_only);
+	json_u64(j, "host_only_launches", s->gpu.host_only_launches);
+	json_u64(j, "covered_ns", s->span_ns - s->gpu.host_only_ns);
+	json_u64(j, "excluded_idle_ns", fd->excluded_ns);
+	json_array_begin(j, "devices");
+	for (i = 0; i < s->gpu.nr_devices; i++) {
+		const struct s_gpu_device *d = &s->gpu.devices[i];
+
+		json_object_begin(j, NULL);
+		json_i64(j, "device", d->device);
+		json_u64(j, "busy_ns", d->busy_ns);
+		json_u64(j, "kernel_ns", d->kernel_ns);
+		json_u64(j, "memcpy_ns", d->memcpy_ns);
+		json_u64(j, "memset_ns", d->memset_ns);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+
+	json_array_begin(j, "kernels");
+	for (i = 0; i < s->nr_kernels; i++) {
+		const struct s_kernel *k = &s->kernels[i];
+		int d;
+
+		json_object_begin(j, NULL);
+		json_str(j, "name", k->name);
+		json_u64(j, "launches", k->launches);
+		json_u64(j, "launch_errors", k->launch_errors);
+		json_u64(j, "captured", k->captured);
+		json_array_begin(j, "grid");
+		for (d = 0; d < 3; d++)
+			json_u64(j, NULL, k->grid_first[d]);
+		json_array_end(j);
+		json_array_begin(j, "block");
+		for (d = 0; d < 3; d++)
+			json_u64(j, NULL, k->block_first[d]);
+		json_array_end(j);
+		json_u64(j, "shapes", k->nr_shapes);
+		json_double(j, "mean_blocks",
+			    k->launches ? (double)k->blocks_total / (double)k->launches : 0, 1);
+		json_u64(j, "gpu_count", k->gpu_count);
+		json_u64(j, "from_graphs", k->from_graphs);
+		if (k->gpu_count) {
+			json_u64(j, "total_ns", k->gpu_total_ns);
+			json_u64(j, "mean_ns", k->gpu_total_ns / k->gpu_count);
+			json_u64(j, "min_ns", k->gpu_min_ns);
+			json_u64(j, "max_ns", k->gpu_max_ns);
+			json_u64(j, "p50_ns", k->gpu_p50_ns);
+			json_u64(j, "p99_ns", k->gpu_p99_ns);
+		} else {
+			json_null(j, "total_ns");
+			json_null(j, "mean_ns");
+			json_null(j, "min_ns");
+			json_null(j, "max_ns");
+			json_null(j, "p50_ns");
+			json_null(j, "p99_ns");
+		}
+		if (k->fill >= 0)
+			json_double(j, "fill", k->fill, 4);
+		else
+			json_null(j, "fill");
+		json_bool(j, "fill_estimated", k->fill_is_estimate);
+		json_pm_values(j, "counters", k->pm);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_counters(j, &fd->ctr);
+	json_attribution(j, s, fd);
+}
+
+static const char *status_name(int st)
+{
+	switch (st) {
+	case CS_MEASURED:
+		return "measured";
+	case CS_SIGNAL:
+		return "signal";
+	case CS_UNKNOWN:
+		return "unknown";
+	default:
+		return "not_seen";
+	}
+}
+
+static void json_cause(struct json *j, const struct findings *fd, int k)
+{
+	const struct f_cause *c = &fd->causes[k];
+	int i;
+
+	json_object_begin(j, NULL);
+	json_str(j, "cause", cause_name(k));
+	json_str(j, "status", status_name(c->status));
+	if (c->status == CS_MEASURED) {
+		json_u64(j, "time_ns", c->time_ns);
+		json_double(j, "share_pct", c->share_pct, 2);
+	} else if (c->status == CS_SIGNAL) {
+		json_u64(j, "time_ns", 0);
+		json_double(j, "share_pct", 0, 2);
+	} else {
+		json_null(j, "time_ns");
+		json_null(j, "share_pct");
+	}
+	json_object_begin(j, "evidence");
+	switch (k) {
+	case CAUSE_MEMCPY:
+		json_u64(j, "bytes", c->bytes);
+		json_u64(j, "pageable_bytes", c->pageable_bytes);
+		json_u64(j, "exposed_copy_ns", fd->exposed_copy_ns);
+		break;
+	case CAUSE_LOW_PARALLELISM:
+		if (c->value >= 0)
+			json_double(j, "mean_fill_pct", c->value, 2);
+		else
+			json_null(j, "mean_fill_pct");
+		break;
+	case CAUSE_MEMORY_CAPACITY:
+		json_u64(j, "peak_bytes", c->bytes);
+		json_double(j, "peak_pct", c->value, 2);
+		json_u64(j, "allocations_live_at_peak", c->count);
+		break;
+	case CAUSE_LAUNCH_OVERHEAD:
+		json_u64(j, "kernels_shorter_than_launch", c->aux);
+		break;
+	case CAUSE_MEMORY_BANDWIDTH:
+	case CAUSE_COMPUTE_BOUND:
+		if (c->status == CS_UNKNOWN) {
+			json_str(j, "reason", fd->ctr.absent ? fd->ctr.absent :
+					      "no GPU timestamps");
+			break;
+		}
+		json_double(j, "dram_pct", k == CAUSE_MEMORY_BANDWIDTH ? fd->ctr.bw_dram : NAN, 2);
+		json_double(j, "sm_throughput_pct",
+			    k == CAUSE_MEMORY_BANDWIDTH ? fd->ctr.bw_sm : fd->ctr.compute_sm, 2);
+		json_double(j, "tensor_pct", k == CAUSE_COMPUTE_BOUND ? fd->ctr.compute_tensor : NAN,
+			    2);
+		break;
+	default:
+		break;
+	}
+	if (k != CAUSE_MEMORY_CAPACITY)
+		json_u64(j, "count", c->count);
+	json_array_begin(j, "sites");
+	for (i = 0; i < c->nr_sites; i++) {
+		json_object_begin(j, NULL);
+		json_str(j, k == CAUSE_LOW_PARALLELISM ? "kernel" : "what", c->sites[i].what);
+		json_str(j, k == CAUSE_MEMCPY ? "memory" : "after", c->sites[i].after);
+		json_u64(j, "count", c->sites[i].count);
+		json_u64(j, "time_ns", c->sites[i].time_ns);
+		if (k == CAUSE_LOW_PARALLELISM)
+			json_double(j, "fill_pct",
+				    c->sites[i].count ? 100 * c->sites[i].value / c->sites[i].count : 0,
+				    2);
+		if (k == CAUSE_MEMCPY)
+			json_u64(j, "bytes", sat_u64(c->sites[i].value));
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+	json_str(j, "advice", cause_advice(k));
+	json_object_end(j);
+}
+
+static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd)
+{
+	char line[256];
+	int r, k;
+
+	json_array_begin(j, "attribution");
+	for (r = 0; r < fd->nr_ranked; r++)
+		json_cause(j, fd, fd->ranked[r]);
+	for (k = 0; k < NR_CAUSES; k++)
+		if (fd->causes[k].status == CS_SIGNAL || fd->causes[k].status == CS_UNKNOWN)
+			json_cause(j, fd, k);
+	json_array_end(j);
+
+	json_object_begin(j, "verdict");
+	json_str(j, "primary", fd->primary >= 0 ? cause_name(fd->primary) :
+			       fd->has_gpu	 ? "none" :
+						   "unknown");
+	json_str(j, "summary", fd->summary);
+	json_str(j, "excluded", left_out(line, sizeof(line), s, fd));
+	json_object_begin(j, "signals");
+	if (fd->is_memory_full >= 0)
+		json_bool(j, "memory_full", fd->is_memory_full);
+	else
+		json_null(j, "memory_full");
+	if (fd->memory_pct >= 0)
+		json_double(j, "memory_peak_pct", fd->memory_pct, 2);
+	else
+		json_null(j, "memory_peak_pct");
+	if (fd->has_gpu) {
+		json_double(j, "gpu_busy_pct", fd->busy_pct, 2);
+		json_double(j, "sm_fill_pct", fd->fill_pct, 2);
+		json_double(j, "kernels_per_s", fd->kernels_per_s, 1);
+		json_double(j, "copy_bytes_per_s", fd->copy_bytes_per_s, 0);
+	} else {
+		json_null(j, "gpu_busy_pct");
+		json_null(j, "sm_fill_pct");
+		json_null(j, "kernels_per_s");
+		json_null(j, "copy_bytes_per_s");
+	}
+	json_null(j, "steps_per_s");
+	if (fd->ctr.has) {
+		json_double(j, "sm_active_pct", fd->ctr.mean[TRACE_PM_SM_ACTIVE], 2);
+		json_double(j, "dram_bandwidth_pct", fd->ctr.mean[TRACE_PM_DRAM], 2);
+		json_double(j, "sm_throughput_pct", fd->ctr.mean[TRACE_PM_SM_THROUGHPUT], 2);
+		json_double(j, "tensor_pct", fd->ctr.mean[TRACE_PM_TENSOR], 2);
+	} else {
+		json_null(j, "sm_active_pct");
+		json_null(j, "dram_bandwidth_pct");
+		json_null(j, "sm_throughput_pct");
+		json_null(j, "tensor_pct");
+	}
+	json_object_end(j);
+	json_array_begin(j, "ranked");
+	for (r = 0; r < fd->nr_ranked; r++)
+		json_str(j, NULL, cause_name(fd->ranked[r]));
+	json_array_end(j);
+	json_object_end(j);
+}
+
+/* ---- Several processes ---- */
+
+void combined_add(struct combined *c, const struct stats *s, const struct findings *fd)
+{
+	int k;
+
+	c->nr++;
+	c->window_ns += fd->window_ns;
+	for (k = 0; k < NR_CAUSES; k++) {
+		if (fd->causes[k].status == CS_MEASURED) {
+			c->cause_ns[k] += fd->causes[k].time_ns;
+			c->is_cause_measured[k] = 1;
+		}
+	}
+	c->nr_memory_full += fd->is_memory_full > 0;
+	c->launches += s->counts.launches;
+	c->syncs += s->counts.syncs;
+	c->memcpys += s->counts.memcpys;
+	c->allocs += s->counts.allocs;
+	if (fd->has_gpu) {
+		c->busy_sum += fd->busy_pct;
+		c->nr_busy++;
+	}
+}
+
+static int combined_primary(const struct combined *c)
+{
+	int k, best = -1;
+
+	for (k = 0; k < NR_CAUSES; k++)
+		if (c->is_cause_measured[k] && (best < 0 || c->cause_ns[k] > c->cause_ns[best]))
+			best = k;
+	if (best >= 0 && c->window_ns &&
+	    100.0 * (double)c->cause_ns[best] / (double)c->window_ns < PRIMARY_MIN_PCT)
+		best = -1;
+	return best;
+}
+
+void report_print_combined_text(FILE *f, const struct combined *c)
+{
+	char a[32];
+	int k, primary = combined_primary(c);
+
+	fprintf(f, "\n# combined: %d processes, %s of GPU windows, mean GPU busy %.1f%%, "
+		   "%d with memory full\n",
+		c->nr, fmt_ns(a, sizeof(a), c->window_ns), c->nr_busy ? c->busy_sum / c->nr_busy : 0,
+		c->nr_memory_full);
+	fprintf(f, "verdict: %s\n", primary >= 0 ? cause_name(primary) : "none");
+	for (k = 0; k < NR_CAUSES; k++)
+		if (c->is_cause_measured[k])
+			fprintf(f, "  %-16s %10s %5.1f%%\n", cause_name(k),
+				fmt_ns(a, sizeof(a), c->cause_ns[k]),
+				c->window_ns ? 100.0 * c->cause_ns[k] / c->window_ns : 0);
+}
+
+void report_json_combined(struct json *j, const struct combined *c)
+{
+	int k, primary = combined_primary(c);
+
+	json_object_begin(j, "combined");
+	json_u64(j, "processes", (uint64_t)c->nr);
+	json_u64(j, "span_ns", c->window_ns);
+	json_u64(j, "launches", c->launches);
+	json_u64(j, "syncs", c->syncs);
+	json_u64(j, "memcpys", c->memcpys);
+	json_u64(j, "allocs", c->allocs);
+	json_u64(j, "processes_with_memory_full", (uint64_t)c->nr_memory_full);
+	if (c->nr_busy)
+		json_double(j, "mean_busy_pct", c->busy_sum / c->nr_busy, 2);
+	else
+		json_null(j, "mean_busy_pct");
+	json_array_begin(j, "attribution");
+	for (k = 0; k < NR_CAUSES; k++) {
+		if (!c->is_cause_measured[k])
+			continue;
+		json_object_begin(j, NULL);
+		json_str(j, "cause", cause_name(k));
+		json_u64(j, "time_ns", c->cause_ns[k]);
+		json_double(j, "share_pct",
+			    c->window_ns ? 100.0 * c->cause_ns[k] / c->window_ns : 0, 2);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_begin(j, "verdict");
+	json_str(j, "primary", primary >= 0 ? cause_name(primary) : "none");
+	json_object_end(j);
+	json_object_end(j);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report_output.h - printing one report (text for people, JSON gpushim.report/1 for programs)
+ * from a model and its statistics. Part of the output layer: formats, never computes.
+ */
+#ifndef GPUSHIM_REPORT_OUTPUT_H
+#define GPUSHIM_REPORT_OUTPUT_H
+
+#include <stdio.h>
+
+#include "analysis/findings.h"
+#include "model/model.h"
+#include "analysis/stats.h"
+
+/* One process: the first screen (signals, verdict, ranked causes), then the tables. */
+void report_print_text(FILE *f, const struct model *m, const struct stats *s,
+		       const struct findings *fd, int has_header);
+
+/* One process's report as JSON object members (the caller opens and closes the object). */
+struct json;
+void report_json_members(struct json *j, const struct model *m, const struct stats *s,
+			 const struct findings *fd);
+
+/*
+ * Several processes of one job (e.g. one trace per rank): causes summed over processes, shares
+ * of the summed windows, the primary cause of the sum.
+ */
+struct combined {
+	int nr;
+	uint64_t window_ns;
+	uint64_t cause_ns[NR_CAUSES];
+	int is_cause_measured[NR_CAUSES];
+	int nr_memory_full;
+	uint64_t launches, syncs, memcpys, allocs;
+	double busy_sum;		/* of busy_pct, for the mean */
+	int nr_busy;
+};
+
+void combined_add(struct combined *c, const struct stats *s, const struct findings *fd);
+void report_print_combined_text(FILE *f, const struct combined *c);
+void report_json_combined(struct json *j, const struct combined *c);
+
+#endif /* GPUSHIM_REPORT_OUTPUT_H */

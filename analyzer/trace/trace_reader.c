@@ -1,0 +1,1067 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_reader.c - see trace_reader.h. Owns: header validation, chunk framing, zstd
+ * decompression, per-record bounds checks, thread-block time reconstruction. Does not print and
+ * does not interpret record contents beyond what framing needs.
+ */
+#include "trace_reader.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <zstd.h>
+
+#include "gpushim/varint.h"
+#include "uthash.h"
+#include "util/util.h"
+
+static int reader_fail(struct trace_reader *rd, int ret, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int reader_fail(struct trace_reader *rd, int ret, uint64_t off, const char *fmt, ...)
+{
+	int n = snprintf(rd->err, sizeof(rd->err), "%s: offset 0x%llx: ", rd->path,
+			 (unsigned long long)off);
+	va_list ap;
+
+	if (n < 0 || (size_t)n >= sizeof(rd->err))
+		return ret;
+	va_start(ap, fmt);
+	vsnprintf(rd->err + n, sizeof(rd->err) - n, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* ---- Record type table ---- */
+
+static const struct {
+	uint16_t type;
+	uint16_t min_size;
+	uint8_t is_thread;
+	const char *name;
+} types[] = {	/* type numbers < 64 (type_index) */
+	{ TRACE_REC_STRING, sizeof(struct trace_rec_string), 0, "string" },
+	{ TRACE_REC_API_DEF, sizeof(struct trace_rec_api_def), 0, "api_def" },
+	{ TRACE_REC_BLOCK, sizeof(struct trace_rec_block), 0, "block" },
+	{ TRACE_REC_TIME, sizeof(struct trace_rec_time), 1, "time" },
+	{ TRACE_REC_LOST, sizeof(struct trace_rec_lost), 1, "lost" },
+	{ TRACE_REC_END, sizeof(struct trace_rec_end), 0, "end" },
+	{ TRACE_REC_DEVICE, sizeof(struct trace_rec_device), 0, "device" },
+	{ TRACE_REC_FUNC, sizeof(struct trace_rec_func), 0, "func" },
+	{ TRACE_REC_OCCUPANCY, sizeof(struct trace_rec_occupancy), 0, "occupancy" },
+	{ TRACE_REC_NOTE, sizeof(struct trace_rec_note), 0, "note" },
+	{ TRACE_REC_LAUNCH, sizeof(struct trace_rec_launch), 1, "launch" },
+	{ TRACE_REC_GRAPH_LAUNCH, sizeof(struct trace_rec_graph_launch), 1, "graph_launch" },
+	{ TRACE_REC_HOST_FUNC, sizeof(struct trace_rec_host_func), 1, "host_func" },
+	{ TRACE_REC_MEM, sizeof(struct trace_rec_mem), 1, "mem" },
+	{ TRACE_REC_COPY, sizeof(struct trace_rec_copy), 1, "copy" },
+	{ TRACE_REC_SET, sizeof(struct trace_rec_set), 1, "set" },
+	{ TRACE_REC_SYNC, sizeof(struct trace_rec_sync), 1, "sync" },
+	{ TRACE_REC_CAPTURE, sizeof(struct trace_rec_capture), 1, "capture" },
+	{ TRACE_REC_GRAPH, sizeof(struct trace_rec_graph), 1, "graph" },
+	{ TRACE_REC_MODULE, sizeof(struct trace_rec_module), 1, "module" },
+	{ TRACE_REC_CALL, sizeof(struct trace_rec_call), 1, "call" },
+	{ TRACE_REC_LAUNCH_REPEAT, sizeof(struct trace_rec_launch_repeat), 1, "launch_repeat" },
+	{ TRACE_REC_LAUNCH_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_run" },
+	{ TRACE_REC_LAUNCH_REFS, sizeof(struct trace_rec_launch_refs), 1, "launch_refs" },
+	{ TRACE_REC_LAUNCH_GAP_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_gap_run" },
+	{ TRACE_REC_GPU_KERNEL, sizeof(struct trace_rec_gpu_kernel), 0, "gpu_kernel" },
+	{ TRACE_REC_GPU_MEMCPY, sizeof(struct trace_rec_gpu_memcpy), 0, "gpu_memcpy" },
+	{ TRACE_REC_GPU_MEMSET, sizeof(struct trace_rec_gpu_memset), 0, "gpu_memset" },
+	{ TRACE_REC_GPU_INFO, sizeof(struct trace_rec_gpu_info), 0, "gpu_info" },
+	{ TRACE_REC_GPU_CORR, sizeof(struct trace_rec_gpu_corr), 0, "gpu_corr" },
+	{ TRACE_REC_GPU_API, sizeof(struct trace_rec_gpu_api), 0, "gpu_api" },
+	{ TRACE_REC_GPU_KERNEL_RUN, sizeof(struct trace_rec_gpu_run), 0, "gpu_kernel_run" },
+	{ TRACE_REC_GPU_API_RUN, sizeof(struct trace_rec_gpu_run), 0, "gpu_api_run" },
+	{ TRACE_REC_PM_CONFIG, sizeof(struct trace_rec_pm_config), 0, "pm_config" },
+	{ TRACE_REC_PM_SAMPLE, sizeof(struct trace_rec_pm_sample), 0, "pm_sample" },
+};
+
+/* types[] index by type number, built once (types are < 64); -1 unknown. */
+static int type_index(uint16_t type)
+{
+	static int8_t by_type[64];
+	static int is_built;
+	size_t i;
+
+	if (!is_built) {
+		memset(by_type, -1, sizeof(by_type));
+		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			by_type[types[i].type] = (int8_t)i;
+		is_built = 1;
+	}
+	return type < 64 ? by_type[type] : -1;
+}
+
+uint16_t trace_record_min_size(uint16_t type)
+{
+	int i = type_index(type);
+
+	return i < 0 ? 0 : types[i].min_size;
+}
+
+const char *trace_record_type_name(uint16_t type)
+{
+	static char buf[32];
+	int i = type_index(type);
+
+	if (i >= 0)
+		return types[i].name;
+	snprintf(buf, sizeof(buf), "type %u", type);
+	return buf;
+}
+
+int trace_record_is_thread(uint16_t type)
+{
+	int i = type_index(type);
+
+	return i >= 0 && types[i].is_thread;
+}
+
+/* ---- Field layouts (for the reference decoder) ---- */
+
+#define F(st, fld, kind)                                                                           \
+	{ #fld, (uint16_t)offsetof(struct st, fld), (uint8_t)sizeof(((struct st *)0)->fld), kind }
+#define FN(st, fld, name, kind)                                                                    \
+	{ name, (uint16_t)offsetof(struct st, fld), (uint8_t)sizeof(((struct st *)0)->fld), kind }
+#define CALL_FIELDS(st)                                                                            \
+	FN(st, call.dur, "dur", TF_U), FN(st, call.result, "result", TF_U),                         \
+		FN(st, call.api, "api", TF_API), FN(st, call.flags, "flags", TF_X),                \
+		FN(st, call.seq, "seq", TF_U)
+
+static const struct trace_field f_string[] = { F(trace_rec_string, id, TF_U),
+					       F(trace_rec_string, len, TF_TEXT) };
+static const struct trace_field f_api_def[] = { F(trace_rec_api_def, api, TF_U),
+						F(trace_rec_api_def, family, TF_U),
+						F(trace_rec_api_def, flags, TF_X),
+						F(trace_rec_api_def, name, TF_STR) };
+static const struct trace_field f_block[] = { F(trace_rec_block, tid, TF_U),
+					      F(trace_rec_block, thread_index, TF_U),
+					      F(trace_rec_block, base_ns, TF_U) };
+static const struct trace_field f_time[] = { F(trace_rec_time, ts_ns, TF_U) };
+static const struct trace_field f_lost[] = { F(trace_rec_lost, nr_records, TF_U),
+					     F(trace_rec_lost, nr_bytes, TF_U) };
+static const struct trace_field f_end[] = {
+	F(trace_rec_end, nr_records, TF_U), F(trace_rec_end, nr_lost, TF_U),
+	F(trace_rec_end, nr_chunks, TF_U),  F(trace_rec_end, end_ns, TF_U),
+	F(trace_rec_end, reason, TF_U),	    F(trace_rec_end, nr_threads, TF_U),
+};
+static const struct trace_field f_device[] = {
+	F(trace_rec_device, ordinal, TF_U),
+	F(trace_rec_device, name, TF_STR),
+	F(trace_rec_device, total_bytes, TF_U),
+	F(trace_rec_device, sm_count, TF_U),
+	F(trace_rec_device, cc_major, TF_U),
+	F(trace_rec_device, cc_minor, TF_U),
+	F(trace_rec_device, max_threads_per_sm, TF_U),
+	F(trace_rec_device, max_blocks_per_sm, TF_U),
+	F(trace_rec_device, max_threads_per_block, TF_U),
+	F(trace_rec_device, regs_per_sm, TF_U),
+	F(trace_rec_device, smem_per_sm, TF_U),
+	F(trace_rec_device, clock_khz, TF_U),
+	F(trace_rec_device, mem_clock_khz, TF_U),
+	F(trace_rec_device, mem_bus_bits, TF_U),
+};
+static const struct trace_field f_func[] = {
+	F(trace_rec_func, handle, TF_X),
+	F(trace_rec_func, id, TF_U),
+	F(trace_rec_func, name, TF_STR),
+	F(trace_rec_func, kind, TF_U),
+	F(trace_rec_func, regs_per_thread, TF_U),
+	F(trace_rec_func, static_smem_bytes, TF_U),
+	F(trace_rec_func, max_threads_per_block, TF_U),
+	F(trace_rec_func, local_bytes_per_thread, TF_U),
+	F(trace_rec_func, have, TF_X),
+};
+static const struct trace_field f_occupancy[] = {
+	F(trace_rec_occupancy, func, TF_U),	      F(trace_rec_occupancy, block_threads, TF_U),
+	F(trace_rec_occupancy, dyn_smem_bytes, TF_U), F(trace_rec_occupancy, device, TF_I),
+	F(trace_rec_occupancy, max_blocks_per_sm, TF_U), F(trace_rec_occupancy, result, TF_U),
+};
+static const struct trace_field f_note[] = { F(trace_rec_note, ts_ns, TF_U),
+					     F(trace_rec_note, kind, TF_U),
+					     F(trace_rec_note, text, TF_STR) };
+static const struct trace_field f_launch[] = {
+	CALL_FIELDS(trace_rec_launch),
+	F(trace_rec_launch, stream, TF_X),
+	F(trace_rec_launch, func, TF_U),
+	F(trace_rec_launch, dyn_smem_bytes, TF_U),
+	F(trace_rec_launch, grid, TF_U32X3),
+	F(trace_rec_launch, block, TF_U16X3),
+	F(trace_rec_launch, cluster, TF_U16X3),
+};
+static const struct trace_field f_graph_launch[] = { CALL_FIELDS(trace_rec_graph_launch),
+						     F(trace_rec_graph_launch, stream, TF_X),
+						     F(trace_rec_graph_launch, exec, TF_X) };
+static const struct trace_field f_host_func[] = { CALL_FIELDS(trace_rec_host_func),
+						  F(trace_rec_host_func, stream, TF_X),
+						  F(trace_rec_host_func, fn, TF_X) };
+static const struct trace_field f_mem[] = {
+	CALL_FIELDS(trace_rec_mem),	 F(trace_rec_mem, addr, TF_X), F(trace_rec_mem, bytes, TF_U),
+	F(trace_rec_mem, stream, TF_X), F(trace_rec_mem, aux, TF_X), F(trace_rec_mem, kind, TF_U),
+	F(trace_rec_mem, op, TF_U),	 F(trace_rec_mem, device, TF_I),
+};
+static const struct trace_field f_copy[] = {
+	CALL_FIELDS(trace_rec_copy),	 F(trace_rec_copy, dst, TF_X),	 F(trace_rec_copy, src, TF_X),
+	F(trace_rec_copy, bytes, TF_U), F(trace_rec_copy, stream, TF_X), F(trace_rec_copy, dir, TF_U),
+	F(trace_rec_copy, shape, TF_U), F(trace_rec_copy, count, TF_U),
+};
+static const struct trace_field f_set[] = {
+	CALL_FIELDS(trace_rec_set),	 F(trace_rec_set, dst, TF_X),	F(trace_rec_set, bytes, TF_U),
+	F(trace_rec_set, stream, TF_X), F(trace_rec_set, value, TF_X), F(trace_rec_set, elem_bytes, TF_U),
+};
+static const struct trace_field f_sync[] = { CALL_FIELDS(trace_rec_sync),
+					     F(trace_rec_sync, target, TF_X),
+					     F(trace_rec_sync, aux, TF_X),
+					     F(trace_rec_sync, kind, TF_U) };
+static const struct trace_field f_capture[] = {
+	CALL_FIELDS(trace_rec_capture),	   F(trace_rec_capture, stream, TF_X),
+	F(trace_rec_capture, graph, TF_X), F(trace_rec_capture, op, TF_U),
+	F(trace_rec_capture, mode, TF_U),
+};
+static const struct trace_field f_graph[] = {
+	CALL_FIELDS(trace_rec_graph),	 F(trace_rec_graph, exec, TF_X), F(trace_rec_graph, graph, TF_X),
+	F(trace_rec_graph, stream, TF_X), F(trace_rec_graph, op, TF_U),
+};
+static const struct trace_field f_module[] = { CALL_FIELDS(trace_rec_module),
+					       F(trace_rec_module, handle, TF_X),
+					       F(trace_rec_module, op, TF_U),
+					       F(trace_rec_module, kind, TF_U) };
+static const struct trace_field f_call[] = { CALL_FIELDS(trace_rec_call),
+					     F(trace_rec_call, arg0, TF_X),
+					     F(trace_rec_call, arg1, TF_X) };
+static const struct trace_field f_gpu_kernel[] = {
+	F(trace_rec_gpu_kernel, start_ns, TF_U),
+	F(trace_rec_gpu_kernel, end_ns, TF_U),
+	F(trace_rec_gpu_kernel, graph_node, TF_U),
+	F(trace_rec_gpu_kernel, cupti_corr, TF_U),
+	F(trace_rec_gpu_kernel, device, TF_U),
+	F(trace_rec_gpu_kernel, context, TF_U),
+	F(trace_rec_gpu_kernel, stream, TF_U),
+	F(trace_rec_gpu_kernel, graph_id, TF_U),
+	F(trace_rec_gpu_kernel, name, TF_STR),
+	F(trace_rec_gpu_kernel, grid, TF_U32X3),
+	F(trace_rec_gpu_kernel, block, TF_U16X3),
+	F(trace_rec_gpu_kernel, regs_per_thread, TF_U),
+	F(trace_rec_gpu_kernel, static_smem_bytes, TF_U),
+	F(trace_rec_gpu_kernel, dyn_smem_bytes, TF_U),
+};
+static const struct trace_field f_gpu_memcpy[] = {
+	F(trace_rec_gpu_memcpy, start_ns, TF_U),   F(trace_rec_gpu_memcpy, end_ns, TF_U),
+	F(trace_rec_gpu_memcpy, bytes, TF_U),	   F(trace_rec_gpu_memcpy, graph_node, TF_U),
+	F(trace_rec_gpu_memcpy, cupti_corr, TF_U), F(trace_rec_gpu_memcpy, device, TF_U),
+	F(trace_rec_gpu_memcpy, context, TF_U),	   F(trace_rec_gpu_memcpy, stream, TF_U),
+	F(trace_rec_gpu_memcpy, graph_id, TF_U),   F(trace_rec_gpu_memcpy, copy_kind, TF_U),
+	F(trace_rec_gpu_memcpy, src_kind, TF_U),   F(trace_rec_gpu_memcpy, dst_kind, TF_U),
+	F(trace_rec_gpu_memcpy, is_async, TF_U),   F(trace_rec_gpu_memcpy, src_device, TF_U),
+	F(trace_rec_gpu_memcpy, dst_device, TF_U),
+};
+static const struct trace_field f_gpu_memset[] = {
+	F(trace_rec_gpu_memset, start_ns, TF_U),   F(trace_rec_gpu_memset, end_ns, TF_U),
+	F(trace_rec_gpu_memset, bytes, TF_U),	   F(trace_rec_gpu_memset, graph_node, TF_U),
+	F(trace_rec_gpu_memset, cupti_corr, TF_U), F(trace_rec_gpu_memset, device, TF_U),
+	F(trace_rec_gpu_memset, context, TF_U),	   F(trace_rec_gpu_memset, stream, TF_U),
+	F(trace_rec_gpu_memset, graph_id, TF_U),   F(trace_rec_gpu_memset, value, TF_X),
+	F(trace_rec_gpu_memset, mem_kind, TF_U),   F(trace_rec_gpu_memset, is_async, TF_U),
+};
+static const struct trace_field f_gpu_info[] = {
+	F(trace_rec_gpu_info, ts_ns, TF_U),	    F(trace_rec_gpu_info, nr_records, TF_U),
+	F(trace_rec_gpu_info, nr_dropped, TF_U),    F(trace_rec_gpu_info, nr_zero_ts, TF_U),
+	F(trace_rec_gpu_info, nr_buffers, TF_U),    F(trace_rec_gpu_info, cupti_version, TF_U),
+	F(trace_rec_gpu_info, state, TF_U),
+};
+static const struct trace_field f_gpu_corr[] = { F(trace_rec_gpu_corr, ext_id, TF_X),
+						 F(trace_rec_gpu_corr, cupti_corr, TF_U) };
+static const struct trace_field f_gpu_api[] = {
+	F(trace_rec_gpu_api, start_ns, TF_U),	F(trace_rec_gpu_api, end_ns, TF_U),
+	F(trace_rec_gpu_api, cupti_corr, TF_U), F(trace_rec_gpu_api, tid, TF_U),
+	F(trace_rec_gpu_api, cbid, TF_U),	F(trace_rec_gpu_api, domain, TF_U),
+};
+
+static const struct trace_field f_pm_config[] = {
+	F(trace_rec_pm_config, device, TF_U),
+	F(trace_rec_pm_config, chip, TF_STR),
+	F(trace_rec_pm_config, interval_ns, TF_U),
+	FN(trace_rec_pm_config, metric[TRACE_PM_SM_ACTIVE], "sm_active", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_DRAM], "dram", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_TENSOR], "tensor", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_GR_ACTIVE], "gr_active", TF_STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_SM_THROUGHPUT], "sm_throughput", TF_STR),
+	FN(trace_rec_pm_config, metric[5], "spare", TF_STR),
+};
+static const struct trace_field f_pm_sample[] = {
+	F(trace_rec_pm_sample, device, TF_U),
+	F(trace_rec_pm_sample, flags, TF_X),
+	F(trace_rec_pm_sample, start_ns, TF_U),
+	F(trace_rec_pm_sample, end_ns, TF_U),
+	FN(trace_rec_pm_sample, value[TRACE_PM_SM_ACTIVE], "sm_active", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_DRAM], "dram", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_TENSOR], "tensor", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_GR_ACTIVE], "gr_active", TF_F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_SM_THROUGHPUT], "sm_throughput", TF_F32),
+	FN(trace_rec_pm_sample, value[5], "spare", TF_F32),
+};
+
+#define FIELDS(t, arr)                                                                             \
+	case t:                                                                                    \
+		*n = sizeof(arr) / sizeof(arr[0]);                                                 \
+		return arr
+
+const struct trace_field *trace_record_fields(uint16_t type, size_t *n)
+{
+	switch (type) {
+		FIELDS(TRACE_REC_STRING, f_string);
+		FIELDS(TRACE_REC_API_DEF, f_api_def);
+		FIELDS(TRACE_REC_BLOCK, f_block);
+		FIELDS(TRACE_REC_TIME, f_time);
+		FIELDS(TRACE_REC_LOST, f_lost);
+		FIELDS(TRACE_REC_END, f_end);
+		FIELDS(TRACE_REC_DEVICE, f_device);
+		FIELDS(TRACE_REC_FUNC, f_func);
+		FIELDS(TRACE_REC_OCCUPANCY, f_occupancy);
+		FIELDS(TRACE_REC_NOTE, f_note);
+		FIELDS(TRACE_REC_LAUNCH, f_launch);
+		FIELDS(TRACE_REC_GRAPH_LAUNCH, f_graph_launch);
+		FIELDS(TRACE_REC_HOST_FUNC, f_host_func);
+		FIELDS(TRACE_REC_MEM, f_mem);
+		FIELDS(TRACE_REC_COPY, f_copy);
+		FIELDS(TRACE_REC_SET, f_set);
+		FIELDS(TRACE_REC_SYNC, f_sync);
+		FIELDS(TRACE_REC_CAPTURE, f_capture);
+		FIELDS(TRACE_REC_GRAPH, f_graph);
+		FIELDS(TRACE_REC_MODULE, f_module);
+		FIELDS(TRACE_REC_CALL, f_call);
+		FIELDS(TRACE_REC_GPU_KERNEL, f_gpu_kernel);
+		FIELDS(TRACE_REC_GPU_MEMCPY, f_gpu_memcpy);
+		FIELDS(TRACE_REC_GPU_MEMSET, f_gpu_memset);
+		FIELDS(TRACE_REC_PM_CONFIG, f_pm_config);
+		FIELDS(TRACE_REC_PM_SAMPLE, f_pm_sample);
+		FIELDS(TRACE_REC_GPU_INFO, f_gpu_info);
+		FIELDS(TRACE_REC_GPU_CORR, f_gpu_corr);
+		FIELDS(TRACE_REC_GPU_API, f_gpu_api);
+	default:
+		*n = 0;
+		return NULL;
+	}
+}
+
+/* ---- Opening ---- */
+
+static int read_at(struct trace_reader *rd, uint64_t off, void *buf, size_t n)
+{
+	if (fseeko(rd->f, (off_t)off, SEEK_SET) != 0)
+		return -errno;
+	if (fread(buf, 1, n, rd->f) != n)
+		return ferror(rd->f) ? -EIO : -ENODATA;
+	return 0;
+}
+
+static void split_cmdline(struct trace_reader *rd, const char *s, size_t len)
+{
+	size_t i, start = 0;
+	struct strbuf sb;
+
+	sb_init(&sb);
+	rd->argc = 0;
+	rd->argv = xcalloc(len + 2, sizeof(char *));
+	for (i = 0; i <= len; i++) {
+		if (i == len || s[i] == 0) {
+			rd->argv[rd->argc++] = xstrndup(s + start, i - start);
+			if (sb.len)
+				sb_add(&sb, " ", 1);
+			sb_add(&sb, s + start, i - start);
+			start = i + 1;
+		}
+	}
+	rd->cmdline = sb.buf ? sb.buf : xstrdup("");
+}
+
+int trace_reader_open(struct trace_reader *rd, const char *path)
+{
+	struct trace_file_header *h = &rd->hdr;
+	struct stat st;
+	char *strings = NULL;
+	size_t need;
+	int ret;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->path = path;
+	rd->f = fopen(path, "rb");
+	if (!rd->f)
+		return reader_fail(rd, -errno, 0, "%s", strerror(errno));
+	if (fstat(fileno(rd->f), &st) < 0) {
+		ret = reader_fail(rd, -errno, 0, "%s", strerror(errno));
+		goto fail;
+	}
+	rd->file_bytes = (uint64_t)st.st_size;
+	ret = read_at(rd, 0, h, sizeof(*h));
+	if (ret < 0) {
+		ret = reader_fail(rd, -EPROTO, 0, "not a gpushim trace (%llu bytes, header needs %zu)",
+				  (unsigned long long)rd->file_bytes, sizeof(*h));
+		goto fail;
+	}
+	if (memcmp(h->magic, TRACE_MAGIC, sizeof(TRACE_MAGIC)) != 0) {
+		ret = reader_fail(rd, -EPROTO, 0, "not a gpushim trace (bad magic)");
+		goto fail;
+	}
+	if (h->version_major != TRACE_VERSION_MAJOR) {
+		ret = reader_fail(rd, -EPROTO, 8, "trace format %u.%u; this gpushim reads %u.x",
+				  h->version_major, h->version_minor, TRACE_VERSION_MAJOR);
+		goto fail;
+	}
+	need = sizeof(*h) + (size_t)h->shim_version_len + h->host_len + h->cmdline_len;
+	if (h->header_bytes < need || h->header_bytes > TRACE_MAX_HEADER_BYTES ||
+	    h->header_bytes % 8) {
+		ret = reader_fail(rd, -EPROTO, 12, "header size %u is invalid (strings need %zu)",
+				  h->header_bytes, need);
+		goto fail;
+	}
+	if (h->header_bytes > rd->file_bytes) {
+		ret = reader_fail(rd, -EPROTO, 12, "header size %u exceeds the file (%llu bytes)",
+				  h->header_bytes, (unsigned long long)rd->file_bytes);
+		goto fail;
+	}
+	strings = xmalloc(need - sizeof(*h) + 1);
+	ret = read_at(rd, sizeof(*h), strings, need - sizeof(*h));
+	if (ret < 0) {
+		ret = reader_fail(rd, ret, sizeof(*h), "cannot read header strings");
+		goto fail;
+	}
+	rd->shim_version = xstrndup(strings, h->shim_version_len);
+	rd->host = xstrndup(strings + h->shim_version_len, h->host_len);
+	split_cmdline(rd, strings + h->shim_version_len + h->host_len, h->cmdline_len);
+	free(strings);
+
+	rd->dctx = (struct ZSTD_DCtx_s *)ZSTD_createDCtx();
+	if (!rd->dctx)
+		die("out of memory creating a zstd context");
+	rd->next_chunk_off = h->header_bytes;
+	return 0;
+fail:
+	free(strings);
+	trace_reader_close(rd);
+	return ret;
+}
+
+static void forget_launches(struct trace_reader *rd);
+
+void trace_reader_close(struct trace_reader *rd)
+{
+	int i;
+
+	forget_launches(rd);
+	if (rd->f)
+		fclose(rd->f);
+	rd->f = NULL;
+	ZSTD_freeDCtx((ZSTD_DCtx *)rd->dctx);
+	rd->dctx = NULL;
+	free(rd->zbuf);
+	free(rd->raw);
+	free(rd->kshapes);
+	free(rd->lshapes);
+	free(rd->colv);
+	rd->colv = NULL;
+	rd->colv_cap = 0;
+	rd->kshapes = NULL;
+	rd->lshapes = NULL;
+	rd->nr_kshapes = rd->kshapes_cap = rd->nr_lshapes = rd->lshapes_cap = 0;
+	free(rd->shim_version);
+	free(rd->host);
+	free(rd->cmdline);
+	for (i = 0; i < rd->argc; i++)
+		free(rd->argv[i]);
+	free(rd->argv);
+	rd->zbuf = rd->raw = NULL;
+	rd->shim_version = rd->host = rd->cmdline = NULL;
+	rd->argv = NULL;
+	rd->argc = 0;
+}
+
+/* ---- Chunks ---- */
+
+/*
+ * The most a chunk's records may outweigh its zstd frame. zstd reaches 10,000:1 and more on
+ * repeated bytes (a 16 MiB chunk of identical maximal LAUNCH_RUNs fits in 1.5 KB), and the
+ * reader hands out every launch such a chunk counts: a few KB of file would keep the analyzer
+ * busy for minutes with hundreds of millions of launches. The shim's chunks stay far below:
+ * on the traces recorded on the H200 or the fake driver (tests/traces, tests/fuzz/seeds) no
+ * chunk passes 7.8:1 at the writer's level; the most alike records a program makes, a polling
+ * loop's context synchronizations (tests/e2e/shim_ends.sh), reach 59:1 at the default level and
+ * 90:1 at level 9. TRACE_MAX_CHUNK_RATIO (1024:1) leaves ten times that, and refuses bombs,
+ * which are thousands to one. With it, as a handed-out record costs at least 2 raw bytes (a
+ * LAUNCH_RUN's launch), a file of N bytes hands out at most 512 N records whatever it holds,
+ * and a bomb fails at its chunk header, before its frame is read or decompressed.
+ */
+
+/* Return 1 with a chunk loaded, 0 at the end of the file, <0 on corrupt data. */
+static int load_chunk(struct trace_reader *rd)
+{
+	struct trace_chunk_header ch;
+	uint64_t off = rd->next_chunk_off;
+	uint64_t left = rd->file_bytes > off ? rd->file_bytes - off : 0;
+	size_t n;
+
+	if (left == 0)
+		return 0;
+	if (left < sizeof(ch)) {
+		rd->is_truncated = 1;
+		return 0;
+	}
+	if (read_at(rd, off, &ch, sizeof(ch)) < 0)
+		return reader_fail(rd, -EIO, off, "cannot read chunk header");
+	if (ch.magic != TRACE_CHUNK_MAGIC)
+		return reader_fail(rd, -EPROTO, off, "bad chunk magic 0x%08x (chunk %llu)", ch.magic,
+				   (unsigned long long)rd->nr_chunks);
+	if (ch.raw_bytes > TRACE_MAX_CHUNK_RAW || ch.raw_bytes < sizeof(struct trace_rec_hdr))
+		return reader_fail(rd, -EPROTO, off + 8, "chunk %u: raw size %u out of range",
+				   ch.seq, ch.raw_bytes);
+	if (ch.zstd_bytes > ZSTD_compressBound(ch.raw_bytes) || ch.zstd_bytes == 0)
+		return reader_fail(rd, -EPROTO, off + 12, "chunk %u: compressed size %u invalid",
+				   ch.seq, ch.zstd_bytes);
+	if (ch.raw_bytes > (uint64_t)ch.zstd_bytes * TRACE_MAX_CHUNK_RATIO)
+		return reader_fail(rd, -EPROTO, off + 8,
+				   "chunk %u: %u record bytes from %u compressed, %u:1 (the limit "
+				   "is %u:1): a decompression bomb",
+				   ch.seq, ch.raw_bytes, ch.zstd_bytes,
+				   (ch.raw_bytes + ch.zstd_bytes - 1) / ch.zstd_bytes,
+				   TRACE_MAX_CHUNK_RATIO);
+	if (ch.seq != rd->nr_chunks)
+		return reader_fail(rd, -EPROTO, off + 4, "chunk sequence %u, expected %llu", ch.seq,
+				   (unsigned long long)rd->nr_chunks);
+	if (left - sizeof(ch) < ch.zstd_bytes) {
+		rd->is_truncated = 1;	/* the process died while writing this chunk */
+		return 0;
+	}
+	XGROW(rd->zbuf, rd->zbuf_cap, ch.zstd_bytes);
+	XGROW(rd->raw, rd->raw_cap, ch.raw_bytes);
+	if (read_at(rd, off + sizeof(ch), rd->zbuf, ch.zstd_bytes) < 0)
+		return reader_fail(rd, -EIO, off + sizeof(ch), "cannot read chunk %u", ch.seq);
+	n = ZSTD_decompressDCtx((ZSTD_DCtx *)rd->dctx, rd->raw, ch.raw_bytes, rd->zbuf,
+				ch.zstd_bytes);
+	if (ZSTD_isError(n))
+		return reader_fail(rd, -EPROTO, off + sizeof(ch), "chunk %u: zstd: %s", ch.seq,
+				   ZSTD_getErrorName(n));
+	if (n != ch.raw_bytes)
+		return reader_fail(rd, -EPROTO, off + sizeof(ch),
+				   "chunk %u: decompressed to %zu bytes, header says %u", ch.seq, n,
+				   ch.raw_bytes);
+	rd->chunk_off = off;
+	rd->chunk_seq = ch.seq;
+	rd->next_chunk_off = off + sizeof(ch) + ch.zstd_bytes;
+	rd->raw_len = ch.raw_bytes;
+	rd->pos = 0;
+	rd->in_block = 0;
+	forget_launches(rd);
+	rd->nr_kshapes = rd->nr_lshapes = 0;
+	rd->refs_left = rd->grun_left = rd->run_left = 0;
+	rd->nr_chunks++;
+	return 1;
+}
+
+/* ---- LAUNCH_REPEAT: each thread's last LAUNCH in the chunk ---- */
+
+struct last_launch {
+	UT_hash_handle hh;
+	uint32_t thread_index;
+	const struct trace_rec_launch *rec;	/* the thread's last LAUNCH record, in the chunk */
+	uint32_t ref;				/* its place in rd->lshapes, plus 1 */
+};
+
+static void forget_launches(struct trace_reader *rd)
+{
+	struct last_launch *e, *tmp;
+
+	HASH_ITER(hh, rd->launches, e, tmp) {
+		HASH_DEL(rd->launches, e);
+		free(e);
+	}
+	rd->cur_launch = NULL;
+}
+
+/* The current block's thread's last LAUNCH record (what its LAUNCH_REPEATs mean) is @l. */
+static void remember_launch(struct trace_reader *rd, const struct trace_rec_launch *l)
+{
+	struct last_launch *e = rd->cur_launch;
+
+	if (!e) {
+		HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+		if (!e) {
+			e = xcalloc(1, sizeof(*e));
+			e->thread_index = rd->thread_index;
+			HASH_ADD(hh, rd->launches, thread_index, sizeof(uint32_t), e);
+		}
+		rd->cur_launch = e;
+	}
+	e->rec = l;
+	e->ref = (uint32_t)rd->nr_lshapes;	/* appended to rd->lshapes next */
+}
+
+/* Expand into rd->expanded; -1 when the thread has no LAUNCH before it in this chunk. */
+static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_repeat *r)
+{
+	struct last_launch *e = rd->cur_launch;
+
+	if (!e)
+		HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+	if (!e)
+		return -1;
+	rd->cur_launch = e;
+	memcpy(&rd->expanded, e->rec, sizeof(rd->expanded));
+	rd->expanded_ref = e->ref + 1;
+	rd->expanded.call.hdr.size = sizeof(rd->expanded);
+	rd->expanded.call.hdr.dt_ns = r->hdr.dt_ns;
+	rd->expanded.call.dur = r->dur;
+	rd->expanded.call.seq = r->seq;
+	return 0;
+}
+
+/*
+ * An unsigned LEB128 varint of at most 5 bytes and 32 bits from [*p, end) (LAUNCH_RUN's
+ * columns). Returns 0, or -1 when it runs past @end or does not fit.
+ */
+static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
+{
+	const uint8_t *start = *p;
+	uint64_t x;
+
+	if (varint_get(p, end, &x) < 0 || x > UINT32_MAX || *p - start > 5)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/*
+ * Check a LAUNCH_RUN's or LAUNCH_GAP_RUN's (@is_gap) columns end to end before handing out any
+ * of its launches, so a corrupt one fails at its own offset and never half-way: its varints,
+ * and a gap run's deltas (a gap plus the previous duration) below 2^32. Returns NULL or what
+ * is wrong, to follow the record's name.
+ */
+static const char *check_run(struct trace_reader *rd, const struct trace_rec_launch_run *r,
+			     int is_gap)
+{
+	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
+	const uint8_t *p = (const uint8_t *)(r + 1), *dt, *dur;
+	uint32_t i, v, gap, prev = 0;
+
+	if (!r->count)
+		return "of 0 launches";
+	if (r->count > (r->hdr.size - sizeof(*r)) / 2)
+		return "counts more launches than its bytes hold";
+	rd->run_dt = p;
+	for (i = 0; i < 2 * r->count; i++) {
+		if (i == r->count)
+			rd->run_dur = p;
+		if (get_varint(&p, end, &v) < 0)
+			return "varint runs past the record or past 32 bits";
+	}
+	if (end - p >= 8)
+		return "has bytes after its columns";
+	while (p < end)
+		if (*p++)
+			return "padding is not zero";
+	/* The columns are whole now: read them in step, each gap against the duration before. */
+	for (dt = rd->run_dt, dur = rd->run_dur, i = 0; is_gap && i < r->count; i++) {
+		get_varint(&dt, end, &gap);
+		if (i && (uint64_t)gap + prev > UINT32_MAX)
+			return "gap and duration add up past 32 bits";
+		get_varint(&dur, end, &prev);
+	}
+	rd->run_gaps = is_gap;
+	return NULL;
+}
+
+/* Consumers see the LAUNCH a LAUNCH_REPEAT or a LAUNCH_RUN's launch stands for. */
+static void out_expanded(struct trace_reader *rd, struct trace_record *out)
+{
+	out->rec = &rd->expanded;
+	out->type = TRACE_REC_LAUNCH;
+	out->size = sizeof(rd->expanded);
+	out->shape_ref = rd->expanded_ref;
+}
+
+/* The next launch of the current LAUNCH_RUN into rd->expanded and @out. */
+static void run_next(struct trace_reader *rd, struct trace_record *out)
+{
+	const uint8_t *far = rd->raw + rd->pos;	/* the columns were checked: no bound is hit */
+	uint32_t dt = 0, dur = 0;
+
+	get_varint(&rd->run_dt, far, &dt);
+	if (rd->run_gaps)	/* the first adds 0: the run starts from a repeat with none */
+		dt += rd->expanded.call.dur;	/* check_run: below 2^32 */
+	get_varint(&rd->run_dur, far, &dur);
+	rd->now_ns += dt;
+	rd->expanded.call.hdr.dt_ns = dt;
+	rd->expanded.call.dur = dur;
+	rd->expanded.call.seq++;
+	rd->run_left--;
+	out_expanded(rd, out);
+	out->ts_ns = rd->now_ns;
+	rd->nr_records++;
+}
+
+/* ---- Records as columns: LAUNCH_REFS, GPU_KERNEL_RUN, GPU_API_RUN ---- */
+
+
+enum col_err { COL_OK, COL_VARINT, COL_RANGE, COL_TAIL, COL_PAD };
+
+/*
+ * Decode @ncols columns of @count varints each, from @first up to @end, into rd->colv (column
+ * after column), column c's values at most @max[c]; after them only zero padding, less than 8
+ * bytes. On an error *@col is the column it is in.
+ */
+static enum col_err decode_columns(struct trace_reader *rd, const void *first, const uint8_t *end,
+				   uint32_t count, unsigned ncols, const uint64_t *max,
+				   unsigned *col)
+{
+	const uint8_t *p = first;
+	uint32_t i;
+	unsigned c;
+	uint64_t v;
+
+	XGROW(rd->colv, rd->colv_cap, (size_t)count * ncols);
+	for (c = 0; c < ncols; c++) {
+		uint64_t *out = rd->colv + (size_t)c * count;
+
+		*col = c;
+		for (i = 0; i < count; i++) {
+			if (varint_get(&p, end, &v) < 0)
+				return COL_VARINT;
+			if (v > max[c])
+				return COL_RANGE;
+			out[i] = v;
+		}
+	}
+	if (end - p >= 8)
+		return COL_TAIL;
+	while (p < end)
+		if (*p++)
+			return COL_PAD;
+	return COL_OK;
+}
+
+/*
+ * Check a GPU run's columns end to end (every varint, every value's range, every shape a
+ * GPU_KERNEL the chunk has before it) before handing out any of its records, decoding them into
+ * rd->colv (column after column). Returns NULL or what is wrong.
+ */
+static const char *check_gpu_run(struct trace_reader *rd, const struct trace_rec_gpu_run *r)
+{
+	static const uint64_t kernel_max[6] = { 0, UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
+						UINT64_MAX };
+	static const uint64_t api_max[6] = { UINT64_MAX, UINT64_MAX, UINT32_MAX, UINT32_MAX,
+					     UINT32_MAX, UINT16_MAX };
+	int is_kernel = r->hdr.type == TRACE_REC_GPU_KERNEL_RUN;
+	uint64_t max[6];
+	unsigned col = 0;
+
+	if (!r->count)
+		return "of 0 records";
+	if (r->count > (r->hdr.size - sizeof(*r)) / 6)
+		return "counts more records than its bytes hold";
+	if (is_kernel && !rd->nr_kshapes)
+		return "with no gpu_kernel before it in the chunk";
+	memcpy(max, is_kernel ? kernel_max : api_max, sizeof(max));
+	if (is_kernel)
+		max[0] = rd->nr_kshapes - 1;
+	switch (decode_columns(rd, r + 1, (const uint8_t *)r + r->hdr.size, r->count, 6, max,
+			       &col)) {
+	case COL_OK:
+		return NULL;
+	case COL_VARINT:
+		return "varint runs past the record or past 64 bits";
+	case COL_RANGE:
+		return is_kernel && !col ? "refers to a gpu_kernel the chunk does not have before it" :
+					   "value out of its field's range";
+	case COL_TAIL:
+		return "has bytes after its columns";
+	case COL_PAD:
+		return "padding is not zero";
+	}
+	return NULL;
+}
+
+/* The next record of the current GPU run into rd->gpu_kernel or rd->gpu_api and @out. */
+static void grun_next(struct trace_reader *rd, struct trace_record *out)
+{
+	const uint64_t *col = rd->colv + rd->col_i++;
+	size_t n = rd->col_n;
+	uint64_t v[6] = { col[0], col[n], col[2 * n], col[3 * n], col[4 * n], col[5 * n] };
+
+	memset(out, 0, sizeof(*out));
+	out->chunk_off = rd->chunk_off;
+	if (rd->grun_type == TRACE_REC_GPU_KERNEL_RUN) {
+		struct trace_rec_gpu_kernel *k = &rd->gpu_kernel;
+
+		memcpy(k, rd->kshapes[v[0]], sizeof(*k));
+		k->hdr.size = sizeof(*k);
+		out->shape_ref = (uint32_t)v[0] + 1;
+		rd->grun_start += zigzag_get(v[1]);
+		k->start_ns = rd->grun_start;
+		k->end_ns = rd->grun_start + v[2];
+		rd->grun_corr += (uint32_t)zigzag_get(v[3]);
+		k->cupti_corr = rd->grun_corr;
+		k->graph_id = (uint32_t)v[4];
+		rd->grun_aux += zigzag_get(v[5]);
+		k->graph_node = rd->grun_aux;
+		out->rec = k;
+		out->type = TRACE_REC_GPU_KERNEL;
+		out->size = sizeof(*k);
+	} else {
+		struct trace_rec_gpu_api *a = &rd->gpu_api;
+
+		memset(a, 0, sizeof(*a));
+		a->hdr.type = TRACE_REC_GPU_API;
+		a->hdr.size = sizeof(*a);
+		rd->grun_start += zigzag_get(v[0]);
+		a->start_ns = rd->grun_start;
+		a->end_ns = rd->grun_start + v[1];
+		rd->grun_corr += (uint32_t)zigzag_get(v[2]);
+		a->cupti_corr = rd->grun_corr;
+		rd->grun_aux = (uint32_t)(rd->grun_aux + zigzag_get(v[3]));
+		a->tid = (uint32_t)rd->grun_aux;
+		a->cbid = (uint32_t)v[4];
+		a->domain = (uint16_t)v[5];
+		out->rec = a;
+		out->type = TRACE_REC_GPU_API;
+		out->size = sizeof(*a);
+	}
+	rd->grun_left--;
+	rd->nr_records++;
+}
+
+/*
+ * Check a LAUNCH_REFS's columns end to end (32-bit varints, every shape a LAUNCH the chunk has
+ * before it) before handing out any of its launches, decoding them into rd->colv (column after
+ * column). Returns NULL or what is wrong.
+ */
+static const char *check_refs(struct trace_reader *rd, const struct trace_rec_launch_refs *r)
+{
+	uint64_t max[TRACE_LAUNCH_REFS_COLUMNS] = { 0, UINT32_MAX, UINT32_MAX, UINT32_MAX };
+	unsigned col = 0;
+
+	if (!r->count)
+		return "launch_refs of 0 launches";
+	if (r->count > (r->hdr.size - sizeof(*r)) / TRACE_LAUNCH_REFS_COLUMNS)
+		return "launch_refs counts more launches than its bytes hold";
+	if (!rd->nr_lshapes)
+		return "launch_refs with no launch before it in the chunk";
+	max[0] = rd->nr_lshapes - 1;
+	switch (decode_columns(rd, r + 1, (const uint8_t *)r + r->hdr.size, r->count,
+			       TRACE_LAUNCH_REFS_COLUMNS, max, &col)) {
+	case COL_OK:
+		return NULL;
+	case COL_VARINT:
+		return "launch_refs varint runs past the record or past 64 bits";
+	case COL_RANGE:
+		return col ? "launch_refs value past 32 bits" :
+			     "launch_refs refers to a launch the chunk does not have before it";
+	case COL_TAIL:
+		return "launch_refs has bytes after its columns";
+	case COL_PAD:
+		return "launch_refs padding is not zero";
+	}
+	return NULL;
+}
+
+/* The next launch of the current LAUNCH_REFS into rd->expanded and @out. */
+static void refs_next(struct trace_reader *rd, struct trace_record *out)
+{
+	const uint64_t *v = rd->colv + rd->col_i++;
+	const struct trace_rec_launch *shape = rd->lshapes[v[0]];
+	uint32_t dt = (uint32_t)v[rd->col_n];
+	uint32_t dur = (uint32_t)v[2 * rd->col_n];
+	uint32_t dseq = (uint32_t)v[3 * rd->col_n];
+
+	memcpy(&rd->expanded, shape, sizeof(rd->expanded));
+	rd->expanded.call.hdr.size = sizeof(rd->expanded);
+	rd->expanded.call.hdr.dt_ns = dt;
+	rd->expanded.call.dur = dur;
+	rd->refs_seq += (uint32_t)zigzag_get(dseq);
+	rd->expanded.call.seq = rd->refs_seq;
+	rd->expanded_ref = (uint32_t)v[0] + 1;
+	rd->now_ns += dt;
+	rd->refs_left--;
+	memset(out, 0, sizeof(*out));
+	out->is_thread = 1;
+	out->tid = rd->tid;
+	out->thread_index = rd->thread_index;
+	out->chunk_off = rd->chunk_off;
+	out_expanded(rd, out);
+	out->ts_ns = rd->now_ns;
+	rd->nr_records++;
+}
+
+/* ---- Records ---- */
+
+int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
+{
+	for (;;) {
+		const struct trace_rec_hdr *h;
+		uint16_t min;
+		int ti, ret;
+
+		if (rd->run_left) {
+			memset(out, 0, sizeof(*out));
+			out->is_thread = 1;
+			out->tid = rd->tid;
+			out->thread_index = rd->thread_index;
+			out->chunk_off = rd->chunk_off;
+			run_next(rd, out);
+			return 1;
+		}
+		if (rd->refs_left) {
+			refs_next(rd, out);
+			return 1;
+		}
+		if (rd->grun_left) {
+			grun_next(rd, out);
+			return 1;
+		}
+		if (rd->pos >= rd->raw_len) {
+			if (rd->has_end)
+				return 0;	/* nothing is read after END */
+			ret = load_chunk(rd);
+			if (ret <= 0)
+				return ret;
+			continue;
+		}
+		if (rd->raw_len - rd->pos < sizeof(*h))
+			return reader_fail(rd, -EPROTO, rd->chunk_off,
+					   "chunk %u: %zu stray bytes at record offset %zu",
+					   rd->chunk_seq, rd->raw_len - rd->pos, rd->pos);
+		h = (const void *)(rd->raw + rd->pos);
+		if (h->size < sizeof(*h) || h->size % 8 || h->size > rd->raw_len - rd->pos)
+			return reader_fail(rd, -EPROTO, rd->chunk_off,
+					   "chunk %u, record offset %zu: size %u invalid (type %u)",
+					   rd->chunk_seq, rd->pos, h->size, h->type);
+		min = trace_record_min_size(h->type);
+		if (min && h->size < min)
+			return reader_fail(rd, -EPROTO, rd->chunk_off,
+					   "chunk %u, record offset %zu: %s record of %u bytes, "
+					   "needs %u",
+					   rd->chunk_seq, rd->pos, trace_record_type_name(h->type),
+					   h->size, min);
+		if (h->type == TRACE_REC_STRING &&
+		    ((const struct trace_rec_string *)h)->len > h->size - sizeof(struct trace_rec_string))
+			return reader_fail(rd, -EPROTO, rd->chunk_off,
+					   "chunk %u, record offset %zu: string of %u bytes in a "
+					   "%u-byte record",
+					   rd->chunk_seq, rd->pos,
+					   ((const struct trace_rec_string *)h)->len, h->size);
+		ti = type_index(h->type);
+		memset(out, 0, sizeof(*out));
+		out->rec = h;
+		out->type = h->type;
+		out->size = h->size;
+		out->chunk_off = rd->chunk_off;
+		rd->pos += h->size;
+
+		if (h->type == TRACE_REC_BLOCK) {
+			const struct trace_rec_block *b = (const void *)h;
+
+			rd->in_block = 1;
+			rd->tid = b->tid;
+			rd->thread_index = b->thread_index;
+			rd->now_ns = b->base_ns;
+			rd->cur_launch = NULL;
+		} else if (ti >= 0 && types[ti].is_thread) {
+			if (!rd->in_block)
+				return reader_fail(rd, -EPROTO, rd->chunk_off,
+						   "chunk %u, record offset %zu: %s record outside "
+						   "a thread block",
+						   rd->chunk_seq, rd->pos - h->size,
+						   trace_record_type_name(h->type));
+			if (h->type == TRACE_REC_TIME)
+				rd->now_ns = ((const struct trace_rec_time *)h)->ts_ns;
+			else
+				rd->now_ns += h->dt_ns;
+			out->is_thread = 1;
+			out->ts_ns = rd->now_ns;
+			out->tid = rd->tid;
+			out->thread_index = rd->thread_index;
+			if (h->type == TRACE_REC_LAUNCH && h->size >= sizeof(struct trace_rec_launch)) {
+				remember_launch(rd, (const void *)h);
+				XGROW(rd->lshapes, rd->lshapes_cap, rd->nr_lshapes + 1);
+				rd->lshapes[rd->nr_lshapes++] = (const void *)h;
+				out->shape_ref = (uint32_t)rd->nr_lshapes;
+			} else if (h->type == TRACE_REC_LAUNCH_REFS) {
+				const struct trace_rec_launch_refs *lr = (const void *)h;
+				const char *bad = check_refs(rd, lr);
+
+				if (bad)
+					return reader_fail(rd, -EPROTO, rd->chunk_off,
+							   "chunk %u, record offset %zu: %s (thread %u)",
+							   rd->chunk_seq, rd->pos - h->size, bad,
+							   rd->thread_index);
+				/* Its launches come out one per call; this one is the first. */
+				rd->col_i = 0;
+				rd->col_n = lr->count;
+				rd->refs_seq = lr->seq;
+				rd->refs_left = lr->count;
+				refs_next(rd, out);
+				return 1;
+			} else if (h->type == TRACE_REC_LAUNCH_REPEAT) {
+				if (expand_repeat(rd, (const void *)h) < 0)
+					return reader_fail(rd, -EPROTO, rd->chunk_off,
+							   "chunk %u, record offset %zu: launch_repeat "
+							   "with no launch of thread %u before it",
+							   rd->chunk_seq, rd->pos - h->size,
+							   rd->thread_index);
+				out_expanded(rd, out);
+			} else if (h->type == TRACE_REC_LAUNCH_RUN ||
+				   h->type == TRACE_REC_LAUNCH_GAP_RUN) {
+				const struct trace_rec_launch_run *lr = (const void *)h;
+				struct trace_rec_launch_repeat first = { .seq = lr->seq };
+				const int is_gap = h->type == TRACE_REC_LAUNCH_GAP_RUN;
+				const char *bad = check_run(rd, lr, is_gap);
+
+				if (!bad && expand_repeat(rd, &first) < 0)
+					bad = "with no launch of its thread before it";
+				if (bad)
+					return reader_fail(rd, -EPROTO, rd->chunk_off,
+							   "chunk %u, record offset %zu: %s %s "
+							   "(thread %u)",
+							   rd->chunk_seq, rd->pos - h->size,
+							   is_gap ? "launch_gap_run" : "launch_run",
+							   bad, rd->thread_index);
+				/* Its launches come out one per call; this one is the first. */
+				rd->expanded.call.seq--;
+				rd->run_left = lr->count;
+				run_next(rd, out);
+				return 1;
+			}
+		} else if (h->type == TRACE_REC_END) {
+			memcpy(&rd->end, h, sizeof(rd->end));
+			rd->has_end = 1;
+		} else if (h->type == TRACE_REC_GPU_KERNEL) {
+			XGROW(rd->kshapes, rd->kshapes_cap, rd->nr_kshapes + 1);
+			rd->kshapes[rd->nr_kshapes++] = (const void *)h;
+			out->shape_ref = (uint32_t)rd->nr_kshapes;
+		} else if (h->type == TRACE_REC_GPU_KERNEL_RUN || h->type == TRACE_REC_GPU_API_RUN) {
+			const struct trace_rec_gpu_run *gr = (const void *)h;
+			const char *bad = check_gpu_run(rd, gr);
+
+			if (bad)
+				return reader_fail(rd, -EPROTO, rd->chunk_off,
+						   "chunk %u, record offset %zu: %s %s",
+						   rd->chunk_seq, rd->pos - h->size,
+						   trace_record_type_name(h->type), bad);
+			/* Its records come out one per call; this one is the first. */
+			rd->grun_type = h->type;
+			rd->col_i = 0;
+			rd->col_n = gr->count;
+			rd->grun_left = gr->count;
+			rd->grun_start = gr->base_ns;
+			rd->grun_corr = gr->corr;
+			rd->grun_aux = 0;
+			grun_next(rd, out);
+			return 1;
+		}
+		rd->nr_records++;
+		return 1;
+	}
+}
