@@ -91,15 +91,32 @@ struct join_check {
 	uint32_t *wait;			/* waiting operations' number + 1 by slot; 0: empty */
 	int let_go;
 	uint32_t let_go_hi;
-	struct { uint32_t tid, thread; uint64_t t0; } *last;	/* each thread id's last call */
-	size_t nr_last, last_cap;
+	struct join_check_last { uint32_t tid, thread; uint64_t t0; } *last;	/* by thread id */
+	size_t nr_last, last_cap, hot;	/* hot: the thread id of the last call */
 	uint64_t nr_calls, nr_ops;
 	const char *join_failed;	/* the early join would fail: load with the join after */
 	const char *stream_failed;	/* the stream would give up: load whole */
 };
 
 /* A call, an API record, an operation as the first read sees them (model_join.c). */
-void model_join_check_call(struct join_check *jc, uint32_t tid, uint32_t thread, uint64_t t0);
+void model_join_check_call_slow(struct join_check *jc, uint32_t tid, uint32_t thread,
+				uint64_t t0);
+
+static inline void model_join_check_call(struct join_check *jc, uint32_t tid, uint32_t thread,
+					 uint64_t t0)
+{
+	struct join_check_last *l = jc->nr_last ? &jc->last[jc->hot] : NULL;
+
+	/* Most calls: the same thread as the last, in order (the rest: model_join.c). */
+	if (l && l->tid == tid && jc->nr_calls < M_NO_CALL &&
+	    (t0 > l->t0 || (t0 == l->t0 && thread == l->thread))) {
+		jc->nr_calls++;
+		l->thread = thread;
+		l->t0 = t0;
+		return;
+	}
+	model_join_check_call_slow(jc, tid, thread, t0);
+}
 void model_join_check_api(struct join_check *jc, uint32_t corr);
 void model_join_check_op(struct join_check *jc, uint32_t corr);
 /* The end of the first read: operations still waiting for their API record stay unjoined. */

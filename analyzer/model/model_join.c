@@ -710,7 +710,8 @@ static void check_unjoined(struct join_check *jc)
 				    "needs the whole trace)";
 }
 
-void model_join_check_call(struct join_check *jc, uint32_t tid, uint32_t thread, uint64_t t0)
+void model_join_check_call_slow(struct join_check *jc, uint32_t tid, uint32_t thread,
+				uint64_t t0)
 {
 	size_t i;
 
@@ -729,6 +730,7 @@ void model_join_check_call(struct join_check *jc, uint32_t tid, uint32_t thread,
 	}
 	jc->last[i].thread = thread;
 	jc->last[i].t0 = t0;
+	jc->hot = i;
 }
 
 void model_join_check_api(struct join_check *jc, uint32_t corr)
