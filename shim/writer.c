@@ -938,9 +938,8 @@ void writer_stop(uint32_t wait_ms)
 	 * writer needs (exit() from a handler). No wait for a lock goes past the deadline; if the
 	 * writer still is not done then, the trace ends at its last complete chunk.
 	 */
-	deadline = shim_deadline(clock_now_ns() + (uint64_t)wait_ms * 1000000u);
 	shim_exit_begin();
-	deadline = shim_deadline(deadline);
+	deadline = shim_deadline(clock_now_ns() + (uint64_t)wait_ms * 1000000u);
 	if (atomic_exchange(&w.is_stopping, 1)) {
 		/* Another thread is ending the process too (exit and _exit at once): wait only. */
 		while (!atomic_load(&w.is_finished) &&
