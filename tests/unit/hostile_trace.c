@@ -54,19 +54,6 @@ static void def_func(struct tb *t)
 	tb_rec(t, &f, sizeof(f));
 }
 
-static void note(struct tb *t, uint64_t ts, uint32_t kind, uint32_t text)
-{
-	struct trace_rec_note n;
-
-	memset(&n, 0, sizeof(n));
-	n.hdr.type = TRACE_REC_NOTE;
-	n.hdr.size = sizeof(n);
-	n.ts_ns = ts;
-	n.kind = kind;
-	n.text = text;
-	tb_rec(t, &n, sizeof(n));
-}
-
 static void alloc(struct tb *t, uint32_t dt, uint32_t seq)
 {
 	struct trace_rec_mem m;
@@ -94,20 +81,6 @@ static void launch(struct tb *t, uint32_t dt, uint32_t seq)
 	tb_rec(t, &l, sizeof(l));
 }
 
-static void end(struct tb *t, uint64_t records)
-{
-	struct trace_rec_end e;
-
-	memset(&e, 0, sizeof(e));
-	e.hdr.type = TRACE_REC_END;
-	e.hdr.size = sizeof(e);
-	e.nr_records = records;
-	e.end_ns = BASE + 1000000;
-	e.reason = TRACE_END_SIGNAL;
-	e.nr_threads = 1;
-	tb_rec(t, &e, sizeof(e));
-}
-
 /* An allocation and four launches of one kernel, each run by the GPU and joined to its call. */
 static void build_escapes(struct tb *t)
 {
@@ -126,7 +99,7 @@ static void build_escapes(struct tb *t)
 	tb_api_def(t, API_ALLOC, TRACE_FAM_MEMORY, S_ALLOC);
 	def_device(t);
 	def_func(t);
-	note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	tb_note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
 	tb_block(t, TID, 0, BASE);
 	alloc(t, 0, 1);
 	for (i = 0; i < 4; i++)
@@ -137,8 +110,8 @@ static void build_escapes(struct tb *t)
 		tb_gpu_api(t, call + 500, call + 4000, 10 + i, TID);
 		tb_gpu_kernel(t, call + 6000, call + 86000, 10 + i, S_KERNEL, 264, 256);
 	}
-	note(t, BASE + 900000, TRACE_NOTE_SIGNAL, S_SIGNAL);
-	end(t, 25);
+	tb_note(t, BASE + 900000, TRACE_NOTE_SIGNAL, S_SIGNAL);
+	tb_end(t, 25, BASE + 1000000, TRACE_END_SIGNAL);
 	tb_flush(t);
 }
 

@@ -67,19 +67,6 @@ static void set(struct tb *t, uint32_t dt, uint32_t seq, uint64_t bytes)
 	tb_rec(t, &s, sizeof(s));
 }
 
-static void note(struct tb *t, uint64_t ts, uint32_t kind)
-{
-	struct trace_rec_note n;
-
-	memset(&n, 0, sizeof(n));
-	n.hdr.type = TRACE_REC_NOTE;
-	n.hdr.size = sizeof(n);
-	n.ts_ns = ts;
-	n.kind = kind;
-	n.text = S_NOTE;
-	tb_rec(t, &n, sizeof(n));
-}
-
 static void kernel(struct tb *t, uint64_t start, uint32_t corr, uint32_t name)
 {
 	tb_gpu_kernel(t, start, start + 2000, corr, name, 1, 32);
@@ -135,7 +122,7 @@ static const char *build(struct tb *t)
 	tb_api_def(t, API_SET, TRACE_FAM_SET, S_SET);
 	def_func(t, 1, S_KERN_A);
 	def_func(t, 2, S_KERN_B);
-	note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON);
+	tb_note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
 	tb_block(t, TID, 0, BASE);
 	launch(t, 0, 1, 1);
 	launch(t, 10000, 2, 1);
@@ -144,8 +131,8 @@ static const char *build(struct tb *t)
 	launch(t, 30000, 5, 2);
 	launch(t, 10000, 6, 1);
 	set(t, 10000, 7, 64);
-	note(t, BASE + 30000, TRACE_NOTE_CUPTI_OFF);
-	note(t, BASE + 60000, TRACE_NOTE_CUPTI_ON);
+	tb_note(t, BASE + 30000, TRACE_NOTE_CUPTI_OFF, S_NOTE);
+	tb_note(t, BASE + 60000, TRACE_NOTE_CUPTI_ON, S_NOTE);
 
 	/* Exact: the pushed id (seq 1), and API records inside the calls (seq 2 and 3). */
 	ext_corr(t, 1, 11);

@@ -26,18 +26,6 @@ static void add_launch(struct tb *t, uint32_t dt, uint32_t seq)
 	tb_rec(t, &l, sizeof(l));
 }
 
-static void add_end(struct tb *t, uint64_t records)
-{
-	struct trace_rec_end e;
-
-	memset(&e, 0, sizeof(e));
-	e.hdr.type = TRACE_REC_END;
-	e.hdr.size = sizeof(e);
-	e.nr_records = records;
-	e.reason = TRACE_END_EXIT;
-	tb_rec(t, &e, sizeof(e));
-}
-
 /* A two-chunk trace: names and two launches, then two more launches and END. */
 static void build_valid(struct tb *t)
 {
@@ -51,7 +39,7 @@ static void build_valid(struct tb *t)
 	tb_block(t, 100, 0, 5030);
 	add_launch(t, 5, 3);
 	add_launch(t, 7, 4);
-	add_end(t, 9);
+	tb_end(t, 9, 0, TRACE_END_EXIT);
 	tb_flush(t);
 }
 
@@ -268,7 +256,7 @@ static void test_unknown_and_grown(void)
 	memset(buf, 0, sizeof(buf));
 	tb_call((struct trace_call *)buf, TRACE_REC_LAUNCH, 80, 3, 1, 0, 0, 1);	/* grown */
 	tb_rec(&t, buf, 80);
-	add_end(&t, 2);
+	tb_end(&t, 2, 0, TRACE_END_EXIT);
 	tb_flush(&t);
 	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "grown.trace", 0)), 0);
 	while (trace_reader_next(&rd, &r) > 0) {
@@ -460,7 +448,7 @@ static void test_launch_run(void)
 	add_run(&t, 3, 5, cols, sizeof(cols));	/* thread 0: seq 5, 6, 7 */
 	tb_block(&t, 200, 1, 2001);
 	add_run(&t, 1, 9, one, sizeof(one));	/* thread 1: func 7, seq 9 at 2006 */
-	add_end(&t, 7);
+	tb_end(&t, 7, 0, TRACE_END_EXIT);
 	tb_flush(&t);
 	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "run.trace", 0)), 0);
 	while ((ret = trace_reader_next(&rd, &r)) > 0) {
@@ -547,7 +535,7 @@ static void test_launch_gap_run(void)
 	add_launch(&t, 10, 1);			/* at 1010, 500 ns */
 	add_launches(&t, TRACE_REC_LAUNCH_GAP_RUN, 3, 2, cols, sizeof(cols));
 	add_launches(&t, TRACE_REC_LAUNCH_GAP_RUN, 2, 5, edge, sizeof(edge));
-	add_end(&t, 7);
+	tb_end(&t, 7, 0, TRACE_END_EXIT);
 	tb_flush(&t);
 	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "gap_run.trace", 0)), 0);
 	while ((ret = trace_reader_next(&rd, &r)) > 0) {
@@ -622,7 +610,7 @@ static void test_launch_refs(void)
 	tb_rec(&t, &rep, sizeof(rep));		/* thread 0's LAUNCH record: func 7 */
 	tb_block(&t, 200, 1, 2000);
 	add_refs(&t, 3, 50, cols, sizeof(cols));
-	add_end(&t, 7);
+	tb_end(&t, 7, 0, TRACE_END_EXIT);
 	tb_flush(&t);
 	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "refs.trace", 0)), 0);
 	while ((ret = trace_reader_next(&rd, &r)) > 0) {
@@ -894,7 +882,7 @@ static void test_gpu_runs(void)
 	add_gpu_run(&t, TRACE_REC_GPU_API_RUN, 4, 20, 9000, &ac);
 	tb_rec(&t, &shape[1], sizeof(shape[1]));
 	add_gpu_run(&t, TRACE_REC_GPU_KERNEL_RUN, 5, 10, 1000, &kc);
-	add_end(&t, 11);
+	tb_end(&t, 11, 0, TRACE_END_EXIT);
 	tb_flush(&t);
 	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "gpu_runs.trace", 0)), 0);
 	while ((ret = trace_reader_next(&rd, &r)) > 0) {

@@ -548,18 +548,6 @@ static void test_stream_growing(void)
 	tb_free(&t);
 }
 
-static void note(struct tb *t, uint64_t ts, uint32_t kind)
-{
-	struct trace_rec_note n;
-
-	memset(&n, 0, sizeof(n));
-	n.hdr.type = TRACE_REC_NOTE;
-	n.hdr.size = sizeof(n);
-	n.ts_ns = ts;
-	n.kind = kind;
-	tb_rec(t, &n, sizeof(n));
-}
-
 /* A counter sample of device 0 over [start, end), every value @v. */
 static void pm_sample_at(struct tb *t, uint64_t start, uint64_t end, float v)
 {
@@ -597,14 +585,14 @@ static void test_stream_host_only(void)
 
 	dict(&t);
 	pm_config(&t);
-	note(&t, BASE - 1000, TRACE_NOTE_CUPTI_ON);
+	tb_note(&t, BASE - 1000, TRACE_NOTE_CUPTI_ON, 0);
 	for (i = 0; i < 10000 + LATE; i++) {
 		if (i < 10000)
 			step_calls(&t, i);
 		if (i == 1000)
-			note(&t, BASE + STEP * 1000 - 500, TRACE_NOTE_CUPTI_OFF);
+			tb_note(&t, BASE + STEP * 1000 - 500, TRACE_NOTE_CUPTI_OFF, 0);
 		if (i == 9000)
-			note(&t, BASE + STEP * 9000 - 500, TRACE_NOTE_CUPTI_ON);
+			tb_note(&t, BASE + STEP * 9000 - 500, TRACE_NOTE_CUPTI_ON, 0);
 		if (i == 961 || i == 9001)
 			pm_sample_at(&t, BASE + STEP * i, BASE + STEP * (i + 20), 55.0f);
 		if (i == 9010)		/* the profiler's clock */

@@ -228,3 +228,29 @@ const char *tb_write(struct tb *t, const char *name, size_t cut)
 	fclose(f);
 	return path;
 }
+
+void tb_note(struct tb *t, uint64_t ts_ns, uint32_t kind, uint32_t text)
+{
+	struct trace_rec_note n;
+
+	memset(&n, 0, sizeof(n));
+	n.hdr.type = TRACE_REC_NOTE;
+	n.hdr.size = sizeof(n);
+	n.ts_ns = ts_ns;
+	n.kind = kind;
+	n.text = text;
+	tb_rec(t, &n, sizeof(n));
+}
+
+void tb_end(struct tb *t, uint64_t records, uint64_t end_ns, uint32_t reason)
+{
+	struct trace_rec_end e;
+
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = TRACE_REC_END;
+	e.hdr.size = sizeof(e);
+	e.nr_records = records;
+	e.end_ns = end_ns;
+	e.reason = reason;
+	tb_rec(t, &e, sizeof(e));
+}

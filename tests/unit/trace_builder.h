@@ -42,6 +42,10 @@ void tb_gpu_kernel(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, ui
  * chunk. zstd makes 16 MiB of them (8.4 M launches) about 1.6 KB.
  */
 void tb_launch_bomb(struct tb *t, size_t raw_bytes);
+/* A NOTE of @kind at @ts_ns with the text of STRING @text (0: none). */
+void tb_note(struct tb *t, uint64_t ts_ns, uint32_t kind, uint32_t text);
+/* An END: @records written, ended at @end_ns for @reason (enum trace_end_reason). */
+void tb_end(struct tb *t, uint64_t records, uint64_t end_ns, uint32_t reason);
 /* Compress the open chunk into the file. */
 void tb_flush(struct tb *t);
 /* Write the file; @cut > 0 keeps only the first @cut bytes. Returns the path (static buffer). */
