@@ -7,7 +7,9 @@
  * File layout
  *   struct trace_file_header, then its strings (header_bytes in all, a multiple of 8)
  *   chunk*: struct trace_chunk_header, then one complete zstd frame of chunk.zstd_bytes bytes that
- *           decompresses to exactly chunk.raw_bytes bytes of records.
+ *           decompresses to exactly chunk.raw_bytes bytes of records. A zstd skippable frame
+ *           may follow it inside zstd_bytes: the shim pads an END chunk it rewrites in place
+ *           (CUDA calls after the process's END counted as lost) to cover the old one.
  *   A killed process leaves a file that ends inside a chunk; readers decode every complete chunk
  *   and report the file as truncated. A cleanly closed trace ends with a chunk holding TRACE_REC_END.
  *   Readers refuse a chunk whose raw_bytes exceed TRACE_MAX_CHUNK_RATIO times its zstd_bytes, as
