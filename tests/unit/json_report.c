@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analysis/analyze.h"
 #include "output/output.h"
 #include "output/report_output.h"
 
@@ -30,4 +31,22 @@ char *json_report(const struct model *m, const struct stats *s, const struct fin
 	if (len)
 		*len = n;
 	return buf;
+}
+
+long report_reads(const char *path)
+{
+	unsigned long before = model_nr_reads();
+	struct findings f;
+	struct model m;
+	struct stats s;
+	char err[512];
+
+	if (analyze_trace(path, &m, &s, &f, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		return -1;
+	}
+	findings_free(&f);
+	stats_free(&s);
+	model_free(&m);
+	return (long)(model_nr_reads() - before);
 }

@@ -13,6 +13,7 @@
 
 #include "analysis/analyze.h"
 #include "check.h"
+#include "json_report.h"
 #include "model/model.h"
 #include "trace_builder.h"
 #include "trace/trace_reader.h"
@@ -193,22 +194,6 @@ static void test_join(void)
 	model_free(&m);
 	trace_reader_close(&rd);
 	tb_free(&t);
-}
-
-/* How many times a report of @path reads it (analyze_trace, as `gpushim report` does). */
-static unsigned long report_reads(const char *path)
-{
-	unsigned long before = model_nr_reads();
-	struct findings f;
-	struct model m;
-	struct stats s;
-	char err[512];
-
-	CHECK_EQ(analyze_trace(path, &m, &s, &f, NULL, err, sizeof(err)), 0);
-	findings_free(&f);
-	stats_free(&s);
-	model_free(&m);
-	return model_nr_reads() - before;
 }
 
 /*
