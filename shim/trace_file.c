@@ -342,7 +342,7 @@ static int create_from(const char *pattern, const char *host, int rank)
 		return ret;
 	}
 	if (!f.path[0])
-		return -EISDIR;
+		return -ENOENT;		/* cannot happen: config.c refuses an empty pattern */
 	if (f.path[strlen(f.path) - 1] == '/' || is_directory(f.path)) {
 		/* A directory: the default name inside it. */
 		size_t n = strlen(f.path);
@@ -414,9 +414,9 @@ int tfile_create(int is_forked)
 	iov[4] = (struct iovec){ (void *)zeros, hdr.header_bytes - total };
 
 	fd = create_from(shim.cfg.output, host, rank);
-	if ((fd == -ENAMETOOLONG || fd == -EISDIR) && strcmp(shim.cfg.output, TFILE_DEFAULT_PATTERN)) {
-		/* A pattern that names no file (too long, a directory): the default in the
-		 * working directory. One whose directory is missing or unwritable is an error. */
+	if (fd == -ENAMETOOLONG && strcmp(shim.cfg.output, TFILE_DEFAULT_PATTERN)) {
+		/* A pattern too long to name a file: the default in the working directory. One
+		 * whose directory is missing or unwritable is an error. */
 		char bad[PATH_MAX];
 		int err = -fd;
 

@@ -63,11 +63,6 @@ struct writer {
 
 static struct writer w;
 
-static int write_all(const struct iovec *iov, int nr)
-{
-	return tfile_write(iov, nr);
-}
-
 /* ---- Chunks ---- */
 
 static void run_flush(void);
@@ -98,7 +93,7 @@ static void chunk_flush(void)
 	ch.zstd_bytes = (uint32_t)n;
 	iov[0] = (struct iovec){ &ch, sizeof(ch) };
 	iov[1] = (struct iovec){ w.out, n };
-	ret = write_all(iov, 2);
+	ret = tfile_write(iov, 2);
 	if (ret < 0) {
 		/* Disk full, quota, I/O error: what is written stays readable. */
 		shim_disable("cannot write trace %s: %s", tfile_path(),
