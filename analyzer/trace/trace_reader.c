@@ -459,23 +459,23 @@ void trace_reader_close(struct trace_reader *rd)
 	rd->f = NULL;
 	ZSTD_freeDCtx((ZSTD_DCtx *)rd->dctx);
 	rd->dctx = NULL;
-	free(rd->zbuf);
+	free(rd->zstd_buf);
 	free(rd->raw);
-	free(rd->kshapes);
-	free(rd->lshapes);
-	free(rd->colv);
-	rd->colv = NULL;
-	rd->colv_cap = 0;
-	rd->kshapes = NULL;
-	rd->lshapes = NULL;
-	rd->nr_kshapes = rd->kshapes_cap = rd->nr_lshapes = rd->lshapes_cap = 0;
+	free(rd->kernel_shapes);
+	free(rd->launch_shapes);
+	free(rd->columns.values);
+	rd->columns.values = NULL;
+	rd->columns.cap = 0;
+	rd->kernel_shapes = NULL;
+	rd->launch_shapes = NULL;
+	rd->nr_kernel_shapes = rd->kernel_shapes_cap = rd->nr_launch_shapes = rd->launch_shapes_cap = 0;
 	free(rd->shim_version);
 	free(rd->host);
 	free(rd->cmdline);
 	for (i = 0; i < rd->argc; i++)
 		free(rd->argv[i]);
 	free(rd->argv);
-	rd->zbuf = rd->raw = NULL;
+	rd->zstd_buf = rd->raw = NULL;
 	rd->shim_version = rd->host = rd->cmdline = NULL;
 	rd->argv = NULL;
 	rd->argc = 0;
@@ -536,11 +536,11 @@ static int load_chunk(struct trace_reader *rd)
 		rd->is_truncated = 1;	/* the process died while writing this chunk */
 		return 0;
 	}
-	XGROW(rd->zbuf, rd->zbuf_cap, ch.zstd_bytes);
+	XGROW(rd->zstd_buf, rd->zstd_buf_cap, ch.zstd_bytes);
 	XGROW(rd->raw, rd->raw_cap, ch.raw_bytes);
-	if (read_at(rd, off + sizeof(ch), rd->zbuf, ch.zstd_bytes) < 0)
+	if (read_at(rd, off + sizeof(ch), rd->zstd_buf, ch.zstd_bytes) < 0)
 		return reader_fail(rd, -EIO, off + sizeof(ch), "cannot read chunk %u", ch.seq);
-	n = ZSTD_decompressDCtx((ZSTD_DCtx *)rd->dctx, rd->raw, ch.raw_bytes, rd->zbuf,
+	n = ZSTD_decompressDCtx((ZSTD_DCtx *)rd->dctx, rd->raw, ch.raw_bytes, rd->zstd_buf,
 				ch.zstd_bytes);
 	if (ZSTD_isError(n))
 		return reader_fail(rd, -EPROTO, off + sizeof(ch), "chunk %u: zstd: %s", ch.seq,
@@ -554,10 +554,10 @@ static int load_chunk(struct trace_reader *rd)
 	rd->next_chunk_off = off + sizeof(ch) + ch.zstd_bytes;
 	rd->raw_len = ch.raw_bytes;
 	rd->pos = 0;
-	rd->in_block = 0;
+	rd->is_in_block = 0;
 	forget_launches(rd);
-	rd->nr_kshapes = rd->nr_lshapes = 0;
-	rd->refs_left = rd->grun_left = rd->run_left = 0;
+	rd->nr_kernel_shapes = rd->nr_launch_shapes = 0;
+	rd->launch_refs.left = rd->gpu_run.left = rd->launch_run.left = 0;
 	rd->nr_chunks++;
 	return 1;
 }
@@ -568,48 +568,48 @@ struct last_launch {
 	UT_hash_handle hh;
 	uint32_t thread_index;
 	const struct trace_rec_launch *rec;	/* the thread's last LAUNCH record, in the chunk */
-	uint32_t ref;				/* its place in rd->lshapes, plus 1 */
+	uint32_t ref;				/* its place in rd->launch_shapes, plus 1 */
 };
 
 static void forget_launches(struct trace_reader *rd)
 {
 	struct last_launch *e, *tmp;
 
-	HASH_ITER(hh, rd->launches, e, tmp) {
-		HASH_DEL(rd->launches, e);
+	HASH_ITER(hh, rd->last_launches, e, tmp) {
+		HASH_DEL(rd->last_launches, e);
 		free(e);
 	}
-	rd->cur_launch = NULL;
+	rd->cur_last_launch = NULL;
 }
 
 /* The current block's thread's last LAUNCH record (what its LAUNCH_REPEATs mean) is @l. */
 static void remember_launch(struct trace_reader *rd, const struct trace_rec_launch *l)
 {
-	struct last_launch *e = rd->cur_launch;
+	struct last_launch *e = rd->cur_last_launch;
 
 	if (!e) {
-		HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+		HASH_FIND(hh, rd->last_launches, &rd->thread_index, sizeof(uint32_t), e);
 		if (!e) {
 			e = xcalloc(1, sizeof(*e));
 			e->thread_index = rd->thread_index;
-			HASH_ADD(hh, rd->launches, thread_index, sizeof(uint32_t), e);
+			HASH_ADD(hh, rd->last_launches, thread_index, sizeof(uint32_t), e);
 		}
-		rd->cur_launch = e;
+		rd->cur_last_launch = e;
 	}
 	e->rec = l;
-	e->ref = (uint32_t)rd->nr_lshapes;	/* appended to rd->lshapes next */
+	e->ref = (uint32_t)rd->nr_launch_shapes;	/* appended to rd->launch_shapes next */
 }
 
 /* Expand into rd->expanded; -1 when the thread has no LAUNCH before it in this chunk. */
 static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_repeat *r)
 {
-	struct last_launch *e = rd->cur_launch;
+	struct last_launch *e = rd->cur_last_launch;
 
 	if (!e)
-		HASH_FIND(hh, rd->launches, &rd->thread_index, sizeof(uint32_t), e);
+		HASH_FIND(hh, rd->last_launches, &rd->thread_index, sizeof(uint32_t), e);
 	if (!e)
 		return -1;
-	rd->cur_launch = e;
+	rd->cur_last_launch = e;
 	memcpy(&rd->expanded, e->rec, sizeof(rd->expanded));
 	rd->expanded_ref = e->ref + 1;
 	rd->expanded.call.hdr.size = sizeof(rd->expanded);
@@ -623,7 +623,7 @@ static int expand_repeat(struct trace_reader *rd, const struct trace_rec_launch_
  * An unsigned LEB128 varint of at most 5 bytes and 32 bits from [*p, end) (LAUNCH_RUN's
  * columns). Returns 0, or -1 when it runs past @end or does not fit.
  */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
+static int get_varint32(const uint8_t **p, const uint8_t *end, uint32_t *v)
 {
 	const uint8_t *start = *p;
 	uint64_t x;
@@ -640,7 +640,7 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint32_t *v)
  * and a gap run's deltas (a gap plus the previous duration) below 2^32. Returns NULL or what
  * is wrong, to follow the record's name.
  */
-static const char *check_run(struct trace_reader *rd, const struct trace_rec_launch_run *r,
+static const char *check_launch_run(struct trace_reader *rd, const struct trace_rec_launch_run *r,
 			     int is_gap)
 {
 	const uint8_t *end = (const uint8_t *)r + r->hdr.size;
@@ -651,11 +651,11 @@ static const char *check_run(struct trace_reader *rd, const struct trace_rec_lau
 		return "of 0 launches";
 	if (r->count > (r->hdr.size - sizeof(*r)) / 2)
 		return "counts more launches than its bytes hold";
-	rd->run_dt = p;
+	rd->launch_run.dt = p;
 	for (i = 0; i < 2 * r->count; i++) {
 		if (i == r->count)
-			rd->run_dur = p;
-		if (get_varint(&p, end, &v) < 0)
+			rd->launch_run.dur = p;
+		if (get_varint32(&p, end, &v) < 0)
 			return "varint runs past the record or past 32 bits";
 	}
 	if (end - p >= 8)
@@ -664,13 +664,13 @@ static const char *check_run(struct trace_reader *rd, const struct trace_rec_lau
 		if (*p++)
 			return "padding is not zero";
 	/* The columns are whole now: read them in step, each gap against the duration before. */
-	for (dt = rd->run_dt, dur = rd->run_dur, i = 0; is_gap && i < r->count; i++) {
-		get_varint(&dt, end, &gap);
+	for (dt = rd->launch_run.dt, dur = rd->launch_run.dur, i = 0; is_gap && i < r->count; i++) {
+		get_varint32(&dt, end, &gap);
 		if (i && (uint64_t)gap + prev > UINT32_MAX)
 			return "gap and duration add up past 32 bits";
-		get_varint(&dur, end, &prev);
+		get_varint32(&dur, end, &prev);
 	}
-	rd->run_gaps = is_gap;
+	rd->launch_run.is_gap = is_gap;
 	return NULL;
 }
 
@@ -684,20 +684,20 @@ static void out_expanded(struct trace_reader *rd, struct trace_record *out)
 }
 
 /* The next launch of the current LAUNCH_RUN into rd->expanded and @out. */
-static void run_next(struct trace_reader *rd, struct trace_record *out)
+static void launch_run_next(struct trace_reader *rd, struct trace_record *out)
 {
 	const uint8_t *far = rd->raw + rd->pos;	/* the columns were checked: no bound is hit */
 	uint32_t dt = 0, dur = 0;
 
-	get_varint(&rd->run_dt, far, &dt);
-	if (rd->run_gaps)	/* the first adds 0: the run starts from a repeat with none */
-		dt += rd->expanded.call.dur;	/* check_run: below 2^32 */
-	get_varint(&rd->run_dur, far, &dur);
+	get_varint32(&rd->launch_run.dt, far, &dt);
+	if (rd->launch_run.is_gap)	/* the first adds 0: the run starts from a repeat with none */
+		dt += rd->expanded.call.dur;	/* check_launch_run: below 2^32 */
+	get_varint32(&rd->launch_run.dur, far, &dur);
 	rd->now_ns += dt;
 	rd->expanded.call.hdr.dt_ns = dt;
 	rd->expanded.call.dur = dur;
 	rd->expanded.call.seq++;
-	rd->run_left--;
+	rd->launch_run.left--;
 	out_expanded(rd, out);
 	out->ts_ns = rd->now_ns;
 	rd->nr_records++;
@@ -709,9 +709,9 @@ static void run_next(struct trace_reader *rd, struct trace_record *out)
 enum col_err { COL_OK, COL_VARINT, COL_RANGE, COL_TAIL, COL_PAD };
 
 /*
- * Decode @ncols columns of @count varints each, from @first up to @end, into rd->colv (column
- * after column), column c's values at most @max[c]; after them only zero padding, less than 8
- * bytes. On an error *@col is the column it is in.
+ * Decode @ncols columns of @count varints each, from @first up to @end, into rd->columns.values
+ * (column after column), column c's values at most @max[c]; after them only zero padding, less
+ * than 8 bytes. On an error *@col is the column it is in.
  */
 static enum col_err decode_columns(struct trace_reader *rd, const void *first, const uint8_t *end,
 				   uint32_t count, unsigned ncols, const uint64_t *max,
@@ -722,9 +722,9 @@ static enum col_err decode_columns(struct trace_reader *rd, const void *first, c
 	unsigned c;
 	uint64_t v;
 
-	XGROW(rd->colv, rd->colv_cap, (size_t)count * ncols);
+	XGROW(rd->columns.values, rd->columns.cap, (size_t)count * ncols);
 	for (c = 0; c < ncols; c++) {
-		uint64_t *out = rd->colv + (size_t)c * count;
+		uint64_t *out = rd->columns.values + (size_t)c * count;
 
 		*col = c;
 		for (i = 0; i < count; i++) {
@@ -746,7 +746,7 @@ static enum col_err decode_columns(struct trace_reader *rd, const void *first, c
 /*
  * Check a GPU run's columns end to end (every varint, every value's range, every shape a
  * GPU_KERNEL the chunk has before it) before handing out any of its records, decoding them into
- * rd->colv (column after column). Returns NULL or what is wrong.
+ * rd->columns.values (column after column). Returns NULL or what is wrong.
  */
 static const char *check_gpu_run(struct trace_reader *rd, const struct trace_rec_gpu_run *r)
 {
@@ -762,11 +762,11 @@ static const char *check_gpu_run(struct trace_reader *rd, const struct trace_rec
 		return "of 0 records";
 	if (r->count > (r->hdr.size - sizeof(*r)) / 6)
 		return "counts more records than its bytes hold";
-	if (is_kernel && !rd->nr_kshapes)
+	if (is_kernel && !rd->nr_kernel_shapes)
 		return "with no gpu_kernel before it in the chunk";
 	memcpy(max, is_kernel ? kernel_max : api_max, sizeof(max));
 	if (is_kernel)
-		max[0] = rd->nr_kshapes - 1;
+		max[0] = rd->nr_kernel_shapes - 1;
 	switch (decode_columns(rd, r + 1, (const uint8_t *)r + r->hdr.size, r->count, 6, max,
 			       &col)) {
 	case COL_OK:
@@ -785,28 +785,28 @@ static const char *check_gpu_run(struct trace_reader *rd, const struct trace_rec
 }
 
 /* The next record of the current GPU run into rd->gpu_kernel or rd->gpu_api and @out. */
-static void grun_next(struct trace_reader *rd, struct trace_record *out)
+static void gpu_run_next(struct trace_reader *rd, struct trace_record *out)
 {
-	const uint64_t *col = rd->colv + rd->col_i++;
-	size_t n = rd->col_n;
+	const uint64_t *col = rd->columns.values + rd->columns.row++;
+	size_t n = rd->columns.nr_rows;
 	uint64_t v[6] = { col[0], col[n], col[2 * n], col[3 * n], col[4 * n], col[5 * n] };
 
 	memset(out, 0, sizeof(*out));
 	out->chunk_off = rd->chunk_off;
-	if (rd->grun_type == TRACE_REC_GPU_KERNEL_RUN) {
+	if (rd->gpu_run.type == TRACE_REC_GPU_KERNEL_RUN) {
 		struct trace_rec_gpu_kernel *k = &rd->gpu_kernel;
 
-		memcpy(k, rd->kshapes[v[0]], sizeof(*k));
+		memcpy(k, rd->kernel_shapes[v[0]], sizeof(*k));
 		k->hdr.size = sizeof(*k);
 		out->shape_ref = (uint32_t)v[0] + 1;
-		rd->grun_start += zigzag_get(v[1]);
-		k->start_ns = rd->grun_start;
-		k->end_ns = rd->grun_start + v[2];
-		rd->grun_corr += (uint32_t)zigzag_get(v[3]);
-		k->cupti_corr = rd->grun_corr;
+		rd->gpu_run.start_ns += zigzag_get(v[1]);
+		k->start_ns = rd->gpu_run.start_ns;
+		k->end_ns = rd->gpu_run.start_ns + v[2];
+		rd->gpu_run.corr += (uint32_t)zigzag_get(v[3]);
+		k->cupti_corr = rd->gpu_run.corr;
 		k->graph_id = (uint32_t)v[4];
-		rd->grun_aux += zigzag_get(v[5]);
-		k->graph_node = rd->grun_aux;
+		rd->gpu_run.aux += zigzag_get(v[5]);
+		k->graph_node = rd->gpu_run.aux;
 		out->rec = k;
 		out->type = TRACE_REC_GPU_KERNEL;
 		out->size = sizeof(*k);
@@ -816,29 +816,29 @@ static void grun_next(struct trace_reader *rd, struct trace_record *out)
 		memset(a, 0, sizeof(*a));
 		a->hdr.type = TRACE_REC_GPU_API;
 		a->hdr.size = sizeof(*a);
-		rd->grun_start += zigzag_get(v[0]);
-		a->start_ns = rd->grun_start;
-		a->end_ns = rd->grun_start + v[1];
-		rd->grun_corr += (uint32_t)zigzag_get(v[2]);
-		a->cupti_corr = rd->grun_corr;
-		rd->grun_aux = (uint32_t)(rd->grun_aux + zigzag_get(v[3]));
-		a->tid = (uint32_t)rd->grun_aux;
+		rd->gpu_run.start_ns += zigzag_get(v[0]);
+		a->start_ns = rd->gpu_run.start_ns;
+		a->end_ns = rd->gpu_run.start_ns + v[1];
+		rd->gpu_run.corr += (uint32_t)zigzag_get(v[2]);
+		a->cupti_corr = rd->gpu_run.corr;
+		rd->gpu_run.aux = (uint32_t)(rd->gpu_run.aux + zigzag_get(v[3]));
+		a->tid = (uint32_t)rd->gpu_run.aux;
 		a->cbid = (uint32_t)v[4];
 		a->domain = (uint16_t)v[5];
 		out->rec = a;
 		out->type = TRACE_REC_GPU_API;
 		out->size = sizeof(*a);
 	}
-	rd->grun_left--;
+	rd->gpu_run.left--;
 	rd->nr_records++;
 }
 
 /*
  * Check a LAUNCH_REFS's columns end to end (32-bit varints, every shape a LAUNCH the chunk has
- * before it) before handing out any of its launches, decoding them into rd->colv (column after
- * column). Returns NULL or what is wrong.
+ * before it) before handing out any of its launches, decoding them into rd->columns.values
+ * (column after column). Returns NULL or what is wrong.
  */
-static const char *check_refs(struct trace_reader *rd, const struct trace_rec_launch_refs *r)
+static const char *check_launch_refs(struct trace_reader *rd, const struct trace_rec_launch_refs *r)
 {
 	uint64_t max[TRACE_LAUNCH_REFS_COLUMNS] = { 0, UINT32_MAX, UINT32_MAX, UINT32_MAX };
 	unsigned col = 0;
@@ -847,9 +847,9 @@ static const char *check_refs(struct trace_reader *rd, const struct trace_rec_la
 		return "launch_refs of 0 launches";
 	if (r->count > (r->hdr.size - sizeof(*r)) / TRACE_LAUNCH_REFS_COLUMNS)
 		return "launch_refs counts more launches than its bytes hold";
-	if (!rd->nr_lshapes)
+	if (!rd->nr_launch_shapes)
 		return "launch_refs with no launch before it in the chunk";
-	max[0] = rd->nr_lshapes - 1;
+	max[0] = rd->nr_launch_shapes - 1;
 	switch (decode_columns(rd, r + 1, (const uint8_t *)r + r->hdr.size, r->count,
 			       TRACE_LAUNCH_REFS_COLUMNS, max, &col)) {
 	case COL_OK:
@@ -868,23 +868,23 @@ static const char *check_refs(struct trace_reader *rd, const struct trace_rec_la
 }
 
 /* The next launch of the current LAUNCH_REFS into rd->expanded and @out. */
-static void refs_next(struct trace_reader *rd, struct trace_record *out)
+static void launch_refs_next(struct trace_reader *rd, struct trace_record *out)
 {
-	const uint64_t *v = rd->colv + rd->col_i++;
-	const struct trace_rec_launch *shape = rd->lshapes[v[0]];
-	uint32_t dt = (uint32_t)v[rd->col_n];
-	uint32_t dur = (uint32_t)v[2 * rd->col_n];
-	uint32_t dseq = (uint32_t)v[3 * rd->col_n];
+	const uint64_t *v = rd->columns.values + rd->columns.row++;
+	const struct trace_rec_launch *shape = rd->launch_shapes[v[0]];
+	uint32_t dt = (uint32_t)v[rd->columns.nr_rows];
+	uint32_t dur = (uint32_t)v[2 * rd->columns.nr_rows];
+	uint32_t dseq = (uint32_t)v[3 * rd->columns.nr_rows];
 
 	memcpy(&rd->expanded, shape, sizeof(rd->expanded));
 	rd->expanded.call.hdr.size = sizeof(rd->expanded);
 	rd->expanded.call.hdr.dt_ns = dt;
 	rd->expanded.call.dur = dur;
-	rd->refs_seq += (uint32_t)zigzag_get(dseq);
-	rd->expanded.call.seq = rd->refs_seq;
+	rd->launch_refs.seq += (uint32_t)zigzag_get(dseq);
+	rd->expanded.call.seq = rd->launch_refs.seq;
 	rd->expanded_ref = (uint32_t)v[0] + 1;
 	rd->now_ns += dt;
-	rd->refs_left--;
+	rd->launch_refs.left--;
 	memset(out, 0, sizeof(*out));
 	out->is_thread = 1;
 	out->tid = rd->tid;
@@ -904,21 +904,21 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 		uint16_t min;
 		int ti, ret;
 
-		if (rd->run_left) {
+		if (rd->launch_run.left) {
 			memset(out, 0, sizeof(*out));
 			out->is_thread = 1;
 			out->tid = rd->tid;
 			out->thread_index = rd->thread_index;
 			out->chunk_off = rd->chunk_off;
-			run_next(rd, out);
+			launch_run_next(rd, out);
 			return 1;
 		}
-		if (rd->refs_left) {
-			refs_next(rd, out);
+		if (rd->launch_refs.left) {
+			launch_refs_next(rd, out);
 			return 1;
 		}
-		if (rd->grun_left) {
-			grun_next(rd, out);
+		if (rd->gpu_run.left) {
+			gpu_run_next(rd, out);
 			return 1;
 		}
 		if (rd->pos >= rd->raw_len) {
@@ -963,13 +963,13 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 		if (h->type == TRACE_REC_BLOCK) {
 			const struct trace_rec_block *b = (const void *)h;
 
-			rd->in_block = 1;
+			rd->is_in_block = 1;
 			rd->tid = b->tid;
 			rd->thread_index = b->thread_index;
 			rd->now_ns = b->base_ns;
-			rd->cur_launch = NULL;
+			rd->cur_last_launch = NULL;
 		} else if (ti >= 0 && types[ti].is_thread) {
-			if (!rd->in_block)
+			if (!rd->is_in_block)
 				return reader_fail(rd, -EPROTO, rd->chunk_off,
 						   "chunk %u, record offset %zu: %s record outside "
 						   "a thread block",
@@ -985,12 +985,12 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 			out->thread_index = rd->thread_index;
 			if (h->type == TRACE_REC_LAUNCH && h->size >= sizeof(struct trace_rec_launch)) {
 				remember_launch(rd, (const void *)h);
-				XGROW(rd->lshapes, rd->lshapes_cap, rd->nr_lshapes + 1);
-				rd->lshapes[rd->nr_lshapes++] = (const void *)h;
-				out->shape_ref = (uint32_t)rd->nr_lshapes;
+				XGROW(rd->launch_shapes, rd->launch_shapes_cap, rd->nr_launch_shapes + 1);
+				rd->launch_shapes[rd->nr_launch_shapes++] = (const void *)h;
+				out->shape_ref = (uint32_t)rd->nr_launch_shapes;
 			} else if (h->type == TRACE_REC_LAUNCH_REFS) {
 				const struct trace_rec_launch_refs *lr = (const void *)h;
-				const char *bad = check_refs(rd, lr);
+				const char *bad = check_launch_refs(rd, lr);
 
 				if (bad)
 					return reader_fail(rd, -EPROTO, rd->chunk_off,
@@ -998,11 +998,11 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 							   rd->chunk_seq, rd->pos - h->size, bad,
 							   rd->thread_index);
 				/* Its launches come out one per call; this one is the first. */
-				rd->col_i = 0;
-				rd->col_n = lr->count;
-				rd->refs_seq = lr->seq;
-				rd->refs_left = lr->count;
-				refs_next(rd, out);
+				rd->columns.row = 0;
+				rd->columns.nr_rows = lr->count;
+				rd->launch_refs.seq = lr->seq;
+				rd->launch_refs.left = lr->count;
+				launch_refs_next(rd, out);
 				return 1;
 			} else if (h->type == TRACE_REC_LAUNCH_REPEAT) {
 				if (expand_repeat(rd, (const void *)h) < 0)
@@ -1017,7 +1017,7 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 				const struct trace_rec_launch_run *lr = (const void *)h;
 				struct trace_rec_launch_repeat first = { .seq = lr->seq };
 				const int is_gap = h->type == TRACE_REC_LAUNCH_GAP_RUN;
-				const char *bad = check_run(rd, lr, is_gap);
+				const char *bad = check_launch_run(rd, lr, is_gap);
 
 				if (!bad && expand_repeat(rd, &first) < 0)
 					bad = "with no launch of its thread before it";
@@ -1030,17 +1030,17 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 							   bad, rd->thread_index);
 				/* Its launches come out one per call; this one is the first. */
 				rd->expanded.call.seq--;
-				rd->run_left = lr->count;
-				run_next(rd, out);
+				rd->launch_run.left = lr->count;
+				launch_run_next(rd, out);
 				return 1;
 			}
 		} else if (h->type == TRACE_REC_END) {
 			memcpy(&rd->end, h, sizeof(rd->end));
 			rd->has_end = 1;
 		} else if (h->type == TRACE_REC_GPU_KERNEL) {
-			XGROW(rd->kshapes, rd->kshapes_cap, rd->nr_kshapes + 1);
-			rd->kshapes[rd->nr_kshapes++] = (const void *)h;
-			out->shape_ref = (uint32_t)rd->nr_kshapes;
+			XGROW(rd->kernel_shapes, rd->kernel_shapes_cap, rd->nr_kernel_shapes + 1);
+			rd->kernel_shapes[rd->nr_kernel_shapes++] = (const void *)h;
+			out->shape_ref = (uint32_t)rd->nr_kernel_shapes;
 		} else if (h->type == TRACE_REC_GPU_KERNEL_RUN || h->type == TRACE_REC_GPU_API_RUN) {
 			const struct trace_rec_gpu_run *gr = (const void *)h;
 			const char *bad = check_gpu_run(rd, gr);
@@ -1051,14 +1051,14 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 						   rd->chunk_seq, rd->pos - h->size,
 						   trace_record_type_name(h->type), bad);
 			/* Its records come out one per call; this one is the first. */
-			rd->grun_type = h->type;
-			rd->col_i = 0;
-			rd->col_n = gr->count;
-			rd->grun_left = gr->count;
-			rd->grun_start = gr->base_ns;
-			rd->grun_corr = gr->corr;
-			rd->grun_aux = 0;
-			grun_next(rd, out);
+			rd->gpu_run.type = h->type;
+			rd->columns.row = 0;
+			rd->columns.nr_rows = gr->count;
+			rd->gpu_run.left = gr->count;
+			rd->gpu_run.start_ns = gr->base_ns;
+			rd->gpu_run.corr = gr->corr;
+			rd->gpu_run.aux = 0;
+			gpu_run_next(rd, out);
 			return 1;
 		}
 		rd->nr_records++;

@@ -31,9 +31,9 @@ struct trace_reader {
 	int argc;
 
 	struct ZSTD_DCtx_s *dctx;
-	uint8_t *zbuf;
-	size_t zbuf_cap;
-	uint8_t *raw;
+	uint8_t *zstd_buf;		/* the current chunk's zstd frame */
+	size_t zstd_buf_cap;
+	uint8_t *raw;			/* its records, decompressed */
 	size_t raw_len, raw_cap;
 	size_t pos;			/* next record in raw */
 	uint64_t next_chunk_off;	/* file offset of the next chunk header */
@@ -41,30 +41,41 @@ struct trace_reader {
 	uint32_t chunk_seq;
 	uint64_t nr_chunks;
 
-	int in_block;			/* thread-record state of the current chunk */
+	int is_in_block;		/* thread-record state of the current chunk */
 	uint32_t tid, thread_index;
 	uint64_t now_ns;
-	struct last_launch *launches;	/* per thread of the chunk: its last LAUNCH (uthash) */
-	struct trace_rec_launch expanded;	/* a LAUNCH_REPEAT, expanded */
-	uint32_t expanded_ref;		/* its LAUNCH's place in lshapes, plus 1 */
-	uint32_t run_left;		/* launches of the current LAUNCH_(GAP_)RUN still to hand out */
-	const uint8_t *run_dt;		/* its next varints (validated) */
-	const uint8_t *run_dur;
-	int run_gaps;			/* it is a LAUNCH_GAP_RUN: time values after the first are gaps */
-	struct last_launch *cur_launch;	/* the current block's thread's, once looked up */
-	const struct trace_rec_launch **lshapes;	/* the chunk's LAUNCHes, in order */
-	size_t nr_lshapes, lshapes_cap;
-	uint64_t *colv;			/* the current column record's values, column after column */
-	size_t colv_cap;
-	size_t col_i, col_n;		/* the next record's row, and the rows */
-	uint32_t refs_left;		/* launches of the current LAUNCH_REFS still to hand out */
-	uint32_t refs_seq;
-	const struct trace_rec_gpu_kernel **kshapes;	/* the chunk's GPU_KERNELs, in order */
-	size_t nr_kshapes, kshapes_cap;
-	uint32_t grun_left;		/* records of the current GPU_*_RUN still to hand out */
-	uint16_t grun_type;
-	uint64_t grun_start, grun_aux;	/* previous start, graph node or thread id, corr */
-	uint32_t grun_corr;
+
+	/* The chunk's records that stand for others: */
+	struct last_launch *last_launches;	/* each thread's last LAUNCH (uthash) */
+	struct last_launch *cur_last_launch;	/* the current block's thread's, once looked up */
+	struct trace_rec_launch expanded;	/* the LAUNCH a repeat, run or refs stands for */
+	uint32_t expanded_ref;		/* its LAUNCH's place in launch_shapes, plus 1 */
+	const struct trace_rec_launch **launch_shapes;	/* the chunk's LAUNCHes, in order */
+	size_t nr_launch_shapes, launch_shapes_cap;
+	const struct trace_rec_gpu_kernel **kernel_shapes;	/* the chunk's GPU_KERNELs */
+	size_t nr_kernel_shapes, kernel_shapes_cap;
+	struct {			/* the current LAUNCH_RUN or LAUNCH_GAP_RUN */
+		uint32_t left;		/* launches still to hand out */
+		const uint8_t *dt;	/* its next varints (validated) */
+		const uint8_t *dur;
+		int is_gap;		/* time values after the first are gaps */
+	} launch_run;
+	struct {			/* the current LAUNCH_REFS */
+		uint32_t left;		/* launches still to hand out */
+		uint32_t seq;		/* the last one's call sequence number */
+	} launch_refs;
+	struct {			/* the current GPU_KERNEL_RUN or GPU_API_RUN */
+		uint32_t left;		/* records still to hand out */
+		uint16_t type;
+		uint64_t start_ns;	/* the last record's start */
+		uint64_t aux;		/* its graph node (kernel) or thread id (API) */
+		uint32_t corr;		/* its CUPTI correlation id */
+	} gpu_run;
+	struct {			/* a column record's values (LAUNCH_REFS, GPU_*_RUN) */
+		uint64_t *values;	/* column after column */
+		size_t cap;
+		size_t row, nr_rows;	/* the next record's row, and the rows */
+	} columns;
 	struct trace_rec_gpu_kernel gpu_kernel;	/* a GPU_KERNEL_RUN's record, expanded */
 	struct trace_rec_gpu_api gpu_api;	/* a GPU_API_RUN's record, expanded */
 
