@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "gpushim/varint.h"
+#include "trace_internal.h"
 #include "uthash.h"
 #include "util/util.h"
 
@@ -34,92 +35,6 @@ static int reader_fail(struct trace_reader *rd, int ret, uint64_t off, const cha
 	vsnprintf(rd->err + n, sizeof(rd->err) - n, fmt, ap);
 	va_end(ap);
 	return ret;
-}
-
-/* ---- Record type table ---- */
-
-static const struct {
-	uint16_t type;
-	uint16_t min_size;
-	uint8_t is_thread;
-	const char *name;
-} types[] = {	/* type numbers < 64 (type_index) */
-	{ TRACE_REC_STRING, sizeof(struct trace_rec_string), 0, "string" },
-	{ TRACE_REC_API_DEF, sizeof(struct trace_rec_api_def), 0, "api_def" },
-	{ TRACE_REC_BLOCK, sizeof(struct trace_rec_block), 0, "block" },
-	{ TRACE_REC_TIME, sizeof(struct trace_rec_time), 1, "time" },
-	{ TRACE_REC_LOST, sizeof(struct trace_rec_lost), 1, "lost" },
-	{ TRACE_REC_END, sizeof(struct trace_rec_end), 0, "end" },
-	{ TRACE_REC_DEVICE, sizeof(struct trace_rec_device), 0, "device" },
-	{ TRACE_REC_FUNC, sizeof(struct trace_rec_func), 0, "func" },
-	{ TRACE_REC_OCCUPANCY, sizeof(struct trace_rec_occupancy), 0, "occupancy" },
-	{ TRACE_REC_NOTE, sizeof(struct trace_rec_note), 0, "note" },
-	{ TRACE_REC_LAUNCH, sizeof(struct trace_rec_launch), 1, "launch" },
-	{ TRACE_REC_GRAPH_LAUNCH, sizeof(struct trace_rec_graph_launch), 1, "graph_launch" },
-	{ TRACE_REC_HOST_FUNC, sizeof(struct trace_rec_host_func), 1, "host_func" },
-	{ TRACE_REC_MEM, sizeof(struct trace_rec_mem), 1, "mem" },
-	{ TRACE_REC_COPY, sizeof(struct trace_rec_copy), 1, "copy" },
-	{ TRACE_REC_SET, sizeof(struct trace_rec_set), 1, "set" },
-	{ TRACE_REC_SYNC, sizeof(struct trace_rec_sync), 1, "sync" },
-	{ TRACE_REC_CAPTURE, sizeof(struct trace_rec_capture), 1, "capture" },
-	{ TRACE_REC_GRAPH, sizeof(struct trace_rec_graph), 1, "graph" },
-	{ TRACE_REC_MODULE, sizeof(struct trace_rec_module), 1, "module" },
-	{ TRACE_REC_CALL, sizeof(struct trace_rec_call), 1, "call" },
-	{ TRACE_REC_LAUNCH_REPEAT, sizeof(struct trace_rec_launch_repeat), 1, "launch_repeat" },
-	{ TRACE_REC_LAUNCH_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_run" },
-	{ TRACE_REC_LAUNCH_REFS, sizeof(struct trace_rec_launch_refs), 1, "launch_refs" },
-	{ TRACE_REC_LAUNCH_GAP_RUN, sizeof(struct trace_rec_launch_run), 1, "launch_gap_run" },
-	{ TRACE_REC_GPU_KERNEL, sizeof(struct trace_rec_gpu_kernel), 0, "gpu_kernel" },
-	{ TRACE_REC_GPU_MEMCPY, sizeof(struct trace_rec_gpu_memcpy), 0, "gpu_memcpy" },
-	{ TRACE_REC_GPU_MEMSET, sizeof(struct trace_rec_gpu_memset), 0, "gpu_memset" },
-	{ TRACE_REC_GPU_INFO, sizeof(struct trace_rec_gpu_info), 0, "gpu_info" },
-	{ TRACE_REC_GPU_CORR, sizeof(struct trace_rec_gpu_corr), 0, "gpu_corr" },
-	{ TRACE_REC_GPU_API, sizeof(struct trace_rec_gpu_api), 0, "gpu_api" },
-	{ TRACE_REC_GPU_KERNEL_RUN, sizeof(struct trace_rec_gpu_run), 0, "gpu_kernel_run" },
-	{ TRACE_REC_GPU_API_RUN, sizeof(struct trace_rec_gpu_run), 0, "gpu_api_run" },
-	{ TRACE_REC_PM_CONFIG, sizeof(struct trace_rec_pm_config), 0, "pm_config" },
-	{ TRACE_REC_PM_SAMPLE, sizeof(struct trace_rec_pm_sample), 0, "pm_sample" },
-};
-
-/* types[] index by type number, built once (types are < 64); -1 unknown. */
-static int type_index(uint16_t type)
-{
-	static int8_t by_type[64];
-	static int is_built;
-	size_t i;
-
-	if (!is_built) {
-		memset(by_type, -1, sizeof(by_type));
-		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			by_type[types[i].type] = (int8_t)i;
-		is_built = 1;
-	}
-	return type < 64 ? by_type[type] : -1;
-}
-
-uint16_t trace_record_min_size(uint16_t type)
-{
-	int i = type_index(type);
-
-	return i < 0 ? 0 : types[i].min_size;
-}
-
-const char *trace_record_type_name(uint16_t type)
-{
-	static char buf[32];
-	int i = type_index(type);
-
-	if (i >= 0)
-		return types[i].name;
-	snprintf(buf, sizeof(buf), "type %u", type);
-	return buf;
-}
-
-int trace_record_is_thread(uint16_t type)
-{
-	int i = type_index(type);
-
-	return i >= 0 && types[i].is_thread;
 }
 
 /* ---- Field layouts (for the reference decoder) ---- */
@@ -901,8 +816,8 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 {
 	for (;;) {
 		const struct trace_rec_hdr *h;
-		uint16_t min;
-		int ti, ret;
+		const struct trace_type *t;
+		int ret;
 
 		if (rd->launch_run.left) {
 			memset(out, 0, sizeof(*out));
@@ -938,13 +853,12 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 			return reader_fail(rd, -EPROTO, rd->chunk_off,
 					   "chunk %u, record offset %zu: size %u invalid (type %u)",
 					   rd->chunk_seq, rd->pos, h->size, h->type);
-		min = trace_record_min_size(h->type);
-		if (min && h->size < min)
+		t = trace_type_get(h->type);
+		if (t && h->size < t->min_size)
 			return reader_fail(rd, -EPROTO, rd->chunk_off,
 					   "chunk %u, record offset %zu: %s record of %u bytes, "
 					   "needs %u",
-					   rd->chunk_seq, rd->pos, trace_record_type_name(h->type),
-					   h->size, min);
+					   rd->chunk_seq, rd->pos, t->name, h->size, t->min_size);
 		if (h->type == TRACE_REC_STRING &&
 		    ((const struct trace_rec_string *)h)->len > h->size - sizeof(struct trace_rec_string))
 			return reader_fail(rd, -EPROTO, rd->chunk_off,
@@ -952,7 +866,6 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 					   "%u-byte record",
 					   rd->chunk_seq, rd->pos,
 					   ((const struct trace_rec_string *)h)->len, h->size);
-		ti = type_index(h->type);
 		memset(out, 0, sizeof(*out));
 		out->rec = h;
 		out->type = h->type;
@@ -968,7 +881,7 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 			rd->thread_index = b->thread_index;
 			rd->now_ns = b->base_ns;
 			rd->cur_last_launch = NULL;
-		} else if (ti >= 0 && types[ti].is_thread) {
+		} else if (t && t->is_thread) {
 			if (!rd->is_in_block)
 				return reader_fail(rd, -EPROTO, rd->chunk_off,
 						   "chunk %u, record offset %zu: %s record outside "
