@@ -12,6 +12,7 @@
 
 #include "cmds.h"
 #include "output/output.h"
+#include "trace/trace_fields.h"
 #include "trace/trace_reader.h"
 #include "util/util.h"
 
@@ -104,13 +105,13 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 		const char *s;
 
 		switch (f[i].kind) {
-		case TF_X:
+		case TRACE_FIELD_X:
 			printf(" %s=0x%" PRIx64, f[i].name, v);
 			break;
-		case TF_I:
+		case TRACE_FIELD_I:
 			printf(" %s=%d", f[i].name, (int32_t)v);
 			break;
-		case TF_STR:
+		case TRACE_FIELD_STR:
 			s = name_of(n, (uint32_t)v);
 			printf(" %s=%" PRIu64, f[i].name, v);
 			if (s) {
@@ -119,23 +120,23 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 				printf(")");
 			}
 			break;
-		case TF_API:
+		case TRACE_FIELD_API:
 			s = v < n->nr_api ? name_of(n, n->api[v]) : NULL;
 			printf(" %s=", f[i].name);
 			print_clean(stdout, s ? s : "?", 120);
 			break;
-		case TF_U32X3:
+		case TRACE_FIELD_U32X3:
 			printf(" %s=%u,%u,%u", f[i].name, (uint32_t)get_uint(q, 4),
 			       (uint32_t)get_uint(q + 4, 4), (uint32_t)get_uint(q + 8, 4));
 			break;
-		case TF_U16X3:
+		case TRACE_FIELD_U16X3:
 			printf(" %s=%u,%u,%u", f[i].name, (uint32_t)get_uint(q, 2),
 			       (uint32_t)get_uint(q + 2, 2), (uint32_t)get_uint(q + 4, 2));
 			break;
-		case TF_F32:
+		case TRACE_FIELD_F32:
 			printf(" %s=%.2f", f[i].name, get_f32(q));
 			break;
-		case TF_TEXT: {
+		case TRACE_FIELD_TEXT: {
 			char *t = xstrndup((const char *)p + sizeof(struct trace_rec_string),
 					   (size_t)v);
 
@@ -178,35 +179,35 @@ static void dump_json(const struct names *n, const struct trace_record *r)
 		int k;
 
 		switch (f[i].kind) {
-		case TF_X:
+		case TRACE_FIELD_X:
 			snprintf(key, sizeof(key), "0x%" PRIx64, v);
 			json_str(&j, f[i].name, key);
 			break;
-		case TF_I:
+		case TRACE_FIELD_I:
 			json_i64(&j, f[i].name, (int32_t)v);
 			break;
-		case TF_STR:
+		case TRACE_FIELD_STR:
 			json_u64(&j, f[i].name, v);
 			snprintf(key, sizeof(key), "%s_str", f[i].name);
 			json_str(&j, key, name_of(n, (uint32_t)v));
 			break;
-		case TF_API:
+		case TRACE_FIELD_API:
 			s = v < n->nr_api ? name_of(n, n->api[v]) : NULL;
 			json_str(&j, f[i].name, s);
 			break;
-		case TF_U32X3:
-		case TF_U16X3:
+		case TRACE_FIELD_U32X3:
+		case TRACE_FIELD_U16X3:
 			json_array_begin(&j, f[i].name);
 			for (k = 0; k < 3; k++)
 				json_u64(&j, NULL,
-					 f[i].kind == TF_U32X3 ? get_uint(q + 4 * k, 4) :
+					 f[i].kind == TRACE_FIELD_U32X3 ? get_uint(q + 4 * k, 4) :
 								 get_uint(q + 2 * k, 2));
 			json_array_end(&j);
 			break;
-		case TF_F32:
+		case TRACE_FIELD_F32:
 			json_double(&j, f[i].name, get_f32(q), 3);
 			break;
-		case TF_TEXT:
+		case TRACE_FIELD_TEXT:
 			json_u64(&j, f[i].name, v);
 			json_strn(&j, "text", (const char *)p + sizeof(struct trace_rec_string),
 				  (size_t)v);

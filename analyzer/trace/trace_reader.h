@@ -142,29 +142,4 @@ const char *trace_record_type_name(uint16_t type);
 /* Is @type a thread record (time base from a BLOCK)? */
 int trace_record_is_thread(uint16_t type);
 
-/*
- * The field layout of each record type, for the reference decoder (gpushim dump): name, offset,
- * size and how to show it. Returns NULL (and *n = 0) for types this reader does not know.
- */
-enum trace_field_kind {
-	TF_U,				/* unsigned, 1/2/4/8 bytes */
-	TF_I,				/* signed, 4 bytes */
-	TF_X,				/* hexadecimal: handles, addresses */
-	TF_STR,				/* a STRING id (4 bytes) */
-	TF_API,				/* an API_DEF id (2 bytes) */
-	TF_U32X3,			/* three uint32_t: x,y,z */
-	TF_U16X3,			/* three uint16_t */
-	TF_TEXT,			/* STRING payload: len bytes after the struct */
-	TF_F32,				/* IEEE float, 4 bytes */
-};
-
-struct trace_field {
-	const char *name;
-	uint16_t offset;
-	uint8_t size;
-	uint8_t kind;			/* enum trace_field_kind */
-};
-
-const struct trace_field *trace_record_fields(uint16_t type, size_t *n);
-
 #endif /* GPUSHIM_TRACE_READER_H */
