@@ -45,7 +45,7 @@ struct trace_reader {
 	uint32_t tid, thread_index;
 	uint64_t now_ns;
 
-	/* The chunk's records that stand for others: */
+	/* The chunk's records that stand for others (trace_columns.c): */
 	struct last_launch *last_launches;	/* each thread's last LAUNCH (uthash) */
 	struct last_launch *cur_last_launch;	/* the current block's thread's, once looked up */
 	struct trace_rec_launch expanded;	/* the LAUNCH a repeat, run or refs stands for */
