@@ -4,8 +4,9 @@
  * that also joins GPU operations to the calls that caused them as they come (a second pass,
  * joining after loading, where that cannot match the join from all records), then sorting;
  * the joins themselves are model_join.c's.
- * For model_stream, the same record handling in two stages (m->stage): a first read that keeps
- * the dictionaries only, a second that hands calls, operations and samples to model_stream.c.
+ * The decoder hands each call, operation, counter sample and API record to a consumer table
+ * (model_internal.h): the whole load's here, model_stream's first read's and second read's in
+ * model_stream.c.
  * Ids read from the trace are bounds-checked before they index anything. Never prints.
  */
 #define _GNU_SOURCE
@@ -18,22 +19,12 @@
 #include <string.h>
 
 #include "model_internal.h"
-#include "first_look.h"
 #include "trace/trace_reader.h"
 #include "util/util.h"
 
 /* CUresult values the analyzer interprets (cuda.h is not needed to read a trace). */
 #define CUDA_ERROR_NOT_READY_VALUE 600
 
-/* model.needs_seq: GPU_CORR records came (an older shim's pushed ids); the calls' seq is kept. */
-#define NEEDS_SEQ_SEEN 1
-#define NEEDS_SEQ_KEEP 2
-
-
-static void call_came(struct model *m, size_t local);
-static void sample_came(struct model *m);
-static void op_came(struct model *m, size_t local);
-static void api_came(struct model *m, const struct m_api_join *a);
 
 /* ---- Dictionaries ---- */
 
@@ -444,7 +435,7 @@ struct early_join;
 struct m_call_args *model_call_args_new(struct model *m, struct m_call *c)
 {
 	XGROW(m->call_args, m->call_args_cap, m->nr_call_args + 1);
-	c->args = (uint32_t)(m->call_args_base + m->nr_call_args);
+	c->args = (uint32_t)m->nr_call_args;
 	return memset(&m->call_args[m->nr_call_args++], 0, sizeof(*m->call_args));
 }
 
@@ -466,7 +457,7 @@ uint32_t model_call_result(const struct model *m, size_t idx)
 	return r ? r->result : 0;
 }
 
-static struct m_call *new_call(struct model *m, const struct trace_record *r,
+static struct m_call *new_call(struct model *m, unsigned what, const struct trace_record *r,
 			       const struct trace_call *c, uint8_t kind)
 {
 	struct m_call *e;
@@ -485,12 +476,12 @@ static struct m_call *new_call(struct model *m, const struct trace_record *r,
 	e->thread = thread_slot(m, r->tid, r->thread_index);
 	e->args = UINT32_MAX;
 	e->device = -1;
-	if (c->result != 0 && m->nr_calls <= M_NO_CALL && m->stage == MODEL_WHOLE) {
+	if (c->result != 0 && m->nr_calls <= M_NO_CALL && (what & MR_RESULTS)) {
 		XGROW(m->results, m->results_cap, m->nr_results + 1);
 		m->results[m->nr_results++] =
 			(struct m_call_result){ (uint32_t)(m->nr_calls - 1), c->result };
 	}
-	if (m->needs_seq == NEEDS_SEQ_KEEP) {
+	if (what & MR_SEQ) {
 		XGROW(m->call_seq, m->call_seq_cap, m->nr_calls);
 		m->call_seq[m->nr_calls - 1] = c->seq;
 	}
@@ -505,76 +496,85 @@ static struct m_call *new_call(struct model *m, const struct trace_record *r,
 	return e;
 }
 
-static void add_thread_record(struct model *m, const struct trace_record *r)
+/* The call kind of each thread record type that is a call (they all begin with trace_call). */
+static uint8_t call_kind(uint16_t type)
+{
+	switch (type) {
+	case TRACE_REC_LAUNCH: return MC_LAUNCH;
+	case TRACE_REC_GRAPH_LAUNCH: return MC_GRAPH_LAUNCH;
+	case TRACE_REC_HOST_FUNC: return MC_HOST_FUNC;
+	case TRACE_REC_MEM: return MC_MEM;
+	case TRACE_REC_COPY: return MC_COPY;
+	case TRACE_REC_SET: return MC_SET;
+	case TRACE_REC_SYNC: return MC_SYNC;
+	case TRACE_REC_CAPTURE: return MC_CAPTURE;
+	case TRACE_REC_GRAPH: return MC_GRAPH;
+	case TRACE_REC_MODULE: return MC_MODULE;
+	case TRACE_REC_CALL: return MC_OTHER;
+	default: return 0;
+	}
+}
+
+static void add_thread_record(struct model *m, const struct model_consumer *mc,
+			      const struct trace_record *r)
 {
 	const void *p = r->rec;
-	const size_t before = m->nr_calls;
+	const unsigned what = mc->what;
+	const uint8_t kind = call_kind(r->type);
 	struct m_shape_memo *memo;
 	struct m_call *e;
 	int hit;
 
-	if (m->stage == MODEL_STREAMING && r->type == TRACE_REC_LOST)
-		return;		/* counted by the first read */
-	switch (r->type) {
-	case TRACE_REC_LAUNCH: {
+	if (!kind) {
+		if (r->type == TRACE_REC_LOST && (what & MR_DICTS))	/* else counted already */
+			m->lost_records += ((const struct trace_rec_lost *)p)->nr_records;
+		return;
+	}
+	/* One call site: inlined. */
+	e = new_call(m, what, r, p, kind);
+	switch (kind) {
+	case MC_LAUNCH: {
 		const struct trace_rec_launch *l = p;
 		struct m_launch_shape sh = { .dyn_smem = l->dyn_smem_bytes, .func = l->func };
 
-		memcpy(sh.grid, l->grid, sizeof(sh.grid));
-		memcpy(sh.block, l->block, sizeof(sh.block));
-		e = new_call(m, r, &l->call, MC_LAUNCH);
 		/* The first read of model_stream interns no shape: it needs the kernel only. */
-		if (m->stage == MODEL_FIRST_LOOK) {
+		if (!(what & MR_SHAPES)) {
 			e->launch = l->func;
 			break;
 		}
+		memcpy(sh.grid, l->grid, sizeof(sh.grid));
+		memcpy(sh.block, l->block, sizeof(sh.block));
 		memo = shape_memo(&m->launch_memo, &m->launch_memo_cap, r, 0, &hit);
 		e->launch = hit ? memo->id : model_launch_shape_add(m, &sh);
 		if (memo)
 			memo->id = e->launch;
 		break;
 	}
-	case TRACE_REC_GRAPH_LAUNCH: {
-		const struct trace_rec_graph_launch *g = p;
-
-		new_call(m, r, &g->call, MC_GRAPH_LAUNCH);
-		break;
-	}
-	case TRACE_REC_HOST_FUNC: {
-		const struct trace_rec_host_func *h = p;
-
-		new_call(m, r, &h->call, MC_HOST_FUNC);
-		break;
-	}
-	case TRACE_REC_MEM: {
+	case MC_MEM: {
 		const struct trace_rec_mem *mem = p;
 
-		e = new_call(m, r, &mem->call, MC_MEM);
 		*model_call_args_new(m, e) = (struct m_call_args){ mem->bytes, mem->addr };
 		e->sub = (uint8_t)mem->kind;
 		e->op = (uint8_t)mem->op;
 		e->device = (int16_t)(mem->device < -1 || mem->device > 1023 ? -1 : mem->device);
 		break;
 	}
-	case TRACE_REC_COPY: {
+	case MC_COPY: {
 		const struct trace_rec_copy *c = p;
 
-		e = new_call(m, r, &c->call, MC_COPY);
 		*model_call_args_new(m, e) = (struct m_call_args){ c->bytes, c->dst };
 		e->sub = (uint8_t)c->dir;
 		break;
 	}
-	case TRACE_REC_SET: {
+	case MC_SET: {
 		const struct trace_rec_set *s = p;
 
-		e = new_call(m, r, &s->call, MC_SET);
 		*model_call_args_new(m, e) = (struct m_call_args){ s->bytes, s->dst };
 		break;
 	}
-	case TRACE_REC_SYNC: {
+	case MC_SYNC: {
 		const struct trace_rec_sync *s = p;
 
-		e = new_call(m, r, &s->call, MC_SYNC);
 		e->sub = (uint8_t)s->kind;
 		/* A query that finds work pending reports CUDA_ERROR_NOT_READY: not a failure. */
 		if ((s->kind == TRACE_SYNC_STREAM_QUERY || s->kind == TRACE_SYNC_EVENT_QUERY) &&
@@ -582,39 +582,20 @@ static void add_thread_record(struct model *m, const struct trace_record *r)
 			e->flags &= ~MCF_ERROR;
 		break;
 	}
-	case TRACE_REC_CAPTURE: {
-		const struct trace_rec_capture *c = p;
-
-		e = new_call(m, r, &c->call, MC_CAPTURE);
-		e->sub = (uint8_t)c->op;
+	case MC_CAPTURE:
+		e->sub = (uint8_t)((const struct trace_rec_capture *)p)->op;
 		break;
-	}
-	case TRACE_REC_GRAPH: {
-		const struct trace_rec_graph *g = p;
-
-		e = new_call(m, r, &g->call, MC_GRAPH);
-		e->sub = (uint8_t)g->op;
+	case MC_GRAPH:
+		e->sub = (uint8_t)((const struct trace_rec_graph *)p)->op;
 		break;
-	}
-	case TRACE_REC_MODULE: {
-		const struct trace_rec_module *mod = p;
-
-		e = new_call(m, r, &mod->call, MC_MODULE);
-		e->sub = (uint8_t)mod->op;
-		break;
-	}
-	case TRACE_REC_CALL: {
-		new_call(m, r, &((const struct trace_rec_call *)p)->call, MC_OTHER);
-		break;
-	}
-	case TRACE_REC_LOST:
-		m->lost_records += ((const struct trace_rec_lost *)p)->nr_records;
+	case MC_MODULE:
+		e->sub = (uint8_t)((const struct trace_rec_module *)p)->op;
 		break;
 	default:
 		break;
 	}
-	if (m->nr_calls > before)
-		call_came(m, before);
+	if (mc->call)
+		mc->call(mc->ctx, m, m->nr_calls - 1);
 }
 
 /* ---- GPU operations ---- */
@@ -624,22 +605,23 @@ static uint16_t sat_u16(uint64_t v)
 	return v < UINT16_MAX ? (uint16_t)v : UINT16_MAX;
 }
 
-/* A GPU operation of @shape on @device, CUPTI's number @corr kept beside it for the join. */
-static struct m_gpu_op *new_gpu(struct model *m, const struct trace_record *r,
-				struct m_gpu_shape *shape, uint64_t start, uint64_t end, uint32_t corr,
-				uint64_t device)
+/*
+ * A GPU operation of @shape on @device, CUPTI's number @corr kept beside it for the join; to
+ * @mc->op_read instead when shapes are not interned.
+ */
+static void new_gpu(struct model *m, const struct model_consumer *mc, const struct trace_record *r,
+		    struct m_gpu_shape *shape, uint64_t start, uint64_t end, uint32_t corr,
+		    uint64_t device)
 {
 	struct m_shape_memo *memo;
 	struct m_gpu_op *g;
 	int hit;
 
 	m->has_cupti = 1;
-	if (m->stage == MODEL_FIRST_LOOK) {	/* the first read of model_stream interns none */
+	if (!(mc->what & MR_SHAPES)) {
 		shape->device = sat_u16(device);
-		first_look_op(m->pre, shape, start, end >= start ? end : start);
-		first_look_arrival(m->pre, start);
-		model_join_check_op(m->jc, corr);
-		return NULL;
+		mc->op_read(mc->ctx, m, shape, start, end >= start ? end : start, corr);
+		return;
 	}
 	XGROW(m->gpu, m->gpu_cap, m->nr_gpu + 1);
 	XGROW(m->gpu_corr, m->gpu_corr_cap, m->nr_gpu + 1);
@@ -653,16 +635,17 @@ static struct m_gpu_op *new_gpu(struct model *m, const struct trace_record *r,
 	g->shape = hit ? memo->id : model_gpu_shape_add(m, shape);
 	if (memo)
 		memo->id = g->shape;
-	return g;
+	if (mc->op)
+		mc->op(mc->ctx, m, m->nr_gpu - 1);
 }
 
-static void add_meta_record(struct model *m, const struct trace_record *r)
+static void add_meta_record(struct model *m, const struct model_consumer *mc,
+			    const struct trace_record *r)
 {
 	const void *p = r->rec;
-	const size_t gpu_before = m->nr_gpu;
 
 	/* The second read of model_stream: the dictionaries are made, only the bulk is new. */
-	if (m->stage == MODEL_STREAMING && r->type != TRACE_REC_GPU_KERNEL &&
+	if (!(mc->what & MR_DICTS) && r->type != TRACE_REC_GPU_KERNEL &&
 	    r->type != TRACE_REC_GPU_MEMCPY && r->type != TRACE_REC_GPU_MEMSET &&
 	    r->type != TRACE_REC_GPU_API && r->type != TRACE_REC_PM_SAMPLE)
 		return;
@@ -728,7 +711,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 			.kind = MG_KERNEL,
 		};
 
-		new_gpu(m, r, &sh, k->start_ns, k->end_ns, k->cupti_corr, k->device);
+		new_gpu(m, mc, r, &sh, k->start_ns, k->end_ns, k->cupti_corr, k->device);
 		break;
 	}
 	case TRACE_REC_GPU_MEMCPY: {
@@ -743,7 +726,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 			.dst_kind = c->dst_kind,
 		};
 
-		new_gpu(m, r, &sh, c->start_ns, c->end_ns, c->cupti_corr, c->device);
+		new_gpu(m, mc, r, &sh, c->start_ns, c->end_ns, c->cupti_corr, c->device);
 		break;
 	}
 	case TRACE_REC_GPU_MEMSET: {
@@ -756,7 +739,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 			.dst_kind = ms->mem_kind,
 		};
 
-		new_gpu(m, r, &sh, ms->start_ns, ms->end_ns, ms->cupti_corr, ms->device);
+		new_gpu(m, mc, r, &sh, ms->start_ns, ms->end_ns, ms->cupti_corr, ms->device);
 		break;
 	}
 	case TRACE_REC_GPU_INFO: {
@@ -773,8 +756,7 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	case TRACE_REC_GPU_CORR: {
 		const struct trace_rec_gpu_corr *c = p;
 
-		if (!m->needs_seq)
-			m->needs_seq = NEEDS_SEQ_SEEN;	/* read again, keeping each call's seq */
+		m->has_pushed_ids = 1;	/* each call's seq is needed (MR_SEQ) */
 		XGROW(m->corrs, m->corrs_cap, m->nr_corrs + 1);
 		m->corrs[m->nr_corrs].ext_id = c->ext_id;
 		m->corrs[m->nr_corrs].cupti_corr = c->cupti_corr;
@@ -790,31 +772,33 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	}
 	case TRACE_REC_PM_SAMPLE: {
 		const struct trace_rec_pm_sample *ps = p;
-		struct m_pm_sample *d;
+		struct m_pm_sample d;
 		int k;
 
 		if (ps->end_ns <= ps->start_ns)
 			break;		/* no interval: nothing to weigh */
-		XGROW(m->pm, m->pm_cap, m->nr_pm + 1);
-		d = &m->pm[m->nr_pm++];	/* model_stream: handed on (sample_came) */
-		d->start = ps->start_ns;
-		d->end = ps->end_ns;
-		d->device = ps->device;
-		d->flags = ps->flags;
+		d.start = ps->start_ns;
+		d.end = ps->end_ns;
+		d.device = ps->device;
+		d.flags = ps->flags;
 		for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
-			d->value[k] = isfinite(ps->value[k]) ? ps->value[k] : NAN;
-		if (d->end - d->start > m->pm_max_len)
-			m->pm_max_len = d->end - d->start;
-		if (m->stage != MODEL_WHOLE)
-			sample_came(m);
+			d.value[k] = isfinite(ps->value[k]) ? ps->value[k] : NAN;
+		if (d.end - d.start > m->pm_max_len)
+			m->pm_max_len = d.end - d.start;
+		if (mc->sample) {
+			mc->sample(mc->ctx, m, &d);
+			break;
+		}
+		XGROW(m->pm, m->pm_cap, m->nr_pm + 1);
+		m->pm[m->nr_pm++] = d;
 		break;
 	}
 	case TRACE_REC_GPU_API: {
 		const struct trace_rec_gpu_api *a = p;
 		const struct m_api_join j = { a->start_ns, a->end_ns, a->cupti_corr, a->tid };
 
-		if (m->stage != MODEL_WHOLE || m->ej) {
-			api_came(m, &j);
+		if (mc->api) {
+			mc->api(mc->ctx, m, &j);
 			break;
 		}
 		XGROW(m->api_joins, m->api_joins_cap, m->nr_api_joins + 1);
@@ -824,8 +808,6 @@ static void add_meta_record(struct model *m, const struct trace_record *r)
 	default:
 		break;
 	}
-	if (m->nr_gpu > gpu_before)
-		op_came(m, gpu_before);
 }
 
 /* ---- Sorting (the joins: model_join.c) ---- */
@@ -1020,74 +1002,6 @@ static void model_finish(struct model *m, int is_early)
 	m->call_seq = NULL;
 }
 
-/*
- * A call, operation, counter sample or API record was read: by stage, to the first read's
- * first look or to the stream (model_stream.c), then to the join as read.
- */
-static void call_came(struct model *m, size_t local)
-{
-	const struct m_call *c = &m->calls[local];
-	const size_t id = m->calls_base + local;
-
-	switch (m->stage) {
-	case MODEL_FIRST_LOOK:
-		/* A launch's FUNC id (the first look interns no shape). */
-		first_look_call(m->pre, c, c->kind == MC_LAUNCH ? c->launch : 0);
-		first_look_arrival(m->pre, c->t0);
-		if (c->thread < m->nr_threads)
-			model_join_check_call(m->jc, m->threads[c->thread].tid, c->thread, c->t0);
-		m->nr_calls = 0;	/* only the dictionaries are kept */
-		m->nr_call_args = 0;
-		return;
-	case MODEL_STREAMING:
-		if (model_stream_call(m, id, c) < 0)
-			return;
-		break;
-	default:
-		break;
-	}
-	if (m->ej)
-		model_early_join_call(m, m->ej, id);
-}
-
-static void op_came(struct model *m, size_t local)
-{
-	if (m->stage == MODEL_STREAMING && model_stream_op(m, local) < 0)
-		return;
-	if (m->ej)
-		model_early_join_op(m, m->ej, m->gpu_base + local);
-}
-
-/* A counter sample, the last of model.pm: the first read keeps none, the second hands it on. */
-static void sample_came(struct model *m)
-{
-	const struct m_pm_sample *d = &m->pm[--m->nr_pm];
-
-	if (m->stage == MODEL_FIRST_LOOK) {
-		first_look_arrival(m->pre, d->start);
-		m->pre->nr_samples++;
-		return;
-	}
-	model_stream_sample(m, d);
-}
-
-static void api_came(struct model *m, const struct m_api_join *a)
-{
-	switch (m->stage) {
-	case MODEL_FIRST_LOOK:
-		first_look_arrival(m->pre, a->start);
-		model_join_check_api(m->jc, a->cupti_corr);
-		return;
-	case MODEL_STREAMING:
-		model_stream_arrival(m, a->start);
-		break;
-	default:
-		break;
-	}
-	if (m->ej)
-		model_early_join_api(m, m->ej, a);
-}
-
 void model_init(struct model *m, const struct trace_reader *rd)
 {
 	memset(m, 0, sizeof(*m));
@@ -1113,26 +1027,27 @@ unsigned long model_nr_reads(void)
 	return nr_reads_total;
 }
 
-int model_read_records(struct model *m, struct trace_reader *rd)
+int model_read_records(struct model *m, struct trace_reader *rd, const struct model_consumer *mc)
 {
+	const int dicts = (mc->what & MR_DICTS) != 0;
 	struct trace_record r;
 	int ret;
 
 	nr_reads_total++;
 	while ((ret = trace_reader_next(rd, &r)) > 0) {
-		/* A trace still being written has grown since the first read: not past it. */
-		if (m->stage == MODEL_STREAMING && rd->nr_records > m->nr_records)
+		/* A trace still being written has grown since the read that took the counts. */
+		if (!dicts && rd->nr_records > m->nr_records)
 			return 0;
-		if (m->stage != MODEL_STREAMING)
+		if (dicts)
 			m->nr_by_type[r.type < 64 ? r.type : 0]++;
 		if (r.is_thread)
-			add_thread_record(m, &r);
+			add_thread_record(m, mc, &r);
 		else
-			add_meta_record(m, &r);
-		if (m->st && model_stream_tick(m))
-			return 0;	/* m->stream_failed says why */
+			add_meta_record(m, mc, &r);
+		if (mc->after && mc->after(mc->ctx, m))
+			return 0;	/* the consumer says why */
 	}
-	if (m->stage == MODEL_STREAMING)
+	if (!dicts)
 		return ret < 0 ? ret : 0;
 	m->is_truncated = rd->is_truncated;
 	m->nr_records = rd->nr_records;
@@ -1142,17 +1057,36 @@ int model_read_records(struct model *m, struct trace_reader *rd)
 	return ret < 0 ? ret : 0;
 }
 
+/* The whole load's consumer: every call and operation kept, joined as read through @ctx (an
+ * early join), or after loading (no context: the API records are kept). */
+static void whole_call(void *ctx, struct model *m, size_t local)
+{
+	model_early_join_call(m, ctx, local);
+}
+
+static void whole_op(void *ctx, struct model *m, size_t local)
+{
+	model_early_join_op(m, ctx, local);
+}
+
+static void whole_api(void *ctx, struct model *m, const struct m_api_join *a)
+{
+	model_early_join_api(m, ctx, a);
+}
+
 static int load_records(struct model *m, struct trace_reader *rd, struct early_join *ej,
 			int keep_seq)
 {
-	int ret;
+	struct model_consumer mc = {
+		.what = MR_DICTS | MR_SHAPES | MR_RESULTS | (keep_seq ? MR_SEQ : 0),
+		.call = ej ? whole_call : NULL,
+		.op = ej ? whole_op : NULL,
+		.api = ej ? whole_api : NULL,
+		.ctx = ej,
+	};
 
 	model_init(m, rd);
-	m->ej = ej;
-	m->needs_seq = keep_seq ? NEEDS_SEQ_KEEP : 0;
-	ret = model_read_records(m, rd);
-	m->ej = NULL;
-	return ret;
+	return model_read_records(m, rd, &mc);
 }
 
 /*
@@ -1194,8 +1128,8 @@ int model_load_opts(struct model *m, struct trace_reader *rd, const struct model
 			/* Records the join as they come cannot place: again, joined at the end. */
 			why = ej.failed;
 			batch = 1;
-			keep_seq |= m->needs_seq != 0;
-		} else if (m->needs_seq && !keep_seq) {
+			keep_seq |= m->has_pushed_ids;
+		} else if (m->has_pushed_ids && !keep_seq) {
 			keep_seq = 1;	/* an older trace's pushed ids: again, with each call's seq */
 		} else {
 			break;

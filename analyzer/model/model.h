@@ -15,8 +15,6 @@
 
 struct trace_reader;
 struct first_look;
-struct stream_state;
-struct join_check;
 
 enum m_call_kind {
 	MC_LAUNCH = 1,			/* kernel launch of any flavour */
@@ -289,29 +287,13 @@ struct model {
 	size_t nr_string_defs, nr_func_defs;	/* STRING and FUNC records taken */
 	char **owned_names;		/* "api N" names made for undefined entry points */
 	size_t nr_owned_names;
+	int has_pushed_ids;		/* GPU_CORR records came (an older shim's) */
+
+	/* How it was read */
 	const char *join_redone;	/* why the trace was read twice to join after loading */
-	int nr_reads;			/* 2 or 3: read again to join later or by pushed ids */
-	int needs_seq;			/* while loading: GPU_CORR records seen (older traces) */
-	struct early_join *ej;		/* while loading: the join as the records come */
-
-	/*
-	 * While model_stream reads: the calls, what they carry and the operations still held
-	 * (numbered as they came: number i is calls[i - calls_base]); the stage of the read.
-	 */
-	size_t calls_base, call_args_base, gpu_base;
-	int stage;			/* enum model_stage */
-	struct first_look *pre;		/* MODEL_FIRST_LOOK: what is fed */
-	struct join_check *jc;		/* MODEL_FIRST_LOOK: can the join settle as read? */
-	struct stream_state *st;	/* MODEL_STREAMING */
-	uint8_t *gpu_state;		/* MODEL_STREAMING: each held operation's join */
-	const char *stream_failed;	/* why model_stream gave up: load the trace whole */
+	int nr_reads;			/* 1 to 3 (model_load_opts), 2 (model_stream) */
+	const char *stream_failed;	/* why model_stream did not stream: load the trace whole */
 	size_t stream_held_max;		/* the most calls and operations it held at once */
-};
-
-enum model_stage {
-	MODEL_WHOLE = 0,		/* model_load: every call and operation kept */
-	MODEL_FIRST_LOOK,		/* model_stream's first read: dictionaries, first_look.h */
-	MODEL_STREAMING,		/* its second: calls and operations to the sink, in order */
 };
 
 /*
@@ -358,12 +340,13 @@ unsigned long model_nr_reads(void);
  * memory is bounded by that lateness, not by the trace's length. After it @m holds no calls,
  * operations or samples; its counts and join figures are model_load's.
  * Return: 0; -errno for a corrupt trace (rd->err, as model_load would say); 1 when the trace
- * cannot be streamed with model_load's answer (m->stream_failed
- * says why: an older trace's pushed ids, a join that must wait for the whole trace, ...):
- * model_free, then model_load_opts with @whole, which then reads it once. The first read
- * tells that from the correlation numbers, each thread's order of calls and the pushed ids,
- * before @begin; the second only when an operation's API record falls in no call of its
- * thread (the sink may have been fed part of the run by then).
+ * cannot be streamed with model_load's answer (m->stream_failed says why: an older trace's
+ * pushed ids, a join that must wait for the whole trace, ...): model_free, then
+ * model_load_opts with @whole, which then reads it once. The first read tells that, before
+ * @begin and without a second read, from the correlation numbers, each thread's order of
+ * calls and its last calls' intervals (model_join.c's join check), and the pushed ids. The
+ * second read gives up (after feeding the sink part of the run) only on what the first did
+ * not read: a file that changed between the reads.
  */
 struct model_sink {
 	void (*begin)(void *ctx, const struct model *m, const struct first_look *p);
@@ -435,7 +418,7 @@ static inline const struct m_launch_shape *model_launch(const struct model *m,
 static inline const struct m_call_args *model_call_args(const struct model *m,
 							const struct m_call *c)
 {
-	return &m->call_args[c->args - m->call_args_base];
+	return &m->call_args[c->args];
 }
 
 struct m_call_args *model_call_args_new(struct model *m, struct m_call *c);

@@ -134,14 +134,6 @@ static int64_t ext_call(struct ext_calls *x, uint64_t ext)
 	return best;
 }
 
-/* Does call @c create GPU work that CUPTI reports (a join target)? */
-static int is_gpu_call(const struct m_call *c)
-{
-	return c->kind == MC_LAUNCH || c->kind == MC_GRAPH_LAUNCH || c->kind == MC_COPY ||
-	       c->kind == MC_SET;
-}
-
-
 static int cmp_tct(const void *a, const void *b)
 {
 	const struct thread_calls_by_tid *x = a, *y = b;
@@ -185,6 +177,7 @@ static struct thread_calls_by_tid *calls_by_thread(const struct model *m, size_t
 
 struct first_after_query {
 	const struct model *m;
+	size_t calls_base;
 	const uint32_t *idx;
 	uint64_t t;
 };
@@ -193,7 +186,7 @@ static int is_after(size_t i, const void *ctx)
 {
 	const struct first_after_query *q = ctx;
 
-	return mcall(q->m, q->idx[i])->t0 > q->t;
+	return q->m->calls[q->idx[i] - q->calls_base].t0 > q->t;
 }
 
 /*
@@ -201,10 +194,10 @@ static int is_after(size_t i, const void *ctx)
  * Gallops from @hint (where the last search ended): O(1) for searches that move forward with
  * time, O(log n) always.
  */
-static size_t first_after(const struct model *m, const uint32_t *idx, size_t n, size_t hint,
-			  uint64_t t)
+static size_t first_after(const struct model *m, size_t calls_base, const uint32_t *idx,
+			  size_t n, size_t hint, uint64_t t)
 {
-	struct first_after_query q = { m, idx, t };
+	struct first_after_query q = { m, calls_base, idx, t };
 
 	return gallop_search(n, hint, is_after, &q);
 }
@@ -215,8 +208,8 @@ static size_t first_after(const struct model *m, const uint32_t *idx, size_t n, 
  * clock skew at the edges) the one before. The search steps, then gallops, from where the
  * thread's last one ended: O(1) for records in time order, O(log n) whatever the input.
  */
-int64_t model_call_in_thread(const struct model *m, struct thread_calls_by_tid *t,
-			      const struct m_api_join *a)
+int64_t model_call_in_thread(const struct model *m, size_t calls_base,
+			     struct thread_calls_by_tid *t, const struct m_api_join *a)
 {
 	uint64_t best = 0;
 	int64_t call = -1;
@@ -225,18 +218,18 @@ int64_t model_call_in_thread(const struct model *m, struct thread_calls_by_tid *
 	if (!t || !t->n)
 		return -1;
 	lo = t->hint < t->n ? t->hint : t->n;
-	for (k = 0; k < 4 && lo < t->n && mcall(m, t->idx[lo])->t0 <= a->end; k++)
+	for (k = 0; k < 4 && lo < t->n && m->calls[t->idx[lo] - calls_base].t0 <= a->end; k++)
 		lo++;
-	if ((lo < t->n && mcall(m, t->idx[lo])->t0 <= a->end) ||
-	    (lo > 0 && mcall(m, t->idx[lo - 1])->t0 > a->end))
-		lo = first_after(m, t->idx, t->n, t->hint, a->end);
+	if ((lo < t->n && m->calls[t->idx[lo] - calls_base].t0 <= a->end) ||
+	    (lo > 0 && m->calls[t->idx[lo - 1] - calls_base].t0 > a->end))
+		lo = first_after(m, calls_base, t->idx, t->n, t->hint, a->end);
 	t->hint = lo;
 	for (k = 0; k < 2 && lo > k; k++) {
-		const struct m_call *c = mcall(m, t->idx[lo - 1 - k]);
+		const struct m_call *c = &m->calls[t->idx[lo - 1 - k] - calls_base];
 		uint64_t s0 = c->t0 > a->start ? c->t0 : a->start;
 		uint64_t e0 = c->t1 < a->end ? c->t1 : a->end;
 
-		if (is_gpu_call(c) && e0 >= s0 && e0 - s0 + 1 > best) {
+		if (model_call_is_gpu_work(c) && e0 >= s0 && e0 - s0 + 1 > best) {
 			best = e0 - s0 + 1;
 			call = (int64_t)t->idx[lo - 1 - k];
 		}
@@ -249,7 +242,7 @@ static int64_t call_at(const struct model *m, struct thread_calls_by_tid *bt, si
 {
 	struct thread_calls_by_tid key = { .tid = a->tid };
 
-	return model_call_in_thread(m, bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct), a);
+	return model_call_in_thread(m, 0, bsearch(&key, bt, nbt, sizeof(*bt), cmp_tct), a);
 }
 
 /* ---- The join as the records come (the default) ---- */
@@ -326,14 +319,14 @@ struct thread_calls_by_tid *model_early_join_tid(struct early_join *ej, uint32_t
 /* Call @idx was read: it joins its thread id's calls, which must come in time order. */
 void model_early_join_call(struct model *m, struct early_join *ej, size_t idx)
 {
-	const struct m_call *c = mcall(m, idx);
+	const struct m_call *c = mcall(m, ej, idx);
 	struct thread_calls_by_tid *t;
 
 	if (idx >= M_NO_CALL || c->thread >= m->nr_threads)
 		return;		/* no join target (the join after loading skips it too) */
 	t = model_early_join_tid(ej, m->threads[c->thread].tid, 1);
 	if (t->n) {
-		const struct m_call *last = mcall(m, t->idx[t->n - 1]);
+		const struct m_call *last = mcall(m, ej, t->idx[t->n - 1]);
 
 		/* Sorted calls order equal starts by thread slot: two slots of one tid, redo. */
 		if (c->t0 < last->t0 || (c->t0 == last->t0 && c->thread != last->thread))
@@ -350,27 +343,27 @@ static void early_resolve(struct model *m, struct early_join *ej, uint32_t op,
 	struct thread_calls_by_tid *t = model_early_join_tid(ej, a->tid, 0);
 	int64_t call;
 
-	if (!t || mcall(m, t->idx[t->n - 1])->t0 <= a->end) {
+	if (!t || mcall(m, ej, t->idx[t->n - 1])->t0 <= a->end) {
 		XGROW(ej->pend, ej->pend_cap, ej->nr_pend + 1);
 		ej->pend[ej->nr_pend++] = (struct early_join_pending){ *a, op };
-		mgpu(m, op)->call = M_NO_CALL;
-		set_state(m, op, GS_PEND);
+		mgpu(m, ej, op)->call = M_NO_CALL;
+		set_state(ej, op, GS_PEND);
 		return;
 	}
-	call = model_call_in_thread(m, t, a);
-	mgpu(m, op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
-	set_state(m, op, GS_DONE);
+	call = model_call_in_thread(m, ej->calls_base, t, a);
+	mgpu(m, ej, op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+	set_state(ej, op, GS_DONE);
 }
 
 /* The operations of wait slot @w give up: they stay unjoined. */
-static void early_drop_waits(struct model *m, struct early_join_wait *w)
+static void early_drop_waits(struct model *m, struct early_join *ej, struct early_join_wait *w)
 {
 	uint32_t op, next;
 
 	for (op = w->op; op != M_NO_CALL; op = next) {
-		next = mgpu(m, op)->call;
-		mgpu(m, op)->call = M_NO_CALL;
-		set_state(m, op, GS_DONE);
+		next = mgpu(m, ej, op)->call;
+		mgpu(m, ej, op)->call = M_NO_CALL;
+		set_state(ej, op, GS_DONE);
 	}
 	w->key = 0;
 }
@@ -400,7 +393,7 @@ void model_early_join_api(struct model *m, struct early_join *ej, const struct m
 	if (w->key != key)
 		return;
 	for (op = w->op; op != M_NO_CALL; op = next) {
-		next = mgpu(m, op)->call;
+		next = mgpu(m, ej, op)->call;
 		early_resolve(m, ej, op, a);
 	}
 	w->key = 0;
@@ -408,7 +401,7 @@ void model_early_join_api(struct model *m, struct early_join *ej, const struct m
 
 void model_early_join_op(struct model *m, struct early_join *ej, size_t op)
 {
-	const uint32_t corr = m->gpu_corr[op - m->gpu_base], key = corr + 1;
+	const uint32_t corr = m->gpu_corr[op - ej->gpu_base], key = corr + 1;
 	const struct early_join_api *e;
 	struct early_join_wait *w;
 
@@ -432,13 +425,13 @@ void model_early_join_op(struct model *m, struct early_join *ej, size_t op)
 	w = early_wait_slot(ej, corr);
 	if (w->key && w->key != key) {
 		early_let_go(ej, w->key - 1);	/* their API record never came in the window */
-		early_drop_waits(m, w);
+		early_drop_waits(m, ej, w);
 	}
 	if (!w->key)
 		*w = (struct early_join_wait){ key, M_NO_CALL };
-	mgpu(m, op)->call = w->op;
+	mgpu(m, ej, op)->call = w->op;
 	w->op = (uint32_t)op;
-	set_state(m, op, GS_WAIT);
+	set_state(ej, op, GS_WAIT);
 }
 
 /* The end of the trace: the pairs that waited for their thread's next call are joined now,
@@ -448,15 +441,17 @@ void model_early_join_finish(struct model *m, struct early_join *ej)
 	size_t i;
 
 	for (i = 0; i < ej->nr_pend; i++) {
-		int64_t call = model_call_in_thread(m, model_early_join_tid(ej, ej->pend[i].a.tid, 0), &ej->pend[i].a);
+		int64_t call = model_call_in_thread(m, ej->calls_base,
+						     model_early_join_tid(ej, ej->pend[i].a.tid, 0),
+						     &ej->pend[i].a);
 
-		mgpu(m, ej->pend[i].op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
-		set_state(m, ej->pend[i].op, GS_DONE);
+		mgpu(m, ej, ej->pend[i].op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+		set_state(ej, ej->pend[i].op, GS_DONE);
 	}
 	ej->nr_pend = 0;
 	for (i = 0; ej->wait && i < ej->slots; i++)
 		if (ej->wait[i].key)
-			early_drop_waits(m, &ej->wait[i]);
+			early_drop_waits(m, ej, &ej->wait[i]);
 }
 
 void model_early_join_free(struct early_join *ej)
@@ -681,17 +676,26 @@ void model_join_by_order(struct model *m)
 /* ---- The first read's view of the join ---- */
 
 /*
- * The early join's table and each thread's order of calls, without the calls and operations:
- * what makes the early join fail (model_load then joins after loading) and which operations no
- * API record reaches (model_stream then gives up: the join by launch order needs the whole
- * trace) are known from the correlation numbers alone. An operation that meets its API record
- * can still find no call in its thread (the calls are not held here): only the second read
- * tells that.
+ * The early join's table and each thread's order of calls, without the calls and operations
+ * (each thread id's last JOIN_CHECK_RECENT calls as intervals only): what makes the early join
+ * fail (model_load then joins after loading) and what the stream could not settle without the
+ * whole trace (model_stream then loads it whole in its second read instead): an operation no
+ * API record reaches, or one not of a graph whose API record falls in no GPU-work call of its
+ * thread (the join by launch order might pair either, and needs every call). An API record is
+ * placed among its thread's calls as model_call_in_thread places it, once the thread has a
+ * call starting after the record ended; one whose calls were let go already cannot be placed:
+ * the stream is not tried.
  */
 static void check_join_fail(struct join_check *jc, const char *why)
 {
 	if (!jc->join_failed)
 		jc->join_failed = why;
+	if (!jc->stream_failed)
+		jc->stream_failed = why;
+}
+
+static void check_stream_fail(struct join_check *jc, const char *why)
+{
 	if (!jc->stream_failed)
 		jc->stream_failed = why;
 }
@@ -705,107 +709,281 @@ static void check_let_go(struct join_check *jc, uint32_t corr)
 
 static void check_unjoined(struct join_check *jc)
 {
-	if (!jc->stream_failed)
-		jc->stream_failed = "an operation no API record joined (the join by launch order "
-				    "needs the whole trace)";
+	check_stream_fail(jc, "an operation no API record joined (the join by launch order "
+			      "needs the whole trace)");
 }
 
-void model_join_check_call_slow(struct join_check *jc, uint32_t tid, uint32_t thread,
-				uint64_t t0)
+static struct join_check_thread *check_thread(struct join_check *jc, uint32_t tid)
 {
 	size_t i;
 
-	if (jc->nr_calls++ >= M_NO_CALL) {
-		if (!jc->stream_failed)
-			jc->stream_failed = "2^32 calls";
-		return;
-	}
-	for (i = 0; i < jc->nr_last && jc->last[i].tid != tid; i++)
-		;
-	if (i == jc->nr_last) {
-		XGROW(jc->last, jc->last_cap, jc->nr_last + 1);
-		jc->last[jc->nr_last++].tid = tid;
-	} else if (t0 < jc->last[i].t0 || (t0 == jc->last[i].t0 && thread != jc->last[i].thread)) {
-		check_join_fail(jc, "a thread's calls out of time order");
-	}
-	jc->last[i].thread = thread;
-	jc->last[i].t0 = t0;
-	jc->hot = i;
+	if (jc->nr_threads && jc->threads[jc->hot].tid == tid)
+		return &jc->threads[jc->hot];
+	for (i = 0; i < jc->nr_threads; i++)
+		if (jc->threads[i].tid == tid)
+			return &jc->threads[i];
+	return NULL;
 }
 
-void model_join_check_api(struct join_check *jc, uint32_t corr)
+struct recent_query {
+	const struct join_check_thread *t;
+	uint64_t t0;
+};
+
+static int recent_is_after(size_t i, const void *ctx)
 {
-	const uint32_t key = corr + 1;
-	uint32_t *e, *w;
+	const struct recent_query *q = ctx;
+	const uint64_t n = q->t->nr_calls > q->t->recent_cap ? q->t->nr_calls - q->t->recent_cap : 0;
+
+	return q->t->recent[(n + i) & (q->t->recent_cap - 1)].t0 > q->t0;
+}
+
+/* API record @a, whose thread has a call starting after it ended: in a GPU-work call? */
+static void check_place(struct join_check *jc, const struct join_check_thread *t,
+			const struct join_check_api *a)
+{
+	const uint64_t kept = t->nr_calls < t->recent_cap ? t->nr_calls : t->recent_cap;
+	const uint64_t first = t->nr_calls - kept;	/* the oldest call kept */
+	struct recent_query q = { t, a->end };
+	uint64_t lo;
+	size_t k;
+
+	if (!kept) {
+		check_stream_fail(jc, "an API record too far behind its thread's calls for the "
+				      "first read to place");
+		return;
+	}
+	lo = first + gallop_search(kept, kept - 1, recent_is_after, &q);
+	for (k = 0; k < 2 && lo > k; k++) {
+		const struct join_check_call *c;
+		uint64_t s0, e0;
+
+		if (lo - 1 - k < first) {
+			check_stream_fail(jc, "an API record too far behind its thread's calls for "
+					      "the first read to place");
+			return;
+		}
+		c = &t->recent[(lo - 1 - k) & (t->recent_cap - 1)];
+		s0 = c->t0 > a->start ? c->t0 : a->start;
+		e0 = c->t1 < a->end ? c->t1 : a->end;
+		if (c->t1 && e0 >= s0)
+			return;		/* model_call_in_thread finds a call */
+	}
+	check_stream_fail(jc, "an operation whose API record falls in no call of its thread (the "
+			      "join by launch order needs the whole trace)");
+}
+
+/*
+ * How many calls thread @t can take on the fast path (model_join_check_call): none while an API
+ * record waits for its next call, else until its calls must be moved or 2^32 calls are read.
+ */
+static void check_room(struct join_check *jc, struct join_check_thread *t)
+{
+	uint64_t n = 0;
+	size_t k;
+
+	for (k = 0; k < jc->nr_threads; k++)
+		n += jc->threads[k].nr_calls;
+	if (t->nr_pend || n >= M_NO_CALL)
+		t->room = 0;
+	else if (t->recent_cap == JOIN_CHECK_RECENT)
+		t->room = M_NO_CALL - n;
+	else
+		t->room = t->recent_cap - t->nr_calls < M_NO_CALL - n ?
+			  t->recent_cap - t->nr_calls : M_NO_CALL - n;
+}
+
+/* An operation not of a graph met API record @a: placed now, or when its thread is past it. */
+static void check_resolve(struct join_check *jc, const struct join_check_api *a)
+{
+	struct join_check_thread *t = check_thread(jc, a->tid);
+
+	if (jc->stream_failed)
+		return;		/* decided already */
+	if (!t || t->t0 <= a->end) {
+		XGROW(jc->pend, jc->pend_cap, jc->nr_pend + 1);
+		jc->pend[jc->nr_pend++] = *a;
+		if (t) {
+			t->nr_pend++;
+			t->room = 0;
+		}
+		return;
+	}
+	check_place(jc, t, a);
+}
+
+/* The waiting API records of thread @t it is past now (@all: at the end, every one). */
+static void check_pending(struct join_check *jc, struct join_check_thread *t, int all)
+{
+	size_t i, k;
+
+	for (i = 0, k = 0; i < jc->nr_pend; i++) {
+		const struct join_check_api *a = &jc->pend[i];
+
+		if (all || (a->tid == t->tid && t->t0 > a->end)) {
+			const struct join_check_thread *at = all ? check_thread(jc, a->tid) : t;
+
+			if (!all)
+				t->nr_pend--;
+
+			if (!at) {
+				check_stream_fail(jc, "an operation whose API record's thread made "
+						      "no call (the join by launch order needs the "
+						      "whole trace)");
+				continue;
+			}
+			if (!jc->stream_failed)
+				check_place(jc, at, a);
+		} else {
+			jc->pend[k++] = *a;
+		}
+	}
+	jc->nr_pend = k;
+}
+
+void model_join_check_call_slow(struct join_check *jc, uint32_t tid, const struct m_call *c)
+{
+	struct join_check_thread *t;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < jc->nr_threads; i++)
+		n += jc->threads[i].nr_calls;
+	if (n >= M_NO_CALL) {
+		check_stream_fail(jc, "2^32 calls");
+		return;
+	}
+	for (i = 0; i < jc->nr_threads && jc->threads[i].tid != tid; i++)
+		;
+	if (i == jc->nr_threads) {
+		size_t k;
+
+		XGROW(jc->threads, jc->threads_cap, jc->nr_threads + 1);
+		memset(&jc->threads[i], 0, sizeof(jc->threads[i]));
+		jc->threads[jc->nr_threads++].tid = tid;
+		for (k = 0; k < jc->nr_pend; k++)	/* its API records came first */
+			jc->threads[i].nr_pend += jc->pend[k].tid == tid;
+	} else if (c->t0 < jc->threads[i].t0 ||
+		   (c->t0 == jc->threads[i].t0 && c->thread != jc->threads[i].thread)) {
+		check_join_fail(jc, "a thread's calls out of time order");
+	}
+	t = &jc->threads[i];
+	jc->hot = i;
+	t->thread = c->thread;
+	t->t0 = c->t0;
+	if (t->nr_calls >= t->recent_cap && t->recent_cap < JOIN_CHECK_RECENT) {
+		/* Not yet wrapped around: call n is at n, as in an array. */
+		t->recent_cap = t->recent_cap ? 2 * t->recent_cap : 64;
+		t->recent = xrealloc(t->recent, t->recent_cap * sizeof(*t->recent));
+	}
+	t->recent[t->nr_calls++ & (t->recent_cap - 1)] = (struct join_check_call){
+		c->t0, model_call_is_gpu_work(c) ? c->t1 : 0 };
+	if (t->nr_pend)
+		check_pending(jc, t, 0);
+	check_room(jc, t);
+}
+
+static void check_tables(struct join_check *jc)
+{
+	if (!jc->api) {
+		jc->api = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->api));
+		jc->wait = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->wait));
+		jc->wait_key = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->wait_key));
+		jc->wait_start = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->wait_start));
+	}
+}
+
+void model_join_check_api(struct join_check *jc, const struct m_api_join *a)
+{
+	const uint32_t corr = a->cupti_corr, key = corr + 1, slot = corr & (EARLY_JOIN_SLOTS - 1);
+	struct early_join_api *e;
 
 	if (!key) {
 		check_join_fail(jc, "correlation number 2^32 - 1");
 		return;
 	}
-	if (!jc->api) {
-		jc->api = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->api));
-		jc->wait = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->wait));
-	}
-	e = &jc->api[corr & (EARLY_JOIN_SLOTS - 1)];
-	if (*e == key)
-		return;
+	check_tables(jc);
+	e = &jc->api[slot];
+	if (e->key == key)
+		return;		/* the first record of a number is the one that joins */
 	if (jc->let_go && corr <= jc->let_go_hi) {
 		check_join_fail(jc, "an API record behind the window");
 		return;
 	}
-	if (*e)
-		check_let_go(jc, *e - 1);
-	*e = key;
-	w = &jc->wait[corr & (EARLY_JOIN_SLOTS - 1)];
-	if (*w == key)
-		*w = 0;		/* its operations met it */
+	if (e->key)
+		check_let_go(jc, e->key - 1);
+	*e = (struct early_join_api){ a->start, a->end, key, a->tid };
+	if (jc->wait_key[slot] == key) {	/* its operations met it */
+		/*
+		 * Came after an operation that started before it: the stream may have let that
+		 * operation go unjoined by then (the lateness measured bounds only how far behind
+		 * the latest start a record comes).
+		 */
+		if (a->start > jc->wait_start[slot] && a->start - jc->wait_start[slot] > 1)
+			check_stream_fail(jc, "an API record starting after an operation it joins");
+		if (jc->wait[slot] & 2)
+			check_resolve(jc, &(struct join_check_api){ a->start, a->end, corr, a->tid });
+		jc->wait_key[slot] = 0;
+		jc->wait[slot] = 0;
+	}
 }
 
-void model_join_check_op(struct join_check *jc, uint32_t corr)
+void model_join_check_op(struct join_check *jc, uint32_t corr, int is_graph, uint64_t start)
 {
-	const uint32_t key = corr + 1;
-	uint32_t *w;
+	const uint32_t key = corr + 1, slot = corr & (EARLY_JOIN_SLOTS - 1);
+	const struct early_join_api *e;
 
 	if (jc->nr_ops++ >= M_NO_CALL) {
-		if (!jc->stream_failed)
-			jc->stream_failed = "2^32 operations";
+		check_stream_fail(jc, "2^32 operations");
 		return;
 	}
 	if (!key) {
 		check_join_fail(jc, "correlation number 2^32 - 1");
 		return;
 	}
-	if (!jc->api) {
-		jc->api = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->api));
-		jc->wait = xcalloc(EARLY_JOIN_SLOTS, sizeof(*jc->wait));
-	}
-	if (jc->api[corr & (EARLY_JOIN_SLOTS - 1)] == key)
+	check_tables(jc);
+	e = &jc->api[slot];
+	if (e->key == key) {
+		if (!is_graph)
+			check_resolve(jc, &(struct join_check_api){ e->start, e->end, corr, e->tid });
 		return;
+	}
 	if (jc->let_go && corr <= jc->let_go_hi) {
 		check_join_fail(jc, "an operation behind the window");
 		return;
 	}
-	w = &jc->wait[corr & (EARLY_JOIN_SLOTS - 1)];
-	if (*w && *w != key) {
-		check_let_go(jc, *w - 1);	/* their API record never came in the window */
+	if (jc->wait_key[slot] && jc->wait_key[slot] != key) {
+		check_let_go(jc, jc->wait_key[slot] - 1);	/* their API record never came */
 		check_unjoined(jc);
+		jc->wait[slot] = 0;
 	}
-	*w = key;
+	if (!jc->wait[slot] || start < jc->wait_start[slot])
+		jc->wait_start[slot] = start;
+	jc->wait_key[slot] = key;
+	jc->wait[slot] |= is_graph ? 1 : 2;
 }
 
 void model_join_check_finish(struct join_check *jc)
 {
 	size_t i;
 
-	for (i = 0; jc->wait && i < EARLY_JOIN_SLOTS; i++)
-		if (jc->wait[i])
+	for (i = 0; jc->wait_key && i < EARLY_JOIN_SLOTS; i++)
+		if (jc->wait_key[i])
 			check_unjoined(jc);
+	check_pending(jc, NULL, 1);
 }
 
 void model_join_check_free(struct join_check *jc)
 {
+	size_t i;
+
+	for (i = 0; i < jc->nr_threads; i++)
+		free(jc->threads[i].recent);
+	free(jc->threads);
 	free(jc->api);
 	free(jc->wait);
-	free(jc->last);
+	free(jc->wait_key);
+	free(jc->wait_start);
+	free(jc->pend);
 	memset(jc, 0, sizeof(*jc));
 }

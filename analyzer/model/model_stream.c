@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * model_stream.c - model_stream (model.h): the run in order of time, little of it held. The
- * records are read by model.c, which hands each call, operation and sample of the second read
- * here (model_internal.h); this file holds them until they are due and hands them to the sink.
+ * model_stream.c - model_stream (model.h): the run in order of time, little of it held. Two
+ * consumers of model.c's record decoder (model_internal.h): the first read's, which feeds the
+ * first look and the join check and keeps only the dictionaries, and the second read's, which
+ * holds each call, operation and sample until it is due and hands it to the sink.
  * Never prints.
  */
 #define _GNU_SOURCE
@@ -21,8 +22,9 @@
  * watermark any call, operation or API record starts, so none still to come can start before
  * it. An operation also waits for its join: its API record's thread must have made every call
  * up to the record's end. What the join as read cannot settle without the whole trace (an
- * operation no API record joined, which the join by launch order might pair) ends the stream;
- * the caller loads the trace whole instead.
+ * operation no API record joined, or whose API record falls in no call, which the join by
+ * launch order might pair) the first read sees (model_join.c's join check): the caller then
+ * loads the trace whole instead of the second read.
  */
 #define STREAM_EVERY 8192		/* records between releases, at least */
 #define STREAM_TRIM_MIN 4096	/* let go of released calls and operations so many at once */
@@ -91,7 +93,9 @@ static size_t pending_take(struct held_list *p, uint64_t r, int all, struct held
 }
 
 struct stream_state {
+	struct model *m;
 	const struct model_sink *sink;
+	struct early_join ej;		/* the join as read, and which calls and operations are held */
 	uint64_t margin;		/* the first read's lateness + 1 */
 	uint64_t watermark;
 	size_t since;			/* records since the last release */
@@ -102,73 +106,88 @@ struct stream_state {
 	size_t nr_samples, samples_cap, sample_keys_cap;
 	int has_samples;		/* the trace has counter samples: an operation waits for
 					 * every sample starting before it ends */
-	size_t state_cap;
 	struct held_key *batch;
 	size_t batch_cap;
+	const char *failed;		/* why it gave up (model.stream_failed) */
+	size_t held_max;		/* the most calls and operations held at once */
 };
 
-static void stream_fail(struct model *m, const char *why)
+static void stream_fail(struct stream_state *st, const char *why)
 {
-	if (!m->stream_failed)
-		m->stream_failed = why;
+	if (!st->failed)
+		st->failed = why;
 }
 
-
-void model_stream_arrival(struct model *m, uint64_t t)
+static void stream_arrival(struct stream_state *st, uint64_t t)
 {
-	if (t > m->st->watermark)
-		m->st->watermark = t;
+	if (t > st->watermark)
+		st->watermark = t;
 }
 
-int model_stream_call(struct model *m, size_t id, const struct m_call *c)
+/* ---- The second read's consumer: each call, operation and sample held until due ---- */
+
+static void stream_call(void *ctx, struct model *m, size_t local)
 {
-	model_stream_arrival(m, c->t0);
+	struct stream_state *st = ctx;
+	const struct m_call *c = &m->calls[local];
+	const size_t id = st->ej.calls_base + local;
+
+	stream_arrival(st, c->t0);
 	if (id >= M_NO_CALL) {
-		stream_fail(m, "2^32 calls");
-		return -1;
+		stream_fail(st, "2^32 calls");
+		return;
 	}
-	pending_add(&m->st->calls, &(struct held_key){ c->t0, 0, c->thread, (uint32_t)id });
-	return 0;
+	pending_add(&st->calls, &(struct held_key){ c->t0, 0, c->thread, (uint32_t)id });
+	model_early_join_call(m, &st->ej, id);
 }
 
-int model_stream_op(struct model *m, size_t local)
+static void stream_op(void *ctx, struct model *m, size_t local)
 {
+	struct stream_state *st = ctx;
 	const struct m_gpu_op *g = &m->gpu[local];
-	struct stream_state *st = m->st;
-	const size_t op = m->gpu_base + local;
+	const size_t op = st->ej.gpu_base + local;
 
-	model_stream_arrival(m, g->start);
+	stream_arrival(st, g->start);
 	if (op >= M_NO_CALL) {
-		stream_fail(m, "2^32 operations");
-		return -1;
+		stream_fail(st, "2^32 operations");
+		return;
 	}
-	XGROW(m->gpu_state, st->state_cap, m->nr_gpu);
-	m->gpu_state[local] = GS_DONE;
+	XGROW(st->ej.state, st->ej.state_cap, m->nr_gpu);
+	st->ej.state[local] = GS_DONE;
 	pending_add(&st->ops,
 		    &(struct held_key){ g->start, g->end, m->gpu_corr[local], (uint32_t)op });
-	return 0;
+	model_early_join_op(m, &st->ej, op);
 }
 
-void model_stream_sample(struct model *m, const struct m_pm_sample *d)
+static void stream_sample(void *ctx, struct model *m, const struct m_pm_sample *d)
 {
-	struct stream_state *st = m->st;
+	struct stream_state *st = ctx;
 
-	model_stream_arrival(m, d->start);
+	(void)m;
+	stream_arrival(st, d->start);
 	XGROW(st->samples, st->samples_cap, st->nr_samples + 1);
 	st->samples[st->nr_samples++] = *d;
 }
 
-/* Hand operation @op on, counted as join_gpu counts it. */
-static void stream_hand_op(struct model *m, uint32_t op)
+static void stream_api(void *ctx, struct model *m, const struct m_api_join *a)
 {
-	const size_t i = op - m->gpu_base;
-	const struct m_gpu_op *g = &m->gpu[i];
-	const struct m_call *c = g->call != M_NO_CALL ? mcall(m, g->call) : NULL;
+	struct stream_state *st = ctx;
+
+	stream_arrival(st, a->start);
+	model_early_join_api(m, &st->ej, a);
+}
+
+/* Hand operation @op on, counted as join_gpu counts it. */
+static void stream_hand_op(struct stream_state *st, uint32_t op)
+{
+	struct model *m = st->m;
+	const struct m_gpu_op *g = mgpu(m, &st->ej, op);
+	const struct m_call *c = g->call != M_NO_CALL ? mcall(m, &st->ej, g->call) : NULL;
 	int is_graph = model_gpu_shape(m, g)->graph_id != 0;
 
 	if (!c && !is_graph) {
-		stream_fail(m, "an operation no API record joined (the join by launch order needs "
-			   "the whole trace)");
+		stream_fail(st, "an operation no API record joined (the join by launch order needs "
+				"the whole trace)");
 		return;
 	}
 	if (c) {
@@ -181,54 +200,57 @@ static void stream_hand_op(struct model *m, uint32_t op)
 		m->gpu_graph_ops++;
 		m->gpu_graph_ops_to_launch += c && c->kind == MC_GRAPH_LAUNCH;
 	}
-	m->gpu_state[i] = GS_GONE;
-	m->st->sink->op(m->st->sink->ctx, g, c, g->call);
+	set_state(&st->ej, op, GS_GONE);
+	st->sink->op(st->sink->ctx, g, c, g->call);
 }
 
 /*
  * Let go of the calls that ended before any API record still to come (or waiting for its
  * thread) starts, and of the operations handed on, from the front, many at a time. @bound is
  * at most the release's: a call that ended before it started before it, so it was handed on.
+ * What the calls that stay carry moves to the front of model.call_args with them.
  */
-static void stream_trim(struct model *m, uint64_t bound)
+static void stream_trim(struct stream_state *st, uint64_t bound)
 {
-	struct stream_state *st = m->st;
-	struct early_join *ej = m->ej;
-	size_t i, k, front = m->calls_base, end = m->calls_base + m->nr_calls, args;
+	struct model *m = st->m;
+	struct early_join *ej = &st->ej;
+	size_t i, k, front = ej->calls_base, end = ej->calls_base + m->nr_calls, ka;
 
 	for (i = 0; i < ej->nr_pend; i++)
 		if (ej->pend[i].a.start < bound)
 			bound = ej->pend[i].a.start;
-	while (front < end && mcall(m, front)->t1 < bound)
+	while (front < end && mcall(m, ej, front)->t1 < bound)
 		front++;
-	k = front - m->calls_base;
+	k = front - ej->calls_base;
 	if (k >= STREAM_TRIM_MIN && 4 * k >= m->nr_calls) {
-		size_t ka;
-
 		/* Not the calls of operations still held. */
 		for (i = 0; i < st->ops.n; i++) {
-			const size_t op = st->ops.v[i].id - m->gpu_base;
+			const size_t op = st->ops.v[i].id - ej->gpu_base;
 
-			if (m->gpu_state[op] == GS_DONE && m->gpu[op].call < front)
+			if (ej->state[op] == GS_DONE && m->gpu[op].call < front)
 				front = m->gpu[op].call;
 		}
-		for (args = m->call_args_base, i = m->calls_base; i < front; i++) {
-			const struct m_call *c = mcall(m, i);
+		k = front - ej->calls_base;
+		for (ka = 0, i = 0; i < k; i++) {
+			const struct m_call *c = &m->calls[i];
 
 			if (c->kind == MC_MEM || c->kind == MC_COPY || c->kind == MC_SET)
-				args = (size_t)c->args + 1;
+				ka = (size_t)c->args + 1;
 		}
-		k = front - m->calls_base;
-		ka = args - m->call_args_base;
-
 		memmove(m->calls, m->calls + k, (m->nr_calls - k) * sizeof(*m->calls));
 		m->nr_calls -= k;
-		m->calls_base = front;
-		if (m->nr_call_args > ka)
+		ej->calls_base = front;
+		if (ka) {
 			memmove(m->call_args, m->call_args + ka,
 				(m->nr_call_args - ka) * sizeof(*m->call_args));
-		m->nr_call_args -= ka;
-		m->call_args_base = args;
+			m->nr_call_args -= ka;
+			for (i = 0; i < m->nr_calls; i++) {
+				struct m_call *c = &m->calls[i];
+
+				if (c->kind == MC_MEM || c->kind == MC_COPY || c->kind == MC_SET)
+					c->args -= (uint32_t)ka;
+			}
+		}
 		for (i = 0; i < ej->nr_tids; i++) {
 			struct thread_calls_by_tid *t = &ej->tids[i];
 			size_t d = 0;
@@ -240,30 +262,30 @@ static void stream_trim(struct model *m, uint64_t bound)
 			t->hint = t->hint > d ? t->hint - d : 0;
 		}
 	}
-	for (k = 0; k < m->nr_gpu && m->gpu_state[k] == GS_GONE; k++)
+	for (k = 0; k < m->nr_gpu && ej->state[k] == GS_GONE; k++)
 		;
 	if (k >= STREAM_TRIM_MIN && 4 * k >= m->nr_gpu) {
 		memmove(m->gpu, m->gpu + k, (m->nr_gpu - k) * sizeof(*m->gpu));
 		memmove(m->gpu_corr, m->gpu_corr + k, (m->nr_gpu - k) * sizeof(*m->gpu_corr));
-		memmove(m->gpu_state, m->gpu_state + k, (m->nr_gpu - k) * sizeof(*m->gpu_state));
+		memmove(ej->state, ej->state + k, (m->nr_gpu - k) * sizeof(*ej->state));
 		m->nr_gpu -= k;
-		m->gpu_base += k;
+		ej->gpu_base += k;
 	}
 }
 
 /* Hand on every call, operation and sample that starts before @r (@all: every one). */
-static void stream_release(struct model *m, uint64_t r, int all)
+static void stream_release(struct stream_state *st, uint64_t r, int all)
 {
-	struct stream_state *st = m->st;
-	struct early_join *ej = m->ej;
+	struct model *m = st->m;
+	struct early_join *ej = &st->ej;
 	const struct model_sink *sink = st->sink;
 	uint64_t floor;
 	size_t i, k, n;
 
-	if (m->nr_calls + m->nr_gpu > m->stream_held_max)
-		m->stream_held_max = m->nr_calls + m->nr_gpu;
+	if (m->nr_calls + m->nr_gpu > st->held_max)
+		st->held_max = m->nr_calls + m->nr_gpu;
 	if (ej->failed) {
-		stream_fail(m, ej->failed);
+		stream_fail(st, ej->failed);
 		return;
 	}
 	/* Pairs whose thread has made every call up to the API record's end: joined now. */
@@ -271,10 +293,12 @@ static void stream_release(struct model *m, uint64_t r, int all)
 		const struct early_join_pending *pe = &ej->pend[i];
 
 		if (pe->a.end < r) {
-			int64_t call = model_call_in_thread(m, model_early_join_tid(ej, pe->a.tid, 0), &pe->a);
+			int64_t call = model_call_in_thread(m, ej->calls_base,
+							    model_early_join_tid(ej, pe->a.tid, 0),
+							    &pe->a);
 
-			mgpu(m, pe->op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
-			set_state(m, pe->op, GS_DONE);
+			mgpu(m, ej, pe->op)->call = call >= 0 ? (uint32_t)call : M_NO_CALL;
+			set_state(ej, pe->op, GS_DONE);
 		} else {
 			ej->pend[k++] = *pe;
 		}
@@ -300,41 +324,93 @@ static void stream_release(struct model *m, uint64_t r, int all)
 
 	n = pending_take(&st->calls, r, all, &st->batch, &st->batch_cap);
 	for (i = 0; i < n; i++)
-		sink->call(sink->ctx, mcall(m, st->batch[i].id), st->batch[i].id);
+		sink->call(sink->ctx, mcall(m, ej, st->batch[i].id), st->batch[i].id);
 
 	n = pending_take(&st->ops, r, all, &st->batch, &st->batch_cap);
-	for (i = 0; i < n && !m->stream_failed; i++) {
-		uint8_t state = m->gpu_state[st->batch[i].id - m->gpu_base];
+	for (i = 0; i < n && !st->failed; i++) {
+		uint8_t state = ej->state[st->batch[i].id - ej->gpu_base];
 
 		if (state == GS_PEND || (st->has_samples && !all && st->batch[i].t2 >= r))
 			break;		/* its join or a sample waits: it and those after it */
 		if (state == GS_WAIT)
-			stream_fail(m, "an operation whose API record had not come");
+			stream_fail(st, "an operation whose API record had not come");
 		else
-			stream_hand_op(m, st->batch[i].id);
+			stream_hand_op(st, st->batch[i].id);
 	}
 	floor = i < n ? st->batch[i].t : r;	/* the first operation held back */
 	for (; i < n; i++)
 		pending_add(&st->ops, &st->batch[i]);
-	if (m->stream_failed)
+	if (st->failed)
 		return;
 	if (!all)
 		sink->floor(sink->ctx, floor);
-	stream_trim(m, r);
+	stream_trim(st, r);
 }
 
-int model_stream_tick(struct model *m)
+/* After each record: release what is due now and then. Nonzero: the stream gave up. */
+static int stream_after(void *ctx, struct model *m)
 {
-	struct stream_state *st = m->st;
+	struct stream_state *st = ctx;
 
+	(void)m;
 	/* Each release reads what is pending once: at most as often as half of it comes. */
-	if (!m->stream_failed && ++st->since >= STREAM_EVERY &&
+	if (!st->failed && ++st->since >= STREAM_EVERY &&
 	    2 * st->since >= st->calls.n + st->ops.n) {
 		st->since = 0;
 		if (st->watermark > st->margin)
-			stream_release(m, st->watermark - st->margin, 0);
+			stream_release(st, st->watermark - st->margin, 0);
 	}
-	return m->stream_failed != NULL;
+	return st->failed != NULL;
+}
+
+/* ---- The first read's consumer: the first look and the join check, no call kept ---- */
+
+struct first_read {
+	struct first_look *p;
+	struct join_check jc;
+};
+
+static void first_call(void *ctx, struct model *m, size_t local)
+{
+	struct first_read *fr = ctx;
+	const struct m_call *c = &m->calls[local];
+
+	/* A launch's FUNC id (the first read interns no shape). */
+	first_look_call(fr->p, c, c->kind == MC_LAUNCH ? c->launch : 0);
+	first_look_arrival(fr->p, c->t0);
+	if (c->thread < m->nr_threads)
+		model_join_check_call(&fr->jc, m->threads[c->thread].tid, c);
+	m->nr_calls = 0;	/* only the dictionaries are kept */
+	m->nr_call_args = 0;
+}
+
+static void first_op(void *ctx, struct model *m, const struct m_gpu_shape *sh, uint64_t start,
+		     uint64_t end, uint32_t corr)
+{
+	struct first_read *fr = ctx;
+
+	(void)m;
+	first_look_op(fr->p, sh, start, end);
+	first_look_arrival(fr->p, start);
+	model_join_check_op(&fr->jc, corr, sh->graph_id != 0, start);
+}
+
+static void first_sample(void *ctx, struct model *m, const struct m_pm_sample *d)
+{
+	struct first_read *fr = ctx;
+
+	(void)m;
+	first_look_arrival(fr->p, d->start);
+	fr->p->nr_samples++;
+}
+
+static void first_api(void *ctx, struct model *m, const struct m_api_join *a)
+{
+	struct first_read *fr = ctx;
+
+	(void)m;
+	first_look_arrival(fr->p, a->start);
+	model_join_check_api(&fr->jc, a);
 }
 
 void model_feed(const struct model *m, struct first_look *p, const struct model_sink *sink)
@@ -358,40 +434,93 @@ void model_feed(const struct model *m, struct first_look *p, const struct model_
 		sink->call(sink->ctx, &m->calls[c], (uint32_t)(c < M_NO_CALL ? c : M_NO_CALL));
 }
 
+/*
+ * The first read: the dictionaries into @m, @p fed. Nonzero when the stream could not settle
+ * alone (m->stream_failed says why; @whole set for the load instead), -errno when corrupt.
+ */
+static int first_read(struct model *m, struct trace_reader *rd, struct first_look *p,
+		      struct model_load_opts *whole)
+{
+	struct first_read fr = { .p = p };
+	const struct model_consumer mc = {
+		.what = MR_DICTS,
+		.call = first_call,
+		.op_read = first_op,
+		.sample = first_sample,
+		.api = first_api,
+		.ctx = &fr,
+	};
+	int ret;
+
+	first_look_init(p);
+	model_init(m, rd);
+	ret = model_read_records(m, rd, &mc);
+	model_join_check_finish(&fr.jc);
+	/* Decided now: model_load_opts reads it once, as it would end up reading it. */
+	whole->keep_seq = m->has_pushed_ids;
+	whole->batch_join = fr.jc.join_failed != NULL;
+	whole->join_redone = fr.jc.join_failed;
+	if (m->has_pushed_ids)
+		m->stream_failed = "an older trace's pushed correlation ids";
+	else
+		m->stream_failed = fr.jc.stream_failed;
+	model_join_check_free(&fr.jc);
+	if (ret < 0)
+		return ret;
+	return m->stream_failed != NULL;
+}
+
+/* The second read, through @again (open): to the sink. 0, 1 (gave up) or -errno. */
+static int second_read(struct model *m, struct trace_reader *again, const struct first_look *p,
+		       const struct model_sink *sink)
+{
+	struct stream_state st = { .m = m, .sink = sink };
+	const struct model_consumer mc = {
+		.what = MR_SHAPES,
+		.call = stream_call,
+		.op = stream_op,
+		.sample = stream_sample,
+		.api = stream_api,
+		.after = stream_after,
+		.ctx = &st,
+	};
+	int ret;
+
+	st.ej.slots = EARLY_JOIN_SLOTS;
+	st.margin = p->max_late_ns < UINT64_MAX ? p->max_late_ns + 1 : UINT64_MAX;
+	st.has_samples = p->nr_samples > 0;
+	ret = model_read_records(m, again, &mc);
+	if (ret == 0 && !st.failed) {
+		/* The end: what waited for its thread's next call is joined, the rest is not. */
+		model_early_join_finish(m, &st.ej);
+		stream_release(&st, UINT64_MAX, 1);
+	}
+	free(st.ej.state);
+	st.ej.state = NULL;
+	model_early_join_free(&st.ej);
+	free(st.calls.v);
+	free(st.ops.v);
+	free(st.batch);
+	free(st.samples);
+	free(st.sample_keys);
+	m->stream_failed = st.failed;
+	m->stream_held_max = st.held_max;
+	if (ret < 0)
+		return ret;
+	return st.failed != NULL;
+}
+
 int model_stream(struct model *m, struct trace_reader *rd, struct first_look *p,
 		 const struct model_sink *sink, struct model_load_opts *whole)
 {
 	struct trace_reader again;
-	struct stream_state st;
-	struct early_join ej;
-	struct join_check jc;
 	int ret;
 	size_t i;
 
-	first_look_init(p);
-	model_init(m, rd);
-	memset(&jc, 0, sizeof(jc));
 	memset(whole, 0, sizeof(*whole));
-	m->stage = MODEL_FIRST_LOOK;
-	m->pre = p;
-	m->jc = &jc;
-	ret = model_read_records(m, rd);
-	m->pre = NULL;
-	m->jc = NULL;
-	model_join_check_finish(&jc);
-	/* Decided now: model_load_opts reads it once, as it would end up reading it. */
-	whole->keep_seq = m->needs_seq != 0;
-	whole->batch_join = jc.join_failed != NULL;
-	whole->join_redone = jc.join_failed;
-	if (m->needs_seq)
-		stream_fail(m, "an older trace's pushed correlation ids");
-	else if (jc.stream_failed)
-		stream_fail(m, jc.stream_failed);
-	model_join_check_free(&jc);
-	if (ret < 0)
+	ret = first_read(m, rd, p, whole);
+	if (ret)
 		return ret;
-	if (m->stream_failed)
-		return 1;
 	first_look_finish(p, m);
 	model_finish_dictionaries(m);
 	for (i = 0; i < 65536; i++)
@@ -403,50 +532,21 @@ int model_stream(struct model *m, struct trace_reader *rd, struct first_look *p,
 		memcpy(rd->err, again.err, sizeof(rd->err));
 		return -EIO;
 	}
-	memset(&st, 0, sizeof(st));
-	memset(&ej, 0, sizeof(ej));
-	ej.slots = EARLY_JOIN_SLOTS;
-	st.sink = sink;
-	st.margin = p->max_late_ns < UINT64_MAX ? p->max_late_ns + 1 : UINT64_MAX;
-	st.has_samples = p->nr_samples > 0;
-	m->st = &st;
-	m->ej = &ej;
-	m->stage = MODEL_STREAMING;
-	ret = model_read_records(m, &again);
+	ret = second_read(m, &again, p, sink);
 	if (ret < 0)
 		memcpy(rd->err, again.err, sizeof(rd->err));
-	if (ret == 0 && !m->stream_failed) {
-		/* The end: what waited for its thread's next call is joined, the rest is not. */
-		model_early_join_finish(m, &ej);
-		stream_release(m, UINT64_MAX, 1);
-	}
 	trace_reader_close(&again);
-	model_early_join_free(&ej);
-	free(st.calls.v);
-	free(st.ops.v);
-	free(st.batch);
-	free(st.samples);
-	free(st.sample_keys);
-	m->st = NULL;
-	m->ej = NULL;
 	model_free_shape_slots(m);
 	free(m->calls);
 	free(m->call_args);
 	free(m->gpu);
 	free(m->gpu_corr);
-	free(m->gpu_state);
 	m->calls = NULL;
 	m->call_args = NULL;
 	m->gpu = NULL;
 	m->gpu_corr = NULL;
-	m->gpu_state = NULL;
 	m->nr_calls = m->nr_call_args = m->nr_gpu = 0;
 	m->calls_cap = m->call_args_cap = m->gpu_cap = m->gpu_corr_cap = 0;
-	m->calls_base = m->call_args_base = m->gpu_base = 0;
-	m->stage = MODEL_WHOLE;
 	m->nr_reads = 2;
-	if (ret < 0)
-		return ret;
-	return m->stream_failed ? 1 : 0;
+	return ret;
 }
-

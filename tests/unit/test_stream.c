@@ -410,6 +410,7 @@ static void test_stream_whole(void)
 {
 	struct trace_rec_gpu_corr gc;
 	struct tb t;
+	size_t i;
 
 	/* A kernel no API record names: the join by launch order needs the whole trace. */
 	dict(&t);
@@ -421,6 +422,58 @@ static void test_stream_whole(void)
 	CHECK(strstr(why_whole(tb_write(&t, "stream_unjoined.trace", 0)), "launch order"));
 	CHECK_EQ(stream_same(tb_write(&t, "stream_unjoined.trace", 0), NULL), 0);
 	CHECK_EQ(report_reads(tb_write(&t, "stream_unjoined.trace", 0)), 2);
+	tb_free(&t);
+
+	/*
+	 * A kernel whose API record falls between its thread's calls (its launch was not
+	 * recorded): the first read places it and loads whole in the second read, not a third.
+	 */
+	dict(&t);
+	for (i = 0; i < 6; i++)
+		step_calls(&t, i);
+	step_gpu(&t, 0);
+	tb_gpu_api(&t, BASE + 4 * STEP + 30000, BASE + 4 * STEP + 31000, 999, TID_A);
+	kernel(&t, BASE + 4 * STEP + 32000, 2000, 999, S_KERN_A, 8);
+	tb_flush(&t);
+	CHECK(strstr(why_whole(tb_write(&t, "stream_nocall.trace", 0)), "no call of its thread"));
+	CHECK_EQ(stream_same(tb_write(&t, "stream_nocall.trace", 0), NULL), 0);
+	CHECK_EQ(report_reads(tb_write(&t, "stream_nocall.trace", 0)), 2);
+	tb_free(&t);
+
+	/* ... of a thread that made no call at all. */
+	dict(&t);
+	step_calls(&t, 0);
+	step_calls(&t, 1);
+	step_gpu(&t, 0);
+	tb_gpu_api(&t, BASE + STEP + 30000, BASE + STEP + 31000, 999, TID_B + 1);
+	kernel(&t, BASE + STEP + 32000, 2000, 999, S_KERN_A, 8);
+	tb_flush(&t);
+	CHECK(strstr(why_whole(tb_write(&t, "stream_nothread.trace", 0)), "made no call"));
+	CHECK_EQ(report_reads(tb_write(&t, "stream_nothread.trace", 0)), 2);
+	tb_free(&t);
+
+	/* An API record starting after the kernel it joins, read after it: not streamed. */
+	dict(&t);
+	for (i = 0; i < 6; i++)
+		step_calls(&t, i);
+	step_gpu(&t, 0);
+	kernel(&t, BASE + 4 * STEP + 1000, 2000, 999, S_KERN_A, 8);
+	tb_gpu_api(&t, BASE + 4 * STEP + 1500, BASE + 4 * STEP + 3000, 999, TID_A);
+	tb_flush(&t);
+	CHECK(strstr(why_whole(tb_write(&t, "stream_apilate.trace", 0)), "starting after"));
+	CHECK_EQ(report_reads(tb_write(&t, "stream_apilate.trace", 0)), 2);
+	tb_free(&t);
+
+	/* The API record comes before its thread's later calls: it waits for them, then streams. */
+	dict(&t);
+	step_calls(&t, 0);
+	step_gpu(&t, 0);
+	step_gpu(&t, 1);
+	step_calls(&t, 1);
+	step_calls(&t, 2);
+	tb_flush(&t);
+	CHECK_STR(why_whole(tb_write(&t, "stream_apifirst.trace", 0)), "");
+	CHECK_EQ(stream_same(tb_write(&t, "stream_apifirst.trace", 0), NULL), 1);
 	tb_free(&t);
 
 	/* An older shim's pushed ids. */
