@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * model.c - builds struct model from a trace: one pass over the records through trace_reader
- * that also joins GPU operations to the calls that caused them as they come (a second pass,
- * joining after loading, where that cannot match the join from all records), then sorting;
- * the joins themselves are model_join.c's.
+ * model.c - the run model's dictionaries (strings, entry points, kernels, devices, threads,
+ * shapes) and what answers from them, and the record decoder: each record of a read turned
+ * into a call, GPU operation, counter sample or API record for the read's consumer
+ * (model_internal.h). The whole load is model_load.c's, the stream model_stream.c's, the joins
+ * model_join.c's.
  * The decoder hands each call, operation, counter sample and API record to a consumer table
  * (model_internal.h): the whole load's here, model_stream's first read's and second read's in
  * model_stream.c.
@@ -118,8 +119,7 @@ void model_name_api(struct model *m, uint16_t api)
 	m->apis[api].name = m->owned_names[m->nr_owned_names++];
 }
 
-/* Give every entry-point id a call uses a name, even if the trace never defined it. */
-static void name_undefined_apis(struct model *m)
+void model_name_undefined_apis(struct model *m)
 {
 	size_t i;
 
@@ -439,7 +439,7 @@ struct m_call_args *model_call_args_new(struct model *m, struct m_call *c)
 	return memset(&m->call_args[m->nr_call_args++], 0, sizeof(*m->call_args));
 }
 
-static int cmp_result(const void *a, const void *b)
+int model_cmp_result(const void *a, const void *b)
 {
 	const struct m_call_result *x = a, *y = b;
 
@@ -453,7 +453,7 @@ uint32_t model_call_result(const struct model *m, size_t idx)
 
 	if (idx >= M_NO_CALL || !m->nr_results)
 		return 0;
-	r = bsearch(&key, m->results, m->nr_results, sizeof(*m->results), cmp_result);
+	r = bsearch(&key, m->results, m->nr_results, sizeof(*m->results), model_cmp_result);
 	return r ? r->result : 0;
 }
 
@@ -810,24 +810,6 @@ static void add_meta_record(struct model *m, const struct model_consumer *mc,
 	}
 }
 
-/* ---- Sorting (the joins: model_join.c) ---- */
-
-static int cmp_call(const void *a, const void *b)
-{
-	const struct m_call *x = a, *y = b;
-
-	if (x->t0 != y->t0)
-		return x->t0 < y->t0 ? -1 : 1;
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	return 0;
-}
-
-static uint64_t key_call(const void *a)
-{
-	return ((const struct m_call *)a)->t0;
-}
-
 static int cmp_pm(const void *a, const void *b)
 {
 	const struct m_pm_sample *x = a, *y = b;
@@ -835,106 +817,6 @@ static int cmp_pm(const void *a, const void *b)
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return x->device < y->device ? -1 : x->device > y->device;
-}
-
-/* By start, then end; operations that start and end together by CUPTI's number after the sort
- * (sort_gpu). */
-static int cmp_gpu(const void *a, const void *b)
-{
-	const struct m_gpu_op *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
-static uint64_t key_gpu(const void *a)
-{
-	return ((const struct m_gpu_op *)a)->start;
-}
-
-/*
- * Sort the calls; operations joined as they were read and the kept results follow their calls
- * to where they went. Returns where each call went when anything else needs it (the seqs of an
- * older trace's calls; the caller frees it), else NULL.
- */
-static uint32_t *sort_calls(struct model *m, int is_early)
-{
-	uint32_t *moved;
-	size_t i;
-
-	if ((!is_early || !m->nr_gpu) && !m->nr_results && !m->call_seq) {
-		xsort_by(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call);
-		return NULL;
-	}
-	moved = xmalloc((m->nr_calls + 1) * sizeof(*moved));
-	if (xsort_by_moved(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call,
-			   moved) < 0) {
-		/* 2^32 calls: none is a join target; the results and seqs cannot follow */
-		for (i = 0; i < m->nr_gpu; i++)
-			m->gpu[i].call = M_NO_CALL;
-		m->nr_results = 0;
-		free(m->call_seq);
-		m->call_seq = NULL;
-		free(moved);
-		return NULL;
-	}
-	if (is_early)
-		for (i = 0; i < m->nr_gpu; i++)
-			if (m->gpu[i].call != M_NO_CALL)
-				m->gpu[i].call = moved[m->gpu[i].call];
-	for (i = 0; i < m->nr_results; i++)
-		m->results[i].call = moved[m->results[i].call];
-	xqsort(m->results, m->nr_results, sizeof(*m->results), cmp_result);
-	if (m->call_seq)
-		return moved;
-	free(moved);
-	return NULL;
-}
-
-/*
- * Sort the operations by start and end, those that start and end together by CUPTI's number,
- * then as they came (what cmp_gpu cannot see); the numbers follow their operations.
- */
-static void sort_gpu(struct model *m)
-{
-	const size_t n = m->nr_gpu;
-	uint32_t *moved, *corr = m->gpu_corr;
-	size_t i, j, k;
-
-	if (!n)
-		return;
-	moved = xmalloc(n * sizeof(*moved));
-	if (xsort_by_moved(m->gpu, n, sizeof(*m->gpu), key_gpu, cmp_gpu, moved) < 0) {
-		memset(m->gpu_corr, 0, n * sizeof(*m->gpu_corr));	/* 2^32: lost */
-		free(moved);
-		return;
-	}
-	xmove_u32(corr, n, moved);
-	free(moved);
-	for (i = 0; i < n; i = j) {
-		uint64_t *by;
-		struct m_gpu_op *ops;
-
-		for (j = i + 1; j < n && m->gpu[j].start == m->gpu[i].start &&
-				m->gpu[j].end == m->gpu[i].end;
-		     j++)
-			;
-		if (j - i < 2)
-			continue;
-		by = xmalloc((j - i) * sizeof(*by));
-		ops = xmalloc((j - i) * sizeof(*ops));
-		for (k = i; k < j; k++)
-			by[k - i] = (uint64_t)corr[k] << 32 | (k - i);
-		xsort_u64(by, j - i);
-		memcpy(ops, m->gpu + i, (j - i) * sizeof(*ops));
-		for (k = i; k < j; k++) {
-			m->gpu[k] = ops[(uint32_t)by[k - i]];
-			corr[k] = (uint32_t)(by[k - i] >> 32);
-		}
-		free(by);
-		free(ops);
-	}
 }
 
 /* What the dictionaries need once every record is read (model_load and model_stream). */
@@ -978,28 +860,6 @@ void model_free_shape_slots(struct model *m)
 	free(m->launch_memo);
 	m->gpu_memo = m->launch_memo = NULL;
 	m->gpu_memo_cap = m->launch_memo_cap = 0;
-}
-
-static void model_finish(struct model *m, int is_early)
-{
-	uint32_t *moved;
-
-	/* The shapes are all in: their hashes served the interning only (rebuilt if ever needed). */
-	model_free_shape_slots(m);
-	model_finish_dictionaries(m);
-	name_undefined_apis(m);
-	moved = sort_calls(m, is_early);
-	sort_gpu(m);
-	if (m->nr_gpu) {
-		model_join_gpu(m, is_early, moved);
-		model_join_by_order(m);
-	}
-	free(m->gpu_corr);		/* the joins are done */
-	m->gpu_corr = NULL;
-	m->gpu_corr_cap = 0;
-	free(moved);
-	free(m->call_seq);
-	m->call_seq = NULL;
 }
 
 void model_init(struct model *m, const struct trace_reader *rd)
@@ -1055,105 +915,6 @@ int model_read_records(struct model *m, struct trace_reader *rd, const struct mo
 	if (!m->is_complete && !rd->is_truncated && ret == 0)
 		m->is_truncated = 1;	/* ended on a chunk boundary, but without END */
 	return ret < 0 ? ret : 0;
-}
-
-/* The whole load's consumer: every call and operation kept, joined as read through @ctx (an
- * early join), or after loading (no context: the API records are kept). */
-static void whole_call(void *ctx, struct model *m, size_t local)
-{
-	model_early_join_call(m, ctx, local);
-}
-
-static void whole_op(void *ctx, struct model *m, size_t local)
-{
-	model_early_join_op(m, ctx, local);
-}
-
-static void whole_api(void *ctx, struct model *m, const struct m_api_join *a)
-{
-	model_early_join_api(m, ctx, a);
-}
-
-static int load_records(struct model *m, struct trace_reader *rd, struct early_join *ej,
-			int keep_seq)
-{
-	struct model_consumer mc = {
-		.what = MR_DICTS | MR_SHAPES | MR_RESULTS | (keep_seq ? MR_SEQ : 0),
-		.call = ej ? whole_call : NULL,
-		.op = ej ? whole_op : NULL,
-		.api = ej ? whole_api : NULL,
-		.ctx = ej,
-	};
-
-	model_init(m, rd);
-	return model_read_records(m, rd, &mc);
-}
-
-/*
- * Read the trace (again) from the start into @m, freed first: *@cur becomes a reader of its own
- * (closed by the caller) when @rd has been read already.
- */
-static int read_again(struct model *m, struct trace_reader *rd, struct trace_reader *again,
-		      struct trace_reader **cur)
-{
-	model_free(m);
-	if (*cur == again)
-		trace_reader_close(again);
-	*cur = again;
-	if (trace_reader_open(again, rd->path) < 0) {
-		memcpy(rd->err, again->err, sizeof(rd->err));
-		*cur = NULL;
-		return -EIO;
-	}
-	return 0;
-}
-
-int model_load_opts(struct model *m, struct trace_reader *rd, const struct model_load_opts *o)
-{
-	struct early_join ej;
-	struct trace_reader again, *cur = rd;
-	const char *why = NULL;
-	int batch = o && o->batch_join, keep_seq = o && o->keep_seq, nr_reads = 0, ret;
-
-	for (;;) {
-		memset(&ej, 0, sizeof(ej));
-		ej.slots = EARLY_JOIN_SLOTS;
-		if (o && o->join_window)	/* a power of two, at least 2 */
-			for (ej.slots = 2;
-			     ej.slots < o->join_window && ej.slots < EARLY_JOIN_SLOTS;)
-				ej.slots *= 2;
-		ret = load_records(m, cur, batch ? NULL : &ej, keep_seq);
-		nr_reads++;
-		if (!batch && ej.failed) {
-			/* Records the join as they come cannot place: again, joined at the end. */
-			why = ej.failed;
-			batch = 1;
-			keep_seq |= m->has_pushed_ids;
-		} else if (m->has_pushed_ids && !keep_seq) {
-			keep_seq = 1;	/* an older trace's pushed ids: again, with each call's seq */
-		} else {
-			break;
-		}
-		model_early_join_free(&ej);
-		if (read_again(m, rd, &again, &cur) < 0)
-			return -EIO;
-	}
-	if (ret < 0 && cur != rd)
-		memcpy(rd->err, cur->err, sizeof(rd->err));
-	if (cur != rd)
-		trace_reader_close(cur);
-	if (!batch)
-		model_early_join_finish(m, &ej);
-	model_early_join_free(&ej);
-	m->join_redone = why ? why : o ? o->join_redone : NULL;
-	m->nr_reads = nr_reads;
-	model_finish(m, !batch);
-	return ret;
-}
-
-int model_load(struct model *m, struct trace_reader *rd)
-{
-	return model_load_opts(m, rd, NULL);
 }
 
 void model_free(struct model *m)

@@ -54,8 +54,11 @@ int model_read_records(struct model *m, struct trace_reader *rd, const struct mo
 /* What the dictionaries need once every record is read. */
 void model_finish_dictionaries(struct model *m);
 void model_free_shape_slots(struct model *m);
-/* Give entry-point id @api a name, when the trace never defined it. */
+/* Give entry-point id @api a name, when the trace never defined it; every id a call uses. */
 void model_name_api(struct model *m, uint16_t api);
+void model_name_undefined_apis(struct model *m);
+/* model.results in order of call (qsort, bsearch). */
+int model_cmp_result(const void *a, const void *b);
 
 /*
  * The calls of each recording thread in time order, keyed by its tid (several thread indices
