@@ -45,7 +45,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	5
+#define TRACE_VERSION_MINOR	6
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -125,6 +125,12 @@ enum trace_rec_type {
 	TRACE_REC_GPU_API_RUN	= 39,	/* (1.3) meta: GPU_APIs as columns */
 	TRACE_REC_PM_CONFIG	= 40,	/* (1.1) meta: hardware-counter sampling set-up of a device */
 	TRACE_REC_PM_SAMPLE	= 41,	/* (1.1) meta: one counter sample interval */
+	TRACE_REC_NVTX_DOMAIN	= 42,	/* (1.6) meta: an NVTX domain's id and name */
+	TRACE_REC_NVTX_PUSH	= 48,	/* (1.6) thread: an NVTX range pushed on this thread */
+	TRACE_REC_NVTX_POP	= 49,	/* (1.6) thread: the innermost range of a domain popped */
+	TRACE_REC_NVTX_START	= 50,	/* (1.6) thread: an NVTX start/end range started */
+	TRACE_REC_NVTX_END	= 51,	/* (1.6) thread: ... ended (on any thread) */
+	TRACE_REC_NVTX_MARK	= 52,	/* (1.6) thread: an NVTX instant */
 };
 
 struct trace_rec_hdr {
@@ -765,5 +771,50 @@ struct trace_rec_pm_sample {
 	float value[TRACE_PM_NR_SLOTS];	/* % per enum trace_pm_slot; NaN: not sampled */
 };
 _Static_assert(sizeof(struct trace_rec_pm_sample) == 56, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* ---- NVTX (1.6): the program's own annotations, through NVTX's injection interface ---- */
+
+/*
+ * The shim is an NVTX injection library (NVTX_INJECTION64_PATH): the program's ranges and
+ * marks, timed on the hooks' clock like calls, in the thread records of the thread that made
+ * them. Names are STRING ids: a message string interned by the shim (at most
+ * TRACE_NVTX_MAX_NAME bytes kept, bytes as given: not necessarily UTF-8) or a string the
+ * program registered (nvtxDomainRegisterString). Domain 0 is NVTX's default domain; others are
+ * named by an NVTX_DOMAIN record before their first use.
+ */
+#define TRACE_NVTX_MAX_NAME	256
+
+struct trace_rec_nvtx_domain {
+	struct trace_rec_hdr hdr;
+	uint32_t id;			/* 1, 2, ... */
+	uint32_t name;			/* STRING id */
+};
+_Static_assert(sizeof(struct trace_rec_nvtx_domain) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_nvtx_flags {
+	TRACE_NVTX_NAME_CUT = 1u << 0,	/* the message was longer than TRACE_NVTX_MAX_NAME */
+	TRACE_NVTX_UNICODE = 1u << 1,	/* the message was wide characters (kept as UTF-8) */
+	TRACE_NVTX_NO_NAME = 1u << 2,	/* the shim's string table was full: name is 0 */
+};
+
+/* PUSH, START and MARK: hdr.dt_ns -> when the program called NVTX. */
+struct trace_rec_nvtx_range {
+	struct trace_rec_hdr hdr;
+	uint32_t domain;		/* 0: the default domain */
+	uint32_t name;			/* STRING id; 0: no message */
+	uint32_t category;		/* the program's category; 0 none */
+	uint32_t color;			/* ARGB as given; 0 none */
+	uint64_t id;			/* START: the range id it returned (END names it); else 0 */
+	uint32_t flags;			/* enum trace_nvtx_flags */
+	uint32_t reserved;		/* 0 */
+};
+_Static_assert(sizeof(struct trace_rec_nvtx_range) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* POP: the thread's innermost open range of the domain ends; END: range @id ends. */
+struct trace_rec_nvtx_end {
+	struct trace_rec_hdr hdr;
+	uint64_t id;			/* END: what START returned; POP: the domain */
+};
+_Static_assert(sizeof(struct trace_rec_nvtx_end) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
 
 #endif /* GPUSHIM_TRACE_FORMAT_H */
