@@ -37,8 +37,10 @@ static inline const struct trace_type *trace_type_get(uint16_t type)
  * A record of the current block's thread (or, for GPU runs, of the chunk) that stands for
  * others is checked whole when it is read: trace_*_start returns NULL or what is wrong, to follow
  * the record's name in the reader's message. On NULL, rd->launch_run, rd->launch_refs or
- * rd->gpu_run counts the records to hand out, and each call of the matching trace_*_next fills
- * @out with the next (as trace_reader_next hands it out), the first one at once.
+ * rd->gpu_run counts the records to hand out, the first included, and each call of the matching
+ * trace_*_next fills @out with the next one as trace_reader_next hands it out. The _next
+ * functions run once per record handed out; one call each, as when they were static in
+ * trace_reader.c (GCC did not inline them there either).
  */
 const char *trace_launch_run_start(struct trace_reader *rd, const struct trace_rec_launch_run *r);
 void trace_launch_run_next(struct trace_reader *rd, struct trace_record *out);

@@ -4,7 +4,8 @@
  * the header, decompresses chunk after chunk, and hands out records one at a time with their
  * absolute times. Every length, count and offset is checked before use; errors carry the file
  * name and byte offset. A trace that ends inside a chunk is truncated, not corrupt: the reader
- * stops there with is_truncated set, and everything before is valid. Never prints.
+ * stops there with is_truncated set, and everything before is valid. Never prints. The field
+ * layouts that gpushim dump prints are trace_fields.h's.
  */
 #ifndef GPUSHIM_TRACE_READER_H
 #define GPUSHIM_TRACE_READER_H
