@@ -15,16 +15,16 @@
 
 #include <string.h>
 
-#define GRUN_MAX 4096u
-#define GRUN_COLS 6
-#define GRUN_ENTRY_MAX (GRUN_COLS * 10u)	/* the most bytes one record adds to the columns */
-#define GRUN_OVERHEAD (sizeof(struct trace_rec_gpu_run) + 7u)
+#define GPU_RUN_MAX 4096u
+#define GPU_RUN_COLS 6
+#define GPU_RUN_ENTRY_MAX (GPU_RUN_COLS * 10u)	/* the most bytes one record adds to the columns */
+#define GPU_RUN_OVERHEAD (sizeof(struct trace_rec_gpu_run) + 7u)
 
-_Static_assert(GRUN_COLS == TRACE_GPU_KERNEL_RUN_COLUMNS &&
-		       GRUN_COLS == TRACE_GPU_API_RUN_COLUMNS,
+_Static_assert(GPU_RUN_COLS == TRACE_GPU_KERNEL_RUN_COLUMNS &&
+		       GPU_RUN_COLS == TRACE_GPU_API_RUN_COLUMNS,
 	       "a run's columns are the format's");
 
-struct grun {
+struct gpu_run {
 	uint16_t type;			/* TRACE_REC_GPU_KERNEL_RUN or TRACE_REC_GPU_API_RUN */
 	uint32_t n;			/* records held; 0 none */
 	uint32_t corr0;			/* the first record's correlation id and start */
@@ -33,11 +33,11 @@ struct grun {
 	uint64_t prev_aux;		/* graph node (kernels) or thread id (API records), */
 	uint32_t prev_corr;		/* and correlation id */
 	size_t bytes;			/* the columns' varints so far */
-	uint64_t col[GRUN_COLS][GRUN_MAX];
+	uint64_t col[GPU_RUN_COLS][GPU_RUN_MAX];
 };
 
-static struct grun krun = { .type = TRACE_REC_GPU_KERNEL_RUN };
-static struct grun arun = { .type = TRACE_REC_GPU_API_RUN };
+static struct gpu_run kernel_run = { .type = TRACE_REC_GPU_KERNEL_RUN };
+static struct gpu_run api_run = { .type = TRACE_REC_GPU_API_RUN };
 
 /*
  * A chunk's shapes of one record type: its records written in full, found by a hash of the
@@ -61,10 +61,10 @@ struct shapes {
 	} slot[SHAPE_SLOTS];
 };
 
-static struct shapes kshapes, lshapes;
+static struct shapes kernel_shapes, launch_shapes;
 
 /* GPU_KERNEL: all but times, correlation id, graph node and graph id. */
-static const struct shape_layout klayout = {
+static const struct shape_layout kernel_layout = {
 	.size = sizeof(struct trace_rec_gpu_kernel),
 	.a = offsetof(struct trace_rec_gpu_kernel, device),
 	.a_len = offsetof(struct trace_rec_gpu_kernel, graph_id) -
@@ -82,7 +82,7 @@ _Static_assert(offsetof(struct trace_rec_gpu_kernel, cupti_corr) <
 	       "a kernel's shape is all after its times, correlation id and graph node but graph id");
 
 /* LAUNCH: all but the time delta, duration and correlation number. */
-static const struct shape_layout llayout = {
+static const struct shape_layout launch_layout = {
 	.size = sizeof(struct trace_rec_launch),
 	.a = offsetof(struct trace_rec_launch, call.result),
 	.a_len = offsetof(struct trace_rec_launch, call.seq) -
@@ -182,11 +182,12 @@ static void shapes_reset(struct shapes *t)
 
 size_t gpucols_room(void)
 {
-	return (krun.n ? GRUN_OVERHEAD + krun.bytes : 0) + (arun.n ? GRUN_OVERHEAD + arun.bytes : 0) +
-	       GRUN_OVERHEAD + GRUN_ENTRY_MAX;
+	return (kernel_run.n ? GPU_RUN_OVERHEAD + kernel_run.bytes : 0) +
+	       (api_run.n ? GPU_RUN_OVERHEAD + api_run.bytes : 0) +
+	       GPU_RUN_OVERHEAD + GPU_RUN_ENTRY_MAX;
 }
 
-static void grun_flush(struct grun *r, uint8_t *raw, size_t *len, uint64_t *nr)
+static void gpu_run_flush(struct gpu_run *r, uint8_t *raw, size_t *len, uint64_t *nr)
 {
 	uint8_t *start = raw + *len, *p;
 	struct trace_rec_gpu_run h;
@@ -195,7 +196,7 @@ static void grun_flush(struct grun *r, uint8_t *raw, size_t *len, uint64_t *nr)
 	if (!r->n)
 		return;
 	p = start + sizeof(h);
-	for (c = 0; c < GRUN_COLS; c++)
+	for (c = 0; c < GPU_RUN_COLS; c++)
 		for (i = 0; i < r->n; i++)
 			p = varint_put(p, r->col[c][i]);
 	while ((p - start) % 8)
@@ -215,16 +216,16 @@ static void grun_flush(struct grun *r, uint8_t *raw, size_t *len, uint64_t *nr)
 
 void gpucols_flush(uint8_t *raw, size_t *len, uint64_t *nr)
 {
-	grun_flush(&krun, raw, len, nr);
-	grun_flush(&arun, raw, len, nr);
+	gpu_run_flush(&kernel_run, raw, len, nr);
+	gpu_run_flush(&api_run, raw, len, nr);
 }
 
 /* A new row of @r (written out first when a row more might not fit a record): its index. */
-static uint32_t grun_row(struct grun *r, uint64_t start_ns, uint32_t corr, uint8_t *raw,
+static uint32_t gpu_run_row(struct gpu_run *r, uint64_t start_ns, uint32_t corr, uint8_t *raw,
 			 size_t *len, uint64_t *nr)
 {
-	if (r->n == GRUN_MAX || GRUN_OVERHEAD + r->bytes + GRUN_ENTRY_MAX > TRACE_MAX_RECORD)
-		grun_flush(r, raw, len, nr);
+	if (r->n == GPU_RUN_MAX || GPU_RUN_OVERHEAD + r->bytes + GPU_RUN_ENTRY_MAX > TRACE_MAX_RECORD)
+		gpu_run_flush(r, raw, len, nr);
 	if (!r->n) {
 		r->base_ns = r->prev_start = start_ns;
 		r->corr0 = r->prev_corr = corr;
@@ -233,7 +234,7 @@ static uint32_t grun_row(struct grun *r, uint64_t start_ns, uint32_t corr, uint8
 	return r->n++;
 }
 
-static void grun_set(struct grun *r, uint32_t row, unsigned c, uint64_t v)
+static void gpu_run_set(struct gpu_run *r, uint32_t row, unsigned c, uint64_t v)
 {
 	r->col[c][row] = v;
 	r->bytes += varint_len(v);
@@ -241,79 +242,80 @@ static void grun_set(struct grun *r, uint32_t row, unsigned c, uint64_t v)
 
 int gpucols_kernel(const struct trace_rec_gpu_kernel *k, uint8_t *raw, size_t *len, uint64_t *nr)
 {
-	int64_t idx = shape_find(&kshapes, &klayout, k, raw);
+	int64_t idx = shape_find(&kernel_shapes, &kernel_layout, k, raw);
 	uint32_t row;
 
 	if (idx < 0)
 		return 0;
-	row = grun_row(&krun, k->start_ns, k->cupti_corr, raw, len, nr);
-	grun_set(&krun, row, 0, (uint64_t)idx);
-	grun_set(&krun, row, 1, zigzag_put64(k->start_ns - krun.prev_start));
-	grun_set(&krun, row, 2, k->end_ns - k->start_ns);
-	grun_set(&krun, row, 3, zigzag_put32(k->cupti_corr - krun.prev_corr));
-	grun_set(&krun, row, 4, k->graph_id);
-	grun_set(&krun, row, 5, zigzag_put64(k->graph_node - krun.prev_aux));
-	krun.prev_start = k->start_ns;
-	krun.prev_corr = k->cupti_corr;
-	krun.prev_aux = k->graph_node;
+	row = gpu_run_row(&kernel_run, k->start_ns, k->cupti_corr, raw, len, nr);
+	gpu_run_set(&kernel_run, row, 0, (uint64_t)idx);
+	gpu_run_set(&kernel_run, row, 1, zigzag_put64(k->start_ns - kernel_run.prev_start));
+	gpu_run_set(&kernel_run, row, 2, k->end_ns - k->start_ns);
+	gpu_run_set(&kernel_run, row, 3, zigzag_put32(k->cupti_corr - kernel_run.prev_corr));
+	gpu_run_set(&kernel_run, row, 4, k->graph_id);
+	gpu_run_set(&kernel_run, row, 5, zigzag_put64(k->graph_node - kernel_run.prev_aux));
+	kernel_run.prev_start = k->start_ns;
+	kernel_run.prev_corr = k->cupti_corr;
+	kernel_run.prev_aux = k->graph_node;
 	return 1;
 }
 
 void gpucols_kernel_full(const uint8_t *raw, size_t off, uint16_t size)
 {
-	shape_add(&kshapes, &klayout, raw, off, size);
+	shape_add(&kernel_shapes, &kernel_layout, raw, off, size);
 }
 
 void gpucols_api(const struct trace_rec_gpu_api *a, uint8_t *raw, size_t *len, uint64_t *nr)
 {
-	uint32_t row = grun_row(&arun, a->start_ns, a->cupti_corr, raw, len, nr);
+	uint32_t row = gpu_run_row(&api_run, a->start_ns, a->cupti_corr, raw, len, nr);
 
-	grun_set(&arun, row, 0, zigzag_put64(a->start_ns - arun.prev_start));
-	grun_set(&arun, row, 1, a->end_ns - a->start_ns);
-	grun_set(&arun, row, 2, zigzag_put32(a->cupti_corr - arun.prev_corr));
-	grun_set(&arun, row, 3, zigzag_put32(a->tid - (uint32_t)arun.prev_aux));
-	grun_set(&arun, row, 4, a->cbid);
-	grun_set(&arun, row, 5, a->domain);
-	arun.prev_start = a->start_ns;
-	arun.prev_corr = a->cupti_corr;
-	arun.prev_aux = a->tid;
+	gpu_run_set(&api_run, row, 0, zigzag_put64(a->start_ns - api_run.prev_start));
+	gpu_run_set(&api_run, row, 1, a->end_ns - a->start_ns);
+	gpu_run_set(&api_run, row, 2, zigzag_put32(a->cupti_corr - api_run.prev_corr));
+	gpu_run_set(&api_run, row, 3, zigzag_put32(a->tid - (uint32_t)api_run.prev_aux));
+	gpu_run_set(&api_run, row, 4, a->cbid);
+	gpu_run_set(&api_run, row, 5, a->domain);
+	api_run.prev_start = a->start_ns;
+	api_run.prev_corr = a->cupti_corr;
+	api_run.prev_aux = a->tid;
 }
 
 /* ---- Launches (LAUNCH_REFS) ---- */
 
-#define LRUN_MAX 2048u
-#define LRUN_COLS TRACE_LAUNCH_REFS_COLUMNS
-#define LRUN_ENTRY_MAX (LRUN_COLS * 5u)
-#define LRUN_OVERHEAD (sizeof(struct trace_rec_launch_refs) + 7u)
+#define LAUNCH_REFS_MAX 2048u
+#define LAUNCH_REFS_COLS TRACE_LAUNCH_REFS_COLUMNS
+#define LAUNCH_REFS_ENTRY_MAX (LAUNCH_REFS_COLS * 5u)
+#define LAUNCH_REFS_OVERHEAD (sizeof(struct trace_rec_launch_refs) + 7u)
 
-_Static_assert(LRUN_OVERHEAD + LRUN_MAX * LRUN_ENTRY_MAX <= TRACE_MAX_RECORD,
+_Static_assert(LAUNCH_REFS_OVERHEAD + LAUNCH_REFS_MAX * LAUNCH_REFS_ENTRY_MAX <= TRACE_MAX_RECORD,
 	       "a full launch run fits one record");
 
 static struct {
 	uint32_t n;			/* launches held; 0 none */
 	uint32_t seq0, prev_seq;
 	size_t bytes;
-	uint32_t col[LRUN_COLS][LRUN_MAX];
-} lrun;
+	uint32_t col[LAUNCH_REFS_COLS][LAUNCH_REFS_MAX];
+} launch_refs;
 
 int64_t gpucols_launch_find(const struct trace_rec_launch *l, const uint8_t *raw)
 {
-	return shape_find(&lshapes, &llayout, l, raw);
+	return shape_find(&launch_shapes, &launch_layout, l, raw);
 }
 
 int64_t gpucols_launch_full(const uint8_t *raw, size_t off, uint16_t size)
 {
-	return shape_add(&lshapes, &llayout, raw, off, size);
+	return shape_add(&launch_shapes, &launch_layout, raw, off, size);
 }
 
 uint32_t gpucols_launches_held(void)
 {
-	return lrun.n;
+	return launch_refs.n;
 }
 
 size_t gpucols_launch_room(void)
 {
-	return (lrun.n ? LRUN_OVERHEAD + lrun.bytes : 0) + LRUN_OVERHEAD + LRUN_ENTRY_MAX;
+	return (launch_refs.n ? LAUNCH_REFS_OVERHEAD + launch_refs.bytes : 0) + LAUNCH_REFS_OVERHEAD +
+	       LAUNCH_REFS_ENTRY_MAX;
 }
 
 void gpucols_launch_flush(uint8_t *raw, size_t *len, uint64_t *nr)
@@ -322,59 +324,59 @@ void gpucols_launch_flush(uint8_t *raw, size_t *len, uint64_t *nr)
 	struct trace_rec_launch_refs h;
 	uint32_t c, i;
 
-	if (!lrun.n)
+	if (!launch_refs.n)
 		return;
 	p = start + sizeof(h);
-	for (c = 0; c < LRUN_COLS; c++)
-		for (i = 0; i < lrun.n; i++)
-			p = varint_put(p, lrun.col[c][i]);
+	for (c = 0; c < LAUNCH_REFS_COLS; c++)
+		for (i = 0; i < launch_refs.n; i++)
+			p = varint_put(p, launch_refs.col[c][i]);
 	while ((p - start) % 8)
 		*p++ = 0;
 	memset(&h, 0, sizeof(h));
 	h.hdr.type = TRACE_REC_LAUNCH_REFS;
 	h.hdr.size = (uint16_t)(p - start);
-	h.count = lrun.n;
-	h.seq = lrun.seq0;
+	h.count = launch_refs.n;
+	h.seq = launch_refs.seq0;
 	memcpy(start, &h, sizeof(h));
 	*len += (size_t)(p - start);
-	*nr += lrun.n;
-	lrun.n = 0;
-	lrun.bytes = 0;
+	*nr += launch_refs.n;
+	launch_refs.n = 0;
+	launch_refs.bytes = 0;
 }
 
 void gpucols_launch_hold(uint32_t shape, uint32_t dt, uint32_t dur, uint32_t seq, uint8_t *raw,
 			 size_t *len, uint64_t *nr)
 {
-	uint32_t v[LRUN_COLS], c;
+	uint32_t v[LAUNCH_REFS_COLS], c;
 
-	if (lrun.n == LRUN_MAX)
+	if (launch_refs.n == LAUNCH_REFS_MAX)
 		gpucols_launch_flush(raw, len, nr);
-	if (!lrun.n)
-		lrun.seq0 = lrun.prev_seq = seq;
+	if (!launch_refs.n)
+		launch_refs.seq0 = launch_refs.prev_seq = seq;
 	v[0] = shape;
 	v[1] = dt;
 	v[2] = dur;
-	v[3] = (uint32_t)zigzag_put32(seq - lrun.prev_seq);
-	for (c = 0; c < LRUN_COLS; c++) {
-		lrun.col[c][lrun.n] = v[c];
-		lrun.bytes += varint_len(v[c]);
+	v[3] = (uint32_t)zigzag_put32(seq - launch_refs.prev_seq);
+	for (c = 0; c < LAUNCH_REFS_COLS; c++) {
+		launch_refs.col[c][launch_refs.n] = v[c];
+		launch_refs.bytes += varint_len(v[c]);
 	}
-	lrun.prev_seq = seq;
-	lrun.n++;
+	launch_refs.prev_seq = seq;
+	launch_refs.n++;
 }
 
 /* ---- Chunks ---- */
 
 void gpucols_chunk_done(void)
 {
-	shapes_reset(&kshapes);
-	shapes_reset(&lshapes);
+	shapes_reset(&kernel_shapes);
+	shapes_reset(&launch_shapes);
 }
 
 void gpucols_forget(void)
 {
-	krun.n = arun.n = lrun.n = 0;
-	krun.bytes = arun.bytes = lrun.bytes = 0;
+	kernel_run.n = api_run.n = launch_refs.n = 0;
+	kernel_run.bytes = api_run.bytes = launch_refs.bytes = 0;
 	gpucols_chunk_done();
 }
 
