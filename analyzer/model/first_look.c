@@ -27,6 +27,8 @@ void first_look_init(struct first_look *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->launch_hist = xcalloc(FIRST_LOOK_LAUNCH_HIST_N, sizeof(*p->launch_hist));
+	p->steps = steps_finder_new();
+	p->run_start = UINT64_MAX;
 }
 
 static void kernel_free(struct first_look_kernel *k)
@@ -51,6 +53,7 @@ void first_look_free(struct first_look *p)
 		free(p->devices[i].before);
 	free(p->launch_hist);
 	free(p->devices);
+	steps_finder_free(p->steps);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -68,13 +71,23 @@ void first_look_call(struct first_look *p, const struct m_call *c, uint32_t func
 
 	if (dur > p->max_call_ns)
 		p->max_call_ns = dur;
+	if (c->t0 < p->run_start)
+		p->run_start = c->t0;
+	if (c->t1 > p->run_end)
+		p->run_end = c->t1;
 	p->apis_used[c->api / 64] |= 1ull << (c->api % 64);
 	if (c->kind == MC_LAUNCH && func) {
 		uint64_t b = dur / FIRST_LOOK_LAUNCH_HIST_NS;
 
 		p->launch_hist[b < FIRST_LOOK_LAUNCH_HIST_N ? b : FIRST_LOOK_LAUNCH_HIST_N - 1]++;
 		p->nr_launches++;
+		steps_launch(p->steps, c->thread, func, c->t0);
 	}
+}
+
+void first_look_nvtx(struct first_look *p, const struct m_nvtx *e)
+{
+	steps_nvtx(p->steps, e);
 }
 
 static struct first_look_device *device_of(struct first_look *p, uint32_t device)
@@ -159,6 +172,10 @@ void first_look_op(struct first_look *p, const struct m_gpu_shape *sh, uint64_t 
 {
 	struct first_look_device *d = device_of(p, sh->device);
 
+	if (start < p->run_start)
+		p->run_start = start;
+	if (end > p->run_end)
+		p->run_end = end;
 	d->nr_ops++;
 	if (start < d->first_op)
 		d->first_op = start;
@@ -199,6 +216,8 @@ int first_look_window(const struct first_look *p, uint64_t *start, uint64_t *end
 
 void first_look_finish(struct first_look *p, const struct model *m)
 {
+	if (p->run_start == UINT64_MAX)
+		p->run_start = 0;	/* nothing ran */
 	struct first_look_kernel *k, *tmp, *zero;
 	uint64_t seen = 0;
 	size_t i, b;
@@ -236,6 +255,8 @@ void first_look_of_model(struct first_look *p, const struct model *m)
 			     m->calls[i].kind == MC_LAUNCH ? model_launch(m, &m->calls[i])->func : 0);
 	for (i = 0; i < m->nr_gpu; i++)
 		first_look_op(p, model_gpu_shape(m, &m->gpu[i]), m->gpu[i].start, m->gpu[i].end);
+	for (i = 0; i < m->nr_nvtx; i++)
+		first_look_nvtx(p, &m->nvtx[i]);
 	first_look_finish(p, m);
 }
 

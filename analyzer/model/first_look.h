@@ -14,6 +14,8 @@
  *   lateness             in the order records arrive, how far behind the latest time read so
  *                        far a call, operation or API record starts: what a reader that
  *                        releases them in time order must wait
+ *   steps                what the step finder needs (steps.h): each launch, each NVTX event
+ *   the run's extent     the first call or operation's start, the last one's end
  * Pure: no I/O.
  */
 #ifndef GPUSHIM_FIRST_LOOK_H
@@ -23,6 +25,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "steps.h"
 
 #define FIRST_LOOK_LAUNCH_HIST_NS 256	/* median launch call: buckets of 256 ns ... */
 #define FIRST_LOOK_LAUNCH_HIST_N 4096	/* ... up to ~1 ms; longer ones count in the last */
@@ -69,6 +72,8 @@ struct first_look {
 	uint64_t nr_samples;		/* counter samples */
 	uint64_t watermark;		/* the latest start read so far */
 	uint64_t max_late_ns;		/* the most a start came behind the watermark */
+	struct steps_finder *steps;	/* steps_finish() asks it */
+	uint64_t run_start, run_end;	/* the first start, the last end; 0 when nothing ran */
 	int finished;
 };
 
@@ -83,6 +88,7 @@ void first_look_call(struct first_look *p, const struct m_call *c, uint32_t func
 void first_look_op(struct first_look *p, const struct m_gpu_shape *sh, uint64_t start,
 		   uint64_t end);
 void first_look_arrival(struct first_look *p, uint64_t t);
+void first_look_nvtx(struct first_look *p, const struct m_nvtx *e);
 
 /* All fed: the median. Kernels whose STRING id @m does not define count as id 0. */
 void first_look_finish(struct first_look *p, const struct model *m);

@@ -496,6 +496,44 @@ static struct m_call *new_call(struct model *m, unsigned what, const struct trac
 	return e;
 }
 
+/* An NVTX record of the program's (1.6): to the consumer, or kept. */
+static void add_nvtx(struct model *m, const struct model_consumer *mc, const struct trace_record *r)
+{
+	struct m_nvtx e = { .t = r->ts_ns, .thread = thread_slot(m, r->tid, r->thread_index) };
+
+	switch (r->type) {
+	case TRACE_REC_NVTX_PUSH:
+	case TRACE_REC_NVTX_START:
+	case TRACE_REC_NVTX_MARK: {
+		const struct trace_rec_nvtx_range *n = r->rec;
+
+		e.kind = r->type == TRACE_REC_NVTX_PUSH	 ? MN_PUSH :
+			 r->type == TRACE_REC_NVTX_START ? MN_START :
+							   MN_MARK;
+		e.domain = n->domain;
+		e.name = n->name;
+		e.id = n->id;
+		e.flags = (uint8_t)n->flags;
+		break;
+	}
+	default: {
+		const struct trace_rec_nvtx_end *n = r->rec;
+
+		e.kind = r->type == TRACE_REC_NVTX_POP ? MN_POP : MN_END;
+		e.id = n->id;
+		if (e.kind == MN_POP)
+			e.domain = n->id <= UINT32_MAX ? (uint32_t)n->id : UINT32_MAX;
+		break;
+	}
+	}
+	if (mc->nvtx) {
+		mc->nvtx(mc->ctx, m, &e);
+		return;
+	}
+	XGROW(m->nvtx, m->nvtx_cap, m->nr_nvtx + 1);
+	m->nvtx[m->nr_nvtx++] = e;
+}
+
 /* The call kind of each thread record type that is a call (they all begin with trace_call). */
 static uint8_t call_kind(uint16_t type)
 {
@@ -528,6 +566,8 @@ static void add_thread_record(struct model *m, const struct model_consumer *mc,
 	if (!kind) {
 		if (r->type == TRACE_REC_LOST && (what & MR_DICTS))	/* else counted already */
 			m->lost_records += ((const struct trace_rec_lost *)p)->nr_records;
+		else if (r->type >= TRACE_REC_NVTX_PUSH && r->type <= TRACE_REC_NVTX_MARK)
+			add_nvtx(m, mc, r);
 		return;
 	}
 	/* One call site: inlined. */
@@ -763,6 +803,13 @@ static void add_meta_record(struct model *m, const struct model_consumer *mc,
 		m->nr_corrs++;
 		break;
 	}
+	case TRACE_REC_NVTX_DOMAIN: {
+		const struct trace_rec_nvtx_domain *d = p;
+
+		XGROW(m->nvtx_domains, m->nvtx_domains_cap, m->nr_nvtx_domains + 1);
+		m->nvtx_domains[m->nr_nvtx_domains++] = (struct m_nvtx_domain){ d->id, d->name };
+		break;
+	}
 	case TRACE_REC_PM_CONFIG: {
 		const struct trace_rec_pm_config *c = p;
 
@@ -940,6 +987,8 @@ void model_free(struct model *m)
 	free(m->launch_shapes);
 	model_free_shape_slots(m);	/* and the memos by shape_ref */
 	free(m->notes);
+	free(m->nvtx);
+	free(m->nvtx_domains);
 	free(m->api_joins);
 	free(m->corrs);
 	free(m->pm_configs);

@@ -181,6 +181,25 @@ struct m_pm_sample {
 	float value[TRACE_PM_NR_SLOTS];
 };
 
+enum m_nvtx_kind { MN_PUSH = 1, MN_POP, MN_START, MN_END, MN_MARK };
+
+/* One NVTX event (1.6 traces), as the program made it on its thread. */
+struct m_nvtx {
+	uint64_t t;
+	uint64_t id;			/* START, END: the range id; POP: the domain */
+	uint32_t thread;		/* index into model.threads */
+	uint32_t domain;		/* PUSH, START, MARK: 0 the default domain */
+	uint32_t name;			/* STRING id; 0 none */
+	uint8_t kind;			/* enum m_nvtx_kind */
+	uint8_t flags;			/* enum trace_nvtx_flags */
+	uint16_t pad_;
+};
+
+struct m_nvtx_domain {
+	uint32_t id;
+	uint32_t name;			/* STRING id */
+};
+
 struct m_corr {				/* GPU_CORR */
 	uint64_t ext_id;
 	uint32_t cupti_corr;
@@ -259,6 +278,10 @@ struct model {
 	size_t launch_memo_cap;
 	struct m_note *notes;
 	size_t nr_notes, notes_cap;
+	struct m_nvtx *nvtx;		/* model_load: every NVTX event, each thread's in order */
+	size_t nr_nvtx, nvtx_cap;
+	struct m_nvtx_domain *nvtx_domains;
+	size_t nr_nvtx_domains, nvtx_domains_cap;
 	struct m_api_join *api_joins;	/* the join's inputs: freed once it is done */
 	size_t nr_api_joins, api_joins_cap;
 	struct m_corr *corrs;

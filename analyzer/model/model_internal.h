@@ -31,7 +31,7 @@ enum {
  * The decoder hands each call, operation, counter sample and API record to one of these: the
  * whole load (model.c), the first read and the stream (model_stream.c) each set their own,
  * with their own state in @ctx. A NULL entry keeps what it would take: samples in model.pm,
- * API records in model.api_joins (the join after loading).
+ * API records in model.api_joins (the join after loading), NVTX events in model.nvtx.
  */
 struct model_consumer {
 	unsigned what;			/* MR_* */
@@ -43,6 +43,7 @@ struct model_consumer {
 			uint64_t end, uint32_t corr);
 	void (*sample)(void *ctx, struct model *m, const struct m_pm_sample *d);
 	void (*api)(void *ctx, struct model *m, const struct m_api_join *a);
+	void (*nvtx)(void *ctx, struct model *m, const struct m_nvtx *e);	/* NULL: kept */
 	int (*after)(void *ctx, struct model *m);	/* each record; nonzero ends the read */
 	void *ctx;
 };

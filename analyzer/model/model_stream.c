@@ -177,6 +177,12 @@ static void stream_api(void *ctx, struct model *m, const struct m_api_join *a)
 	model_early_join_api(m, &st->ej, a);
 }
 
+/* NVTX events: the first read gave the first look what it needs. */
+static void stream_nvtx(void *ctx, struct model *m, const struct m_nvtx *e)
+{
+	(void)ctx, (void)m, (void)e;
+}
+
 /* Hand operation @op on, counted as join_gpu counts it. */
 static void stream_hand_op(struct stream_state *st, uint32_t op)
 {
@@ -404,6 +410,14 @@ static void first_sample(void *ctx, struct model *m, const struct m_pm_sample *d
 	fr->p->nr_samples++;
 }
 
+static void first_nvtx(void *ctx, struct model *m, const struct m_nvtx *e)
+{
+	struct first_read *fr = ctx;
+
+	(void)m;
+	first_look_nvtx(fr->p, e);
+}
+
 static void first_api(void *ctx, struct model *m, const struct m_api_join *a)
 {
 	struct first_read *fr = ctx;
@@ -448,6 +462,7 @@ static int first_read(struct model *m, struct trace_reader *rd, struct first_loo
 		.op_read = first_op,
 		.sample = first_sample,
 		.api = first_api,
+		.nvtx = first_nvtx,
 		.ctx = &fr,
 	};
 	int ret;
@@ -481,6 +496,7 @@ static int second_read(struct model *m, struct trace_reader *again, const struct
 		.op = stream_op,
 		.sample = stream_sample,
 		.api = stream_api,
+		.nvtx = stream_nvtx,
 		.after = stream_after,
 		.ctx = &st,
 	};
