@@ -40,6 +40,9 @@ struct candidate {
 	uint64_t first, last, last_end;
 	uint64_t last_idx, last_gap;	/* kernels: the period in launches, the last one */
 	uint64_t equal_gaps;		/* ... periods equal to the one before */
+	uint64_t run_len;		/* ... the last one's run of equal periods */
+	uint64_t best_gap, best_len;	/* the period of the longest run: the steady one */
+	uint64_t best_end;		/* ... the start of that run's last step */
 	struct occurrence early[STEPS_EARLY];
 	struct occurrence *all;		/* NVTX: every occurrence (until STEPS_MAX_KEPT) */
 	size_t nr_all, all_cap;
@@ -161,7 +164,17 @@ void steps_launch(struct steps_finder *f, uint32_t thread, uint32_t func, uint64
 	if (c->count && !c->many_threads) {
 		uint64_t gap = idx - c->last_idx;
 
-		c->equal_gaps += c->count >= 2 && gap == c->last_gap;
+		if (c->count >= 2 && gap == c->last_gap) {
+			c->equal_gaps++;
+			c->run_len++;
+		} else {
+			c->run_len = 1;
+		}
+		if (c->run_len >= c->best_len) {
+			c->best_len = c->run_len;
+			c->best_gap = gap;
+			c->best_end = t;
+		}
 		c->last_gap = gap;
 	}
 	c->last_idx = idx;
@@ -363,15 +376,15 @@ static struct candidate *pick_anchor(struct steps_finder *f, const char **why)
 		uint64_t launches;
 
 		if (c->many_threads || c->count < STEPS_AUTO_MIN ||
-		    c->last_gap < STEPS_AUTO_MIN_LAUNCHES)
+		    c->best_gap < STEPS_AUTO_MIN_LAUNCHES)
 			continue;
 		launches = c->thread < f->launches_cap ? f->launches[c->thread] : 0;
 		if (c->count * STEPS_AUTO_MIN > launches)
 			continue;	/* more than a fifth of its thread's launches */
 		if ((double)c->equal_gaps < STEPS_AUTO_REGULAR * (double)(c->count - 2))
 			continue;	/* not the same sequence step after step */
-		if (!best || c->last_gap > best->last_gap ||
-		    (c->last_gap == best->last_gap &&
+		if (!best || c->best_gap > best->best_gap ||
+		    (c->best_gap == best->best_gap &&
 		     (c->first < best->first ||
 		      (c->first == best->first && c->k.key < best->k.key))))
 			best = c;
@@ -454,24 +467,31 @@ static void found_auto(struct candidate *c, uint64_t run_end, struct steps_found
 
 	out->source = STEPS_AUTO;
 	out->anchor_func = (uint32_t)c->k.key;
-	out->anchor_gap = c->last_gap;
+	out->anchor_gap = c->best_gap;
 	out->thread = c->thread;
 	out->count = c->count;
 	/* Step i runs from occurrence i to i + 1; the median of those with the steady sequence. */
 	for (i = 0; i + 1 < n; i++) {
 		lens[i] = c->early[i + 1].t - c->early[i].t;
 		gaps[i] = c->early[i + 1].idx - c->early[i].idx;
-		if (gaps[i] == c->last_gap)
+		if (gaps[i] == c->best_gap)
 			steady[k++] = lens[i];
 	}
 	out->median_ns = median_of(steady, k);
-	out->warmup = warmup_of(lens, gaps, c->last_gap, n ? n - 1 : 0, out->median_ns, out->count);
+	out->warmup = warmup_of(lens, gaps, c->best_gap, n ? n - 1 : 0, out->median_ns, out->count);
 	out->first_start = c->first;
 	out->steady_start = c->early[out->warmup < n ? out->warmup : 0].t;
-	/* The last step ends where the next would have begun, or with the run. */
-	out->steady_end = c->last + out->median_ns;
-	if (run_end > c->last && out->steady_end > run_end)
-		out->steady_end = run_end;
+	/*
+	 * The steady state ends with the last step of the steady sequence: where the launch of
+	 * another sequence after it began (the tail), or, when the anchor's last launch began a
+	 * last step, where the next would have begun (or with the run).
+	 */
+	out->steady_end = c->best_end;
+	if (c->best_end == c->last) {
+		out->steady_end += out->median_ns;
+		if (run_end > c->best_end && out->steady_end > run_end)
+			out->steady_end = run_end;
+	}
 }
 
 void steps_finish(struct steps_finder *f, const struct model *m, const struct steps_options *o,
