@@ -2,7 +2,8 @@
 /*
  * analyze.c - see analyze.h: the one driver. Its sink hands each call, operation, counter
  * sample and floor to the statistics, the findings and diff's sums, whichever are asked for,
- * from model_stream or from a loaded model (model_feed). Prints nothing.
+ * then to the caller's tap, from model_stream or from a loaded model (model_feed). Prints
+ * nothing.
  */
 #include "analyze.h"
 
@@ -21,20 +22,34 @@ struct analyses {
 	const struct stats *f_stats;	/* what findings_end reads (@s when computed with it) */
 	struct run_feed *feed;
 	int want_gaps;
+	const struct analyze_tap *tap;
 	struct stats_acc *sa;
 	struct findings_acc *fa;
+	int is_begun;
 };
+
+/* The tap's sink, NULL when there is none. */
+static const struct model_sink *tap_of(const struct analyses *a)
+{
+	return a->tap ? a->tap->sink : NULL;
+}
 
 static void sink_begin(void *ctx, const struct model *m, const struct first_look *p)
 {
 	struct analyses *a = ctx;
+	const struct model_sink *t = tap_of(a);
 
 	if (a->s)
 		a->sa = stats_begin(a->s, m, p);
 	if (a->f)
 		a->fa = findings_begin(a->f, m, p, a->want_gaps);
+	if (a->fa && t && a->tap->gap)
+		findings_gaps_to(a->fa, a->tap->gap, t->ctx);
 	if (a->feed)
 		run_feed_begin(a->feed, m);
+	if (t)
+		t->begin(t->ctx, m, p);
+	a->is_begun = 1;
 }
 
 static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
@@ -47,6 +62,8 @@ static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
 		findings_call(a->fa, c, id);
 	if (a->feed)
 		run_feed_call(a->feed, c);
+	if (tap_of(a))
+		a->tap->sink->call(a->tap->sink->ctx, c, id);
 }
 
 static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
@@ -59,6 +76,8 @@ static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *ca
 		findings_op(a->fa, g, call, id);
 	if (a->feed)
 		run_feed_op(a->feed, g);
+	if (tap_of(a))
+		a->tap->sink->op(a->tap->sink->ctx, g, call, id);
 }
 
 static void sink_sample(void *ctx, const struct m_pm_sample *sm)
@@ -69,6 +88,8 @@ static void sink_sample(void *ctx, const struct m_pm_sample *sm)
 		stats_sample(a->sa, sm);
 	if (a->fa)
 		findings_sample(a->fa, sm);
+	if (tap_of(a))
+		a->tap->sink->sample(a->tap->sink->ctx, sm);
 }
 
 static void sink_floor(void *ctx, uint64_t t)
@@ -79,6 +100,8 @@ static void sink_floor(void *ctx, uint64_t t)
 		stats_floor(a->sa, t);
 	if (a->fa)
 		findings_floor(a->fa, t);
+	if (tap_of(a))
+		a->tap->sink->floor(a->tap->sink->ctx, t);
 }
 
 static const struct model_sink sink_ops = { sink_begin, sink_call, sink_op, sink_sample,
@@ -107,33 +130,42 @@ static void feed_model(const struct model *m, struct analyses *a)
 	first_look_free(&p);
 }
 
-int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
-		   struct run_feed *feed, struct model_load_opts *whole)
+/* @a through model_stream: 1 streamed, 0 load it whole (@whole), -1 corrupt (rd->err). */
+static int stream(struct trace_reader *rd, struct model *m, struct analyses *a,
+		  struct model_load_opts *whole)
 {
-	struct analyses a = { s, f, s, feed, 0, NULL, NULL };
 	struct model_sink sink = sink_ops;
 	struct first_look p;
-	int ret, begun;
+	int ret;
 
-	sink.ctx = &a;
+	sink.ctx = a;
 	ret = model_stream(m, rd, &p, &sink, whole);
-	begun = a.sa != NULL;
-	end(&a);
+	end(a);
 	first_look_free(&p);
 	if (ret == 0)
 		return 1;
-	if (begun) {
-		stats_free(s);
-		findings_free(f);
+	if (a->is_begun) {
+		if (a->s)
+			stats_free(a->s);
+		if (a->f)
+			findings_free(a->f);
 	}
 	model_free(m);
 	return ret < 0 ? -1 : 0;
 }
 
+int analyze_stream(struct trace_reader *rd, struct model *m, struct stats *s, struct findings *f,
+		   struct run_feed *feed, struct model_load_opts *whole)
+{
+	struct analyses a = { .s = s, .f = f, .f_stats = s, .feed = feed };
+
+	return stream(rd, m, &a, whole);
+}
+
 void analyze_model(const struct model *m, struct stats *s, struct findings *f,
 		   struct run_feed *feed, int want_gaps)
 {
-	struct analyses a = { s, f, s, feed, want_gaps, NULL, NULL };
+	struct analyses a = { .s = s, .f = f, .f_stats = s, .feed = feed, .want_gaps = want_gaps };
 
 	feed_model(m, &a);
 }
@@ -168,27 +200,27 @@ static int open_trace(struct trace_reader *rd, const char *path, char *err, size
 	return -1;
 }
 
-int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
-		  struct run_feed *feed, char *err, size_t err_len)
+int analyze_trace_tap(const char *path, struct model *m, struct stats *s, struct findings *f,
+		      struct run_feed *feed, const struct analyze_tap *tap, int is_whole, char *err,
+		      size_t err_len)
 {
 	const char *env = getenv("GPUSHIM_STREAM");
+	struct analyses a = { .s = s, .f = f, .f_stats = s, .feed = feed, .tap = tap };
 	struct model_load_opts whole = { 0 };
 	struct trace_reader rd;
 	int ret = 0;
 
-	if (!env || strcmp(env, "0")) {
+	if (!is_whole && (!env || strcmp(env, "0"))) {
 		if (open_trace(&rd, path, err, err_len) < 0)
 			return -1;
-		ret = analyze_stream(&rd, m, s, f, feed, &whole);
+		ret = stream(&rd, m, &a, &whole);
 		if (ret < 0)
 			snprintf(err, err_len, "%s", rd.err);
 		trace_reader_close(&rd);
-		if (ret < 0)
-			return -1;
+		if (ret != 0)
+			return ret;
 	}
-	if (ret == 1)
-		return 0;
-	/* Loaded whole, in one read as the first look decided; @feed begun again. */
+	/* Loaded whole, in one read as the first look decided; @feed and @tap begun again. */
 	if (open_trace(&rd, path, err, err_len) < 0)
 		return -1;
 	ret = model_load_opts(m, &rd, &whole);
@@ -199,6 +231,13 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
 	trace_reader_close(&rd);
 	if (ret < 0)
 		return -1;
-	analyze_model(m, s, f, feed, 0);
+	a = (struct analyses){ .s = s, .f = f, .f_stats = s, .feed = feed, .tap = tap };
+	feed_model(m, &a);
 	return 0;
+}
+
+int analyze_trace(const char *path, struct model *m, struct stats *s, struct findings *f,
+		  struct run_feed *feed, char *err, size_t err_len)
+{
+	return analyze_trace_tap(path, m, s, f, feed, NULL, 0, err, err_len) < 0 ? -1 : 0;
 }

@@ -31,6 +31,27 @@ int analyze_trace(const char *path, struct model *m, struct stats *s, struct fin
 		  struct run_feed *feed, char *err, size_t err_len);
 
 /*
+ * What the driver feeds beside the analyses (a timeline exporter, a count): @sink gets every
+ * call, operation, counter sample and floor after the analyses took it (its begin after
+ * theirs, again when the stream gives up and the trace is loaded whole: it starts over), and
+ * @gap each idle gap as the findings split it (findings_gaps_to; @f then keeps none), both with
+ * @sink->ctx. @gap may be NULL.
+ */
+struct analyze_tap {
+	const struct model_sink *sink;
+	findings_gap_fn gap;
+};
+
+/*
+ * analyze_trace_tap - analyze_trace with @tap fed too (NULL: none), @s and @f NULL when not
+ * wanted, the trace loaded whole when @is_whole (as with GPUSHIM_STREAM=0). Return: 1
+ * streamed, 0 loaded whole, -1 as analyze_trace.
+ */
+int analyze_trace_tap(const char *path, struct model *m, struct stats *s, struct findings *f,
+		      struct run_feed *feed, const struct analyze_tap *tap, int is_whole, char *err,
+		      size_t err_len);
+
+/*
  * analyze_model - the same for a loaded model, in one pass (model_feed), @f's gaps kept when
  * @want_gaps (findings_compute_gaps).
  */

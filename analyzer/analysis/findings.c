@@ -328,6 +328,8 @@ struct findings_acc {
 	struct ctr_acc *ctr;		/* the counters over the window */
 	struct m_stretch *host_only;	/* model_host_only */
 	size_t nr_host_only;
+	findings_gap_fn gap;		/* findings_gaps_to: each gap handed on, none kept */
+	void *gap_ctx;
 };
 
 /* Close the stretch [b, e); the gap after it starts at e. */
@@ -376,20 +378,27 @@ static uint64_t busy_since(const struct walk_device *ds, uint64_t t)
 	return ds->st[n - 1].busy - before - (t > begin ? t - begin : 0);
 }
 
-/* Keep the gap's split for the timeline export, when asked. */
-static void keep_gap(struct findings *f, uint32_t device, uint64_t g0, uint64_t g1,
+/* The gap's split for the timeline export, when asked: kept, or handed on. */
+static void keep_gap(struct findings_acc *a, uint32_t device, uint64_t g0, uint64_t g1,
 		     const uint64_t *part)
 {
-	struct f_gap *g;
+	struct findings *f = a->f;
+	struct f_gap *g, one;
 
-	if (!f->want_gaps)
+	if (!f->want_gaps && !a->gap)
 		return;
-	XGROW(f->gaps, f->gaps_cap, f->nr_gaps_kept + 1);
-	g = &f->gaps[f->nr_gaps_kept++];
+	if (a->gap) {
+		g = &one;
+	} else {
+		XGROW(f->gaps, f->gaps_cap, f->nr_gaps_kept + 1);
+		g = &f->gaps[f->nr_gaps_kept++];
+	}
 	g->start = g0;
 	g->end = g1;
 	g->device = (int)device;
 	memcpy(g->part, part, sizeof(g->part));
+	if (a->gap)
+		a->gap(a->gap_ctx, g);
 }
 
 /*
@@ -419,7 +428,7 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 			f->noise_ns += len, part[GAP_NOISE] = len;
 		else
 			f->dependency_ns += len, part[GAP_DEPENDENCY] = len;
-		keep_gap(f, ds->device, g0, g1, part);
+		keep_gap(a, ds->device, g0, g1, part);
 		return;
 	}
 	tc = &a->threads[issuer->thread < m->nr_threads ? issuer->thread : m->nr_threads];
@@ -506,7 +515,7 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 			 part[k], 0);
 	}
 	part[CAUSE_HOST_SYNC] += waited;
-	keep_gap(f, ds->device, gap0, g1, part);
+	keep_gap(a, ds->device, gap0, g1, part);
 }
 
 static struct walk_device *dev_of(struct findings_acc *a, uint32_t device)
@@ -660,6 +669,12 @@ struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 		ws = we = 0;
 	a->ctr = counters_begin(&f->ctr, m, ws, we);
 	return a;
+}
+
+void findings_gaps_to(struct findings_acc *a, findings_gap_fn gap, void *ctx)
+{
+	a->gap = gap;
+	a->gap_ctx = ctx;
 }
 
 /* Is launch @c the first of its kernel? (calls come in order of start) */

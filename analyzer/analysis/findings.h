@@ -124,7 +124,8 @@ struct findings {
 	struct counters ctr;		/* hardware counters over the window */
 	char summary[512];
 	size_t calls_held_max;		/* the most calls the gap walks held at once */
-	/* Every idle gap in time order per device, with findings_compute_gaps() only. */
+	/* Every idle gap in time order per device, with findings_compute_gaps() only (or
+	 * handed on as split instead: findings_gaps_to). */
 	int want_gaps;
 	struct f_gap *gaps;
 	size_t nr_gaps_kept, gaps_cap;
@@ -162,6 +163,13 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 void findings_sample(struct findings_acc *a, const struct m_pm_sample *s);
 /* No operation still to come starts before @t (streaming: what may be let go). */
 void findings_floor(struct findings_acc *a, uint64_t t);
+/*
+ * findings_gaps_to - hand each idle gap to @gap as it is split, right after findings_begin,
+ * instead of keeping it (f->gaps stays empty): each device's gaps in time order, the devices'
+ * interleaved, every one with @ctx. A timeline written as the stream goes holds none of them.
+ */
+typedef void (*findings_gap_fn)(void *ctx, const struct f_gap *g);
+void findings_gaps_to(struct findings_acc *a, findings_gap_fn gap, void *ctx);
 void findings_end(struct findings_acc *a, const struct stats *s);
 /* The largest part of a gap: a cause id or enum gap_part. */
 int gap_label(const struct f_gap *g);
