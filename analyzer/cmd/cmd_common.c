@@ -45,18 +45,31 @@ int cmd_load_model(struct model *m, const char *path, int is_quiet)
 	return 0;
 }
 
-int cmd_analyze(const char *path, struct model *m, struct stats *s, struct findings *f,
-		struct run_feed *feed, int is_quiet)
+static int analyze(const char *path, struct model *m, struct stats *s, struct findings *f,
+		   struct run_feed *feed, const struct analyze_tap *tap, int is_whole, int is_quiet)
 {
 	char err[sizeof(((struct trace_reader *)0)->err)];
+	int ret = analyze_trace_tap(path, m, s, f, feed, tap, is_whole, err, sizeof(err));
 
-	if (analyze_trace(path, m, s, f, feed, err, sizeof(err)) < 0) {
+	if (ret < 0) {
 		cmd_error(err);
 		return -1;
 	}
 	if (m->is_truncated && !is_quiet)
 		warn_truncated(path, m->nr_chunks);
-	return 0;
+	return ret;
+}
+
+int cmd_analyze(const char *path, struct model *m, struct stats *s, struct findings *f,
+		struct run_feed *feed, int is_quiet)
+{
+	return analyze(path, m, s, f, feed, NULL, 0, is_quiet) < 0 ? -1 : 0;
+}
+
+int cmd_analyze_tap(const char *path, struct model *m, struct stats *s, struct findings *f,
+		    const struct analyze_tap *tap, int is_whole, int is_quiet)
+{
+	return analyze(path, m, s, f, NULL, tap, is_whole, is_quiet);
 }
 
 void cmd_error(const char *msg)

@@ -2,13 +2,16 @@
 /*
  * cmd_info.c - `gpushim info`: what a trace is (header, versions, devices), whether it is
  * complete, how many records of each type it holds, what was lost, and the shim's notes
- * (CUPTI state changes, self-disabling).
+ * (CUPTI state changes, self-disabling). The trace is streamed through the analysis driver
+ * with nothing analyzed: its first read gives all of that but the calls and operations, which
+ * are counted as the second hands them on (memory bounded as a report's).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "analysis/analyze.h"
 #include "cmds.h"
 #include "model/model.h"
 #include "output/output.h"
@@ -53,7 +56,41 @@ static void start_time(char *buf, size_t n, uint64_t real_ns)
 		snprintf(buf, n, "?");
 }
 
-static void info_text(const struct model *m)
+/* The calls and GPU operations, counted as the driver hands them on. */
+struct info_counts {
+	size_t nr_calls;
+	size_t nr_gpu;
+};
+
+static void count_begin(void *ctx, const struct model *m, const struct first_look *p)
+{
+	(void)m, (void)p;
+	memset(ctx, 0, sizeof(struct info_counts));	/* again when loaded whole after all */
+}
+
+static void count_call(void *ctx, const struct m_call *c, uint32_t id)
+{
+	(void)c, (void)id;
+	((struct info_counts *)ctx)->nr_calls++;
+}
+
+static void count_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
+{
+	(void)g, (void)call, (void)id;
+	((struct info_counts *)ctx)->nr_gpu++;
+}
+
+static void count_sample(void *ctx, const struct m_pm_sample *s)
+{
+	(void)ctx, (void)s;
+}
+
+static void count_floor(void *ctx, uint64_t t)
+{
+	(void)ctx, (void)t;
+}
+
+static void info_text(const struct model *m, const struct info_counts *nr)
 {
 	char a[64], b[64];
 	size_t i;
@@ -88,12 +125,12 @@ static void info_text(const struct model *m)
 	printf("records     %s in %llu chunks\n", fmt_count(a, sizeof(a), m->nr_records),
 	       (unsigned long long)m->nr_chunks);
 	printf("lost        %s records\n", fmt_count(a, sizeof(a), m->lost_records));
-	printf("calls       %s intercepted, %zu threads\n", fmt_count(a, sizeof(a), m->nr_calls),
+	printf("calls       %s intercepted, %zu threads\n", fmt_count(a, sizeof(a), nr->nr_calls),
 	       m->nr_threads);
 	printf("gpu         %s", m->has_cupti ? "CUPTI timestamps" : "host timestamps only");
 	if (m->has_cupti)
 		printf(" (CUPTI %u): %s operations, %s dropped, %s without timestamps",
-		       m->cupti_version, fmt_count(a, sizeof(a), m->nr_gpu),
+		       m->cupti_version, fmt_count(a, sizeof(a), nr->nr_gpu),
 		       fmt_count(b, sizeof(b), m->gpu_dropped),
 		       fmt_count(a + 32, sizeof(a) - 32, m->gpu_zero_ts));
 	printf("\n");
@@ -124,7 +161,7 @@ static void info_text(const struct model *m)
 	printf("\n");
 }
 
-static void info_json(const struct model *m)
+static void info_json(const struct model *m, const struct info_counts *nr)
 {
 	struct json j;
 	char v[32];
@@ -150,10 +187,10 @@ static void info_json(const struct model *m)
 	json_u64(&j, "records", m->nr_records);
 	json_u64(&j, "chunks", m->nr_chunks);
 	json_u64(&j, "lost_records", m->lost_records);
-	json_u64(&j, "calls", m->nr_calls);
+	json_u64(&j, "calls", nr->nr_calls);
 	json_u64(&j, "threads", m->nr_threads);
 	json_str(&j, "gpu_source", m->has_cupti ? "cupti" : "host");
-	json_u64(&j, "gpu_operations", m->nr_gpu);
+	json_u64(&j, "gpu_operations", nr->nr_gpu);
 	json_u64(&j, "gpu_records_converted", m->gpu_records);
 	json_u64(&j, "gpu_dropped", m->gpu_dropped);
 	json_u64(&j, "gpu_zero_timestamps", m->gpu_zero_ts);
@@ -203,6 +240,10 @@ int cmd_info(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct info_counts n;
+	const struct model_sink counter = { count_begin, count_call, count_op, count_sample,
+					    count_floor, &n };
+	const struct analyze_tap tap = { &counter, NULL };
 	struct model m;
 	int c, is_json = 0;
 
@@ -224,12 +265,12 @@ int cmd_info(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (cmd_load_model(&m, argv[optind], 1) < 0)
+	if (cmd_analyze_tap(argv[optind], &m, NULL, NULL, &tap, 0, 1) < 0)
 		return 1;
 	if (is_json)
-		info_json(&m);
+		info_json(&m, &n);
 	else
-		info_text(&m);
+		info_text(&m, &n);
 	model_free(&m);
 	return 0;
 }

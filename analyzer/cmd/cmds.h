@@ -20,8 +20,10 @@ int cmd_diff(int argc, char **argv);
 /*
  * Shared by the commands that read traces: load @path whole (cmd_load_model) or analyze it
  * (cmd_analyze: analyze_trace), or print why not; warn when it is truncated unless @is_quiet.
- * 0 or -1.
+ * 0 or -1. cmd_analyze_tap - the same through analyze_trace_tap (its tap and @is_whole; no
+ * diff sums): 1 streamed, 0 loaded whole, or -1.
  */
+struct analyze_tap;
 struct findings;
 struct model;
 struct run_feed;
@@ -29,6 +31,8 @@ struct stats;
 int cmd_load_model(struct model *m, const char *path, int is_quiet);
 int cmd_analyze(const char *path, struct model *m, struct stats *s, struct findings *f,
 		struct run_feed *feed, int is_quiet);
+int cmd_analyze_tap(const char *path, struct model *m, struct stats *s, struct findings *f,
+		    const struct analyze_tap *tap, int is_whole, int is_quiet);
 
 /*
  * "gpushim: " and @msg (a reader's error: it names the file) on stderr; cleaned (print_clean),
