@@ -3,7 +3,9 @@
  * cmd_export.c - `gpushim export --format chrome [-o FILE] TRACE...`: a timeline of one or
  * more processes for Perfetto (ui.perfetto.dev) or chrome://tracing. The traces share one
  * time axis: all of them are on CLOCK_MONOTONIC of their host, counted from the earliest
- * trace's start.
+ * trace's start. Each trace goes through the analysis driver once, as a report's does
+ * (streamed: memory bounded by how late its records come), the exporter fed beside the
+ * statistics and findings.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -93,24 +95,40 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	x.base_ns = earliest_start(argv + optind, argc - optind);
-	ops->begin(&x);
+	c = ops->begin(&x);
+	if (c < 0) {
+		fprintf(stderr, "gpushim: export: no temporary file (TMPDIR): %s\n", strerror(-c));
+		if (out)
+			fclose(x.f);
+		return 1;
+	}
 	for (i = optind; i < argc; i++) {
+		struct analyze_tap tap;
 		struct findings fd;
 		struct model m;
 		struct stats s;
+		int streamed;
 
-		if (cmd_load_model(&m, argv[i], 0) < 0) {
+		ops->process_tap(&x, &tap);
+		streamed = cmd_analyze_tap(argv[i], &m, &s, &fd, &tap, 0, 0);
+		if (streamed == 1 && x.needs_whole) {
+			/* What the stream could not give: read once more, loaded whole. */
+			findings_free(&fd);
+			stats_free(&s);
+			model_free(&m);
+			streamed = cmd_analyze_tap(argv[i], &m, &s, &fd, &tap, 1, 1);
+		}
+		if (streamed < 0) {
 			ret = 1;
 			continue;
 		}
-		analyze_model(&m, &s, &fd, NULL, 1);
 		ops->process(&x, &m, &s, &fd);
 		findings_free(&fd);
 		stats_free(&s);
 		model_free(&m);
 	}
 	ops->end(&x);
-	if (fflush(x.f) || ferror(x.f)) {
+	if (fflush(x.f) || ferror(x.f) || x.has_error) {
 		fprintf(stderr, "gpushim: export: write error%s%s\n", out ? " on " : "", out ? out : "");
 		ret = 1;
 	}

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * export.h - timeline exporters as an ops table: one process (model, statistics, findings with
- * gaps) at a time between begin and end, so several traces share one output document. An
- * exporter formats what the model and the analysis hold; it computes nothing of its own.
+ * export.h - timeline exporters as an ops table: one process (trace) at a time between begin
+ * and end, so several traces share one output document. A process is fed by the analysis
+ * driver as it goes through the trace (process_tap: the tap analyze_trace_tap feeds with the
+ * calls, GPU operations, counter samples and idle gaps), then written by process with the
+ * model's dictionaries and the finished statistics and findings. An exporter formats what the
+ * model and the analysis hold; it computes nothing of its own, and holds no more of the run
+ * than the stream does.
  */
 #ifndef GPUSHIM_EXPORT_H
 #define GPUSHIM_EXPORT_H
@@ -14,18 +18,28 @@
 #include "model/model.h"
 #include "analysis/stats.h"
 
+struct analyze_tap;
+
 struct export_ctx {
 	FILE *f;
 	uint64_t base_ns;		/* subtracted from every timestamp */
-	uint64_t nr_events;
+	uint64_t nr_events;		/* written to @f */
 	int nr_processes;
 	int *pids;			/* the process ids used so far (kept distinct) */
+	int needs_whole;		/* set by the tap: the stream cannot give all this process
+					 * writes; analyze it again, loaded whole */
+	int has_error;			/* a temporary file could not be written or read */
 	void *priv;
 };
 
 struct export_ops {
 	const char *name;
-	void (*begin)(struct export_ctx *x);
+	/* Return: 0, or -errno when its temporary files cannot be made. */
+	int (*begin)(struct export_ctx *x);
+	/* Fill @tap for the next process: whatever it was fed before starts over. */
+	void (*process_tap)(struct export_ctx *x, struct analyze_tap *tap);
+	/* Write the process that was fed: @m its dictionaries, @s and @fd its analysis. A
+	 * process fed and never written (its trace failed) leaves no trace in the document. */
 	void (*process)(struct export_ctx *x, const struct model *m, const struct stats *s,
 			const struct findings *fd);
 	void (*end)(struct export_ctx *x);
@@ -33,8 +47,5 @@ struct export_ops {
 
 /* Chrome trace-event JSON (Perfetto, chrome://tracing). */
 extern const struct export_ops export_chrome_ops;
-
-/* The earliest timestamp of a model (its first call, GPU operation or note); UINT64_MAX if none. */
-uint64_t export_first_ns(const struct model *m);
 
 #endif /* GPUSHIM_EXPORT_H */
