@@ -43,6 +43,7 @@ struct writer {
 	uint32_t seq;			/* chunks written */
 	uint64_t chunk_gen;		/* chunks started (LAUNCH_REPEAT refers within one) */
 	uint64_t nr_records;
+	uint64_t nr_lost_freed;		/* records lost by rings freed since (their threads exited) */
 	uint8_t *meta;			/* swapped with the meta stream */
 	size_t meta_len, meta_cap;
 	int is_failed;			/* a write failed: nothing more goes to the file */
@@ -452,6 +453,8 @@ static void drain_all(int at_exit)
 				held_flush();
 				w.block_owner = NULL;
 			}
+			/* Its losses stay in END's total (drops at its end have no LOST record). */
+			w.nr_lost_freed += atomic_load_explicit(&b->nr_lost, memory_order_relaxed);
 			if (prev) {
 				prev->next = next;
 				tbuf_free(b);
@@ -474,7 +477,7 @@ static void drain_all(int at_exit)
 
 static uint64_t total_lost(void)
 {
-	uint64_t n = meta_nr_lost() + atomic_load(&shim.nr_lost_unringed);
+	uint64_t n = meta_nr_lost() + atomic_load(&shim.nr_lost_unringed) + w.nr_lost_freed;
 	struct tbuf *b;
 
 	for (b = atomic_load(&tbuf_list); b; b = b->next)
@@ -1058,6 +1061,7 @@ void writer_reset_after_fork(void)
 	gpucols_forget();
 	w.seq = 0;
 	w.nr_records = 0;
+	w.nr_lost_freed = 0;
 	w.is_failed = 0;
 	w.meta_len = 0;
 	if (w.cctx)
