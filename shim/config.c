@@ -52,6 +52,8 @@ static const struct option_def options[] = {
 	  "hardware counter sampling interval" },
 	{ "GPUSHIM_TSC", OPT_BOOL, OFF(tsc), "1", 0, 1,
 	  "1: timestamps from the CPU's TSC, fitted to CLOCK_MONOTONIC, where the kernel's clock is the TSC" },
+	{ "GPUSHIM_NVTX", OPT_BOOL, OFF(nvtx), "1", 0, 1,
+	  "1: record the program's NVTX ranges and marks (NVTX_INJECTION64_PATH set to the shim where unset)" },
 };
 /* clang-format on */
 

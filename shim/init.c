@@ -84,6 +84,7 @@ static void shim_atfork_child(void)
 	pm_reset_after_fork();
 	tbuf_reset_after_fork();
 	record_reset_after_fork();
+	nvtx_reset_after_fork();
 	atomic_fetch_add(&shim.epoch, 1);
 	atomic_store(&shim.nr_captures, 0);
 	atomic_store(&shim.writer_kick, 0);
@@ -138,6 +139,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 
 	config_load(&shim.cfg);
 	resolve_init(shim.cfg.is_disabled);
+	nvtx_init();
 	exec_hooks_init();
 	exit_hooks_init();
 	if (shim.cfg.is_disabled) {

@@ -2,7 +2,7 @@
 /*
  * record.c - turns hook data into trace records: thread records into the caller's ring (with
  * time deltas and LOST accounting), and meta records (strings, kernels, devices, occupancy,
- * notes) into the meta stream under one lock. Owns the interning tables (uthash).
+ * notes, NVTX domains) into the meta stream under one lock. Owns the interning tables (uthash).
  * No I/O. Runs on: app threads inside hooks; the writer (interning GPU kernel names).
  *
  * Ordering guarantee the writer relies on: a STRING/FUNC is appended to the meta stream inside
@@ -319,6 +319,50 @@ uint32_t rec_intern_meta(const char *s, size_t len)
 	id = intern_locked(s, len, 1, &is_new);
 	meta_give();
 	return id;
+}
+
+uint32_t rec_intern_meta_max(const char *s, size_t len, size_t *budget)
+{
+	struct str_entry *e;
+	int is_new;
+	uint32_t id = 0;
+
+	if (len > MAX_STRING_BYTES)
+		len = MAX_STRING_BYTES;
+	if (meta_take() < 0)
+		return 0;
+	HASH_FIND(hh, str_table, s, len, e);
+	if (e) {
+		id = e->id;
+	} else if (*budget >= REC_INTERN_COST(len)) {
+		id = intern_locked(s, len, 1, &is_new);
+		if (id)
+			*budget -= REC_INTERN_COST(len);
+	}
+	meta_give();
+	return id;
+}
+
+int rec_nvtx_domain(uint32_t id, const char *name, size_t len, _Atomic uint32_t *defined,
+		    uint32_t tag)
+{
+	struct trace_rec_nvtx_domain r;
+	int is_new, ret = 0;
+
+	if (meta_take() < 0)
+		return -1;
+	if (atomic_load_explicit(defined, memory_order_relaxed) != tag) {
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = TRACE_REC_NVTX_DOMAIN;
+		r.hdr.size = sizeof(r);
+		r.id = id;
+		r.name = intern_locked(name, len, 1, &is_new);
+		ret = r.name ? meta_append_locked(&r, sizeof(r)) : -1;
+		if (ret == 0)
+			atomic_store_explicit(defined, tag, memory_order_release);
+	}
+	meta_give();
+	return ret < 0 ? -1 : 0;
 }
 
 uint32_t rec_intern(const char *s, size_t len, int *is_new)

@@ -43,6 +43,7 @@ struct shim_config {
 	int pm;				/* GPUSHIM_PM: hardware counters */
 	uint32_t pm_interval_us;	/* GPUSHIM_PM_INTERVAL_US */
 	int tsc;			/* GPUSHIM_TSC: the hooks' clock from the TSC (clock.c) */
+	int nvtx;			/* GPUSHIM_NVTX: the program's NVTX ranges (nvtx.c) */
 };
 
 /*
@@ -303,6 +304,9 @@ struct shim_tls {
 	uint32_t epoch;			/* shim.epoch when buf was made */
 	struct tbuf *buf;		/* this thread's ring; NULL until the first record */
 	int no_ring;			/* the ring of this epoch could not be mapped: not tried again */
+	int nvtx_depth;			/* NVTX push/pop nesting of the thread, every domain (nvtx.c) */
+	uint64_t nvtx_id_next;		/* NVTX start/end range ids the thread may hand out: */
+	uint64_t nvtx_id_end;		/* [next, end), taken from the process's counter in batches */
 	struct func_cache_entry fcache[FUNC_CACHE_SIZE];
 };
 
@@ -332,6 +336,19 @@ static inline void shim_leave(struct shim_tls *t)
 }
 
 /* ---- Thread ring buffers (tbuf.c) ---- */
+
+/*
+ * A thread's NVTX message strings seen lately (nvtx.c): the STRING id of a message, found by
+ * its bytes' hash, length and flags. Kept with the ring: string ids are per trace, and a fork
+ * child's new epoch brings a new ring, so a stale entry can never be read.
+ */
+#define NVTX_CACHE_SIZE 64		/* direct-mapped; a loop names tens of ranges */
+
+struct nvtx_cache_entry {
+	uint64_t hash;
+	uint32_t key;			/* length | flags << 16 | NVTX_KEY_VALID; 0: empty */
+	uint32_t id;			/* STRING id; 0 with TRACE_NVTX_NO_NAME in key's flags */
+};
 
 /* What makes two launches the same for LAUNCH_REPEAT: all but time, duration and number. */
 struct launch_args {
@@ -372,6 +389,7 @@ struct tbuf {
 	struct trace_rec_launch w_launch;	/* writer: the ring's last LAUNCH (what its REPEATs mean) */
 	int64_t w_shape;		/* writer: w_launch's shape index in chunk w_launch_gen; -1 none */
 	int w_full;			/* writer: the ring's last launch is a LAUNCH record (or runs of it) */
+	struct nvtx_cache_entry nvtx_cache[NVTX_CACHE_SIZE];	/* producer (nvtx.c) */
 };
 
 /* The registry of every thread ring, newest first. Pushed by app threads, pruned by the writer. */
@@ -454,7 +472,12 @@ static inline void rec_stamp(struct tbuf *b, struct trace_rec_hdr *h, uint16_t t
 	b->last_ns += dt;
 }
 
-static inline void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns)
+typedef void *(*rec_begin_slow_fn)(struct shim_tls *t, uint16_t type, uint16_t size,
+				   uint64_t start_ns);
+
+/* rec_begin with another slow path (@slow in place of rec_begin_slow; inlined with it). */
+static inline void *rec_begin_via(struct shim_tls *t, uint16_t type, uint16_t size,
+				  uint64_t start_ns, rec_begin_slow_fn slow)
 {
 	struct tbuf *b = t->buf;
 	struct trace_rec_hdr *h;
@@ -464,17 +487,22 @@ static inline void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, 
 	/* The common case inline: ring of this epoch, nothing lost, no wrap, room, a 32-bit delta. */
 	if (unlikely(!b || t->epoch != atomic_load_explicit(&shim.epoch, memory_order_relaxed) ||
 		     b->lost_pending))
-		return rec_begin_slow(t, type, size, start_ns);
+		return slow(t, type, size, start_ns);
 	head = atomic_load_explicit(&b->head, memory_order_relaxed);
 	off = (uint32_t)(head & b->mask);
 	dt = start_ns > b->last_ns ? start_ns - b->last_ns : 0;
 	if (unlikely(dt > UINT32_MAX || off + size > (uint64_t)b->mask + 1 ||
 		     head + size - b->cached_tail > (uint64_t)b->mask + 1))
-		return rec_begin_slow(t, type, size, start_ns);
+		return slow(t, type, size, start_ns);
 	b->rec_pos = head;
 	h = (struct trace_rec_hdr *)(b->data + off);
 	rec_stamp(b, h, type, size, (uint32_t)dt);
 	return h;
+}
+
+static inline void *rec_begin(struct shim_tls *t, uint16_t type, uint16_t size, uint64_t start_ns)
+{
+	return rec_begin_via(t, type, size, start_ns, rec_begin_slow);
 }
 
 static inline void rec_commit(struct shim_tls *t, const void *rec)
@@ -583,6 +611,24 @@ void rec_flush_funcs(void) SHIM_HIDDEN;
 uint32_t rec_intern_meta(const char *s, size_t len) SHIM_HIDDEN;
 uint32_t rec_intern(const char *s, size_t len, int *is_new) SHIM_HIDDEN;
 
+/*
+ * rec_intern_meta_max - rec_intern_meta for a string that may be new only while *@budget holds
+ * REC_INTERN_COST(@len), which it then takes; a string already interned is found whatever the
+ * budget. Returns 0 when the string is new and over budget, or the lock could not be had.
+ * Context: any thread; takes the meta lock; allocates for a new string.
+ */
+#define REC_INTERN_COST(len) ((len) + 64)	/* its table entry and STRING record, roughly */
+uint32_t rec_intern_meta_max(const char *s, size_t len, size_t *budget) SHIM_HIDDEN;
+
+/*
+ * rec_nvtx_domain - the NVTX_DOMAIN record of domain @id named @name (@len bytes), after its
+ * name's STRING, into the meta stream, unless *@defined holds @tag already; then sets it
+ * (release). Returns 0, or -1 when it could not be written (the caller counts its record lost).
+ * Context: any thread; takes the meta lock.
+ */
+int rec_nvtx_domain(uint32_t id, const char *name, size_t len, _Atomic uint32_t *defined,
+		    uint32_t tag) SHIM_HIDDEN;
+
 /* rec_note - a timed NOTE record (with its text) into the meta stream. Context: any thread. */
 void rec_note(uint32_t kind, uint64_t ts_ns, const char *text) SHIM_HIDDEN;
 
@@ -610,6 +656,22 @@ size_t rec_string_size(size_t len) SHIM_HIDDEN;
 void rec_string_encode(void *dst, uint32_t id, const char *s, size_t len) SHIM_HIDDEN;
 /* rec_string_id_reserve - a string id nobody else gets (0 when the lock cannot be had). */
 uint32_t rec_string_id_reserve(void) SHIM_HIDDEN;
+
+/* ---- NVTX injection (nvtx.c) ---- */
+
+/*
+ * nvtx_init - with GPUSHIM_NVTX=1, make this library NVTX's injection: NVTX_INJECTION64_PATH
+ * set to its own path where it is unset, or the tool it names remembered (nvtx_trace_started
+ * says so). Context: the constructor (setenv: no other thread runs yet).
+ */
+void nvtx_init(void) SHIM_HIDDEN;
+
+/* nvtx_trace_started - a trace was opened: its note (and one warning) when NVTX goes to
+ * another tool. Context: the writer thread, once a trace. */
+void nvtx_trace_started(void) SHIM_HIDDEN;
+
+/* nvtx_reset_after_fork - the fork child: its lock, its string budget. Context: atfork child. */
+void nvtx_reset_after_fork(void) SHIM_HIDDEN;
 
 /* ---- Writer (writer.c) ---- */
 

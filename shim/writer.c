@@ -541,8 +541,8 @@ static void rewrite_end(uint64_t n)
 	size_t len, slen, zn, raw_len;
 
 	len = (size_t)snprintf(text, sizeof(text),
-			       "%llu CUDA calls after the trace ended (a library destructor that ran "
-			       "after the shim's) were not recorded; counted as lost",
+			       "%llu calls after the trace ended (CUDA or NVTX, from a library "
+			       "destructor that ran after the shim's) were not recorded; counted as lost",
 			       (unsigned long long)n);
 	if (len >= sizeof(text))
 		len = sizeof(text) - 1;
@@ -815,6 +815,7 @@ static void *writer_main(void *arg)
 	if (why)
 		note_clock(why);
 	emit_api_defs();
+	nvtx_trace_started();
 	last_flush = clock_now_ns();
 	for (;;) {
 		int stopping, is_off, sig;

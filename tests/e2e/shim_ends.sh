@@ -103,7 +103,7 @@ t=$(only_trace "$WORK/late-*.trace")
 "$GPUSHIM_BIN" report --format json "$t" >late.json
 expect "late destructor: trace" "$(jget late.json '"\(.trace.complete) \(.counts.launches) \(.trace.lost_records)"')" "true 5 40"
 "$GPUSHIM_BIN" info --format json "$t" >late_info.json
-jget late_info.json '.notes[] | select(.kind == "warning") | .text' | grep -q "^40 CUDA calls after the trace ended" ||
+jget late_info.json '.notes[] | select(.kind == "warning") | .text' | grep -q "^40 calls after the trace ended" ||
 	fail "late destructor: no note: $(jget late_info.json .notes)"
 
 # A polling loop makes the most alike records a trace holds (a million context
