@@ -258,6 +258,23 @@ static const struct trace_field f_pm_sample[] = {
 	FN(trace_rec_pm_sample, value[TRACE_PM_SM_THROUGHPUT], "sm_throughput", F32),
 	FN(trace_rec_pm_sample, value[5], "spare", F32),
 };
+static const struct trace_field f_nvtx_domain[] = {
+	F(trace_rec_nvtx_domain, id, U),
+	F(trace_rec_nvtx_domain, name, STR),
+};
+/* PUSH, START and MARK */
+static const struct trace_field f_nvtx_range[] = {
+	F(trace_rec_nvtx_range, domain, U),
+	F(trace_rec_nvtx_range, name, STR),
+	F(trace_rec_nvtx_range, category, U),
+	F(trace_rec_nvtx_range, color, X),
+	F(trace_rec_nvtx_range, id, U),
+	F(trace_rec_nvtx_range, flags, X),
+};
+/* POP (id: the domain) and END (id: the range) */
+static const struct trace_field f_nvtx_end[] = {
+	F(trace_rec_nvtx_end, id, U),
+};
 
 #define FIELDS(t, arr)                                                                             \
 	case t:                                                                                    \
@@ -296,6 +313,12 @@ const struct trace_field *trace_record_fields(uint16_t type, size_t *n)
 		FIELDS(TRACE_REC_GPU_INFO, f_gpu_info);
 		FIELDS(TRACE_REC_GPU_CORR, f_gpu_corr);
 		FIELDS(TRACE_REC_GPU_API, f_gpu_api);
+		FIELDS(TRACE_REC_NVTX_DOMAIN, f_nvtx_domain);
+		FIELDS(TRACE_REC_NVTX_PUSH, f_nvtx_range);
+		FIELDS(TRACE_REC_NVTX_START, f_nvtx_range);
+		FIELDS(TRACE_REC_NVTX_MARK, f_nvtx_range);
+		FIELDS(TRACE_REC_NVTX_POP, f_nvtx_end);
+		FIELDS(TRACE_REC_NVTX_END, f_nvtx_end);
 	default:
 		*n = 0;
 		return NULL;

@@ -46,6 +46,12 @@ const struct trace_type trace_types[TRACE_NR_TYPES] = {
 	TYPE(TRACE_REC_GPU_API_RUN, trace_rec_gpu_run, 0, "gpu_api_run"),
 	TYPE(TRACE_REC_PM_CONFIG, trace_rec_pm_config, 0, "pm_config"),
 	TYPE(TRACE_REC_PM_SAMPLE, trace_rec_pm_sample, 0, "pm_sample"),
+	TYPE(TRACE_REC_NVTX_DOMAIN, trace_rec_nvtx_domain, 0, "nvtx_domain"),
+	TYPE(TRACE_REC_NVTX_PUSH, trace_rec_nvtx_range, 1, "nvtx_push"),
+	TYPE(TRACE_REC_NVTX_POP, trace_rec_nvtx_end, 1, "nvtx_pop"),
+	TYPE(TRACE_REC_NVTX_START, trace_rec_nvtx_range, 1, "nvtx_start"),
+	TYPE(TRACE_REC_NVTX_END, trace_rec_nvtx_end, 1, "nvtx_end"),
+	TYPE(TRACE_REC_NVTX_MARK, trace_rec_nvtx_range, 1, "nvtx_mark"),
 };
 
 uint16_t trace_record_min_size(uint16_t type)
