@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd_run.c - `gpushim run`: put libgpushim.so in LD_PRELOAD, set GPUSHIM_* from the options,
- * and exec the program. Records nothing itself; the program's exit code becomes ours.
+ * point NVTX_INJECTION64_PATH at the shim where it is unset, and exec the program. Records
+ * nothing itself; the program's exit code becomes ours.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -30,7 +32,9 @@ static void usage(FILE *f)
 		"\n"
 		"The shim's other settings are GPUSHIM_* environment variables, passed through\n"
 		"(GPUSHIM_PM=0: no hardware counters; GPUSHIM_SIGNALS=0: no fatal-signal handler;\n"
-		"README.md lists them all).\n");
+		"README.md lists them all). The program's NVTX ranges are recorded through\n"
+		"NVTX_INJECTION64_PATH, set to the shim unless it is set already (another tool's,\n"
+		"such as Nsight's, is left alone) or GPUSHIM_NVTX=0.\n");
 }
 
 /* The shim next to this binary: build tree (../shim) or install tree (../lib*). */
@@ -68,7 +72,7 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL, *shim = NULL, *old;
+	const char *output = NULL, *shim = NULL, *old, *nvtx;
 	char path[PATH_MAX];
 	struct strbuf preload;
 	int c, is_no_cupti = 0;
@@ -127,6 +131,13 @@ int cmd_run(int argc, char **argv)
 		sb_puts(&preload, old);
 	}
 	setenv("LD_PRELOAD", preload.buf, 1);
+	nvtx = getenv("GPUSHIM_NVTX");
+	old = getenv("NVTX_INJECTION64_PATH");
+	/* What the shim's constructor does, done here too so the program's environment has it
+	 * from its first instruction. Another tool's setting is left alone. */
+	if ((!old || !*old) && !(nvtx && (!*nvtx || !strcmp(nvtx, "0") ||
+					 !strcasecmp(nvtx, "no") || !strcasecmp(nvtx, "false"))))
+		setenv("NVTX_INJECTION64_PATH", path, 1);
 	if (output)
 		setenv("GPUSHIM_OUTPUT", output, 1);
 	if (is_no_cupti)
