@@ -37,6 +37,10 @@ Checks, by issue:
               configuration's CPU time a launch by kind of thread (loop, shim, others)
   perf        a PyTorch training loop: plain / shim / shim+CUPTI / torch.profiler step times,
               and the shim's trace size against torch.profiler's Chrome export
+  nvtx        the program's NVTX ranges through the shim's injection (nvtx_steps.cu, NVTX v3
+              headers; torch_nvtx_steps.py, torch.cuda.nvtx), each after a slow start-up:
+              exactly the program's step count as "step" ranges, the CUDA app's domain and
+              registered strings, ranges balanced, nothing lost, the start-up range first
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
               `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
@@ -574,6 +578,61 @@ class Checker:
         self.check("export: every trace's timeline is valid JSON with the report's counts",
                    not bad and n > 0, f"{n} traces" + ("; " + "; ".join(bad[:3]) if bad else ""))
 
+    # ---- NVTX ranges through the shim's injection ----
+
+    def nvtx_records(self, trace):
+        """Every record of @trace as `gpushim dump --format jsonl` gives it."""
+        p = subprocess.run([self.gpushim, "dump", "--format", "jsonl", trace],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            return None
+        return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+    def nvtx(self):
+        """nvtx_steps.cu (NVTX v3 from the toolkit's headers, a 2 s start-up) and
+        torch_nvtx_steps.py (torch.cuda.nvtx, a 3 s start-up) under the shim: exactly the
+        program's steps as "step" ranges of the default domain, the CUDA app's forward/backward
+        ranges in its "trainer" domain, every range balanced per thread and domain, nothing lost,
+        the start-up range before the first CUDA call; the CUDA app's output unchanged."""
+        for name, cmd, steps, plain in (
+                ("nvtx_steps", [os.path.join(self.apps, "nvtx_steps"), "100"], 100, True),
+                ("torch_nvtx_steps",
+                 [sys.executable, os.path.join(self.py, "torch_nvtx_steps.py"), "50"], 50, False)):
+            rep, _ = self.record(name, cmd, compare_plain=plain)
+            trace = os.path.join(self.work, "traces", name + ".trace")
+            if rep is None or not os.path.exists(trace):
+                continue
+            recs = self.nvtx_records(trace)
+            if not self.check(f"{name}: dump", recs is not None):
+                continue
+            domains = {r["id"]: r.get("name_str") for r in recs if r["type"] == "nvtx_domain"}
+            pushes = [r for r in recs if r["type"] == "nvtx_push"]
+            pops = [r for r in recs if r["type"] == "nvtx_pop"]
+            step = [r for r in pushes if r["domain"] == 0 and r.get("name_str") == "step"]
+            self.check(f"{name}: step ranges = steps", len(step) == steps,
+                       f"{len(step)} (want {steps}); {len(pushes)} pushes, {len(pops)} pops, "
+                       f"domains {sorted(domains.values(), key=str)}")
+            if name == "nvtx_steps":
+                trainer = [i for i, n in domains.items() if n == "trainer"]
+                for what in ("forward", "backward"):
+                    n = sum(1 for r in pushes if r["domain"] in trainer and r.get("name_str") == what)
+                    self.check(f"{name}: {what} ranges in domain trainer", n == steps,
+                               f"{n} (want {steps}); domains {domains}")
+            depth, low = {}, 0
+            for r in sorted(pushes + pops, key=lambda r: r["ts_ns"]):
+                key = (r["tid"], r["domain"] if r["type"] == "nvtx_push" else r["id"])
+                depth[key] = depth.get(key, 0) + (1 if r["type"] == "nvtx_push" else -1)
+                low = min(low, depth[key])
+            self.check(f"{name}: ranges balanced", low == 0 and all(v == 0 for v in depth.values()),
+                       f"lowest depth {low}, open at the end {sum(depth.values())}")
+            self.check(f"{name}: nothing lost", rep["trace"]["lost_records"] == 0,
+                       f"{rep['trace']['lost_records']} lost")
+            calls = [r["ts_ns"] for r in recs if r.get("api") is not None and "ts_ns" in r]
+            start = [r["ts_ns"] for r in pushes if r.get("name_str") == "startup"]
+            self.check(f"{name}: start-up range before the first CUDA call",
+                       bool(start) and bool(calls) and start[0] < min(calls),
+                       f"startup at {start[:1]}, first call at {min(calls) if calls else None}")
+
     # ---- hardware counters ----
 
     def counters(self):
@@ -1089,8 +1148,8 @@ def main():
     ap.add_argument("--work", default="/tmp/gpushim-gpu-check")
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
     ap.add_argument("--only",
-                    default="recording,cupti,profiler,findings,counters,diff,robustness,bench,"
-                            "perf")
+                    default="recording,cupti,profiler,findings,counters,diff,robustness,nvtx,"
+                            "bench,perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)
