@@ -12,9 +12,13 @@
 #      several alternating runs;
 #   3. trace bytes per launch for a 1,000,000-launch storm;
 #   4. the analyzer: records per second and peak memory on 1M- and 10M-record traces, and
-#      the reader alone on the same traces (tests/bench/read_trace.c), its ceiling.
+#      the reader alone on the same traces (tests/bench/read_trace.c), its ceiling;
+#   5. NVTX: a push+pop pair under the shim (its NVTX injection) against the program alone
+#      (NVTX without a tool: a no-op call): instructions (callgrind, application thread,
+#      marginal between two sizes) and ns of the calling thread's CPU, in alternating rounds
+#      (tests/fake_cuda/nvtx_client.c bench).
 # The GPU figures come from scripts/gpu-check.sh (parts bench, perf, analyzer).
-# Usage: scripts/bench.sh [BUILD_DIR]   (BENCH_QUICK=1: smaller sizes)
+# Usage: scripts/bench.sh [BUILD_DIR]   (BENCH_QUICK=1: smaller sizes; BENCH_ONLY=nvtx: part 5 alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=$(cd "${1:-build}" && pwd)
@@ -32,6 +36,50 @@ fi
 
 echo "# gpushim CPU benchmarks, $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m)"
 echo "# build: $B ($(git rev-parse --short HEAD 2>/dev/null || echo ?))"
+
+# ---- 5. NVTX: a push+pop pair (defined here, run last; BENCH_ONLY=nvtx: alone) ----
+# nvtx_client bench N: CUDA started (the writer runs), then N pairs of nvtxRangePushA("step") and
+# nvtxRangePop() in rounds its ring holds (nothing dropped, nothing faulted in while timed).
+bench_nvtx() {
+	local nvtx=$B/tests/nvtx_client p1 p2 s1 s2 w c lost pw=() pc=() sw=() sc=()
+
+	[ -x "$nvtx" ] || return 0
+	p1=$(nvtx_ir "$nvtx" 16384 0) p2=$(nvtx_ir "$nvtx" 49152 0)
+	s1=$(nvtx_ir "$nvtx" 16384 1) s2=$(nvtx_ir "$nvtx" 49152 1)
+	echo "NVTX push+pop pair, instructions of the calling thread: plain $(( (p2 - p1) / 32768 )), shim $(( (s2 - s1) / 32768 )) (marginal between 16384 and 49152 pairs)"
+	for _ in $(seq 7); do
+		read -r w c <<<"$(nvtx_ns "$nvtx" 0)"
+		pw+=("$w") pc+=("$c")
+		read -r w c <<<"$(nvtx_ns "$nvtx" 1)"
+		sw+=("$w") sc+=("$c")
+		lost=$("$G" info --format json "$work/n.trace" | jq '.lost_records // 0')
+		[ "$lost" = 0 ] || echo "  (a shim round lost $lost records: its figure is not a pair's full cost)"
+	done
+	echo "NVTX push+pop pair, ns of the calling thread's CPU, 7 alternating rounds of 163840 pairs: plain $(spread "${pc[@]}"), shim $(spread "${sc[@]}"); wall: plain $(spread "${pw[@]}"), shim $(spread "${sw[@]}")"
+}
+nvtx_ir() {	# nvtx_ir CLIENT N SHIM(0/1): instructions of the application thread
+	local out=$work/ncg pre=
+	[ "$3" = 1 ] && pre=$shim
+	rm -f "$work"/n.trace "$out"-*
+	LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/n.trace GPUSHIM_CUPTI=0 \
+		valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
+		"$1" bench "$2" >/dev/null 2>&1
+	awk '/^totals:/ { print $2 }' "$out"-01
+}
+nvtx_ns() {	# nvtx_ns CLIENT SHIM(0/1): "wall cpu" ns a pair
+	local pre=
+	[ "$2" = 1 ] && pre=$shim
+	rm -f "$work"/n.trace
+	LD_PRELOAD=$pre GPUSHIM_OUTPUT=$work/n.trace GPUSHIM_CUPTI=0 "$1" bench 163840 |
+		awk '/^bench:/ { print $2, $7 }'
+}
+spread() {	# spread X...: "median (min-max)"
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s (%s-%s)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+if [ "${BENCH_ONLY:-}" = nvtx ]; then
+	bench_nvtx
+	exit 0
+fi
 
 # ---- 1. instructions per launch ----
 # Per thread (--separate-threads): part 1 is the application's thread, part 2 the shim's writer.
@@ -192,3 +240,5 @@ analyze "$work/storm.trace"
 rm -f "$work"/huge.trace
 FAKE_CUDA_LAUNCH_NS=0 LD_PRELOAD=$shim GPUSHIM_OUTPUT=$work/huge.trace "$client" steps "$huge" 0 >/dev/null
 analyze "$work/huge.trace"
+
+bench_nvtx
