@@ -4,10 +4,10 @@
 # headers (tests/fake_cuda/nvtx_client.c): every range, mark, domain and registered string in
 # the trace as `gpushim dump` shows it, nesting balanced, start/end ranges across threads, a
 # start-up annotated before CUDA; then bad input - unbalanced pops, deep nesting, long and
-# broken names, foreign handles, a million ranges, 100,000 names, a signal handler, no CUDA at
-# all, calls after the trace ended (fork: shim_nvtx_fork.sh) - and the variable's handling (another tool's,
-# GPUSHIM_NVTX=0, gpushim run, a process that did not preload the shim). The program's output
-# and exit code never change.
+# broken names, foreign handles, a million ranges, 100,000 names, 8 threads at once, a signal
+# handler, no CUDA at all, calls after the trace ended (fork: `shim_nvtx.sh fork`) - and the
+# variable's handling (another tool's, GPUSHIM_NVTX=0, gpushim run, a process that did not
+# preload the shim). The program's output and exit code never change.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
@@ -182,6 +182,16 @@ expect "names: lost" "$(sed -n 's|^ *1 end/||p' names.tally)" 0
 "$GPUSHIM_BIN" info --format json "$t" >names_info.json
 jget names_info.json '.notes[] | select(.kind == "warning") | .text' | grep -q "^NVTX: more distinct range names" ||
 	fail "names: no note"
+
+# Eight threads at once, CUDA starting meanwhile: one domain for all of them (created by each),
+# one registered string, every range recorded and balanced, nothing lost.
+run_nvtx threads threads
+dump_of "$(only_trace "$WORK/threads-*.trace")" threads.jsonl
+expect "threads: domains" "$(q threads.jsonl '[.[] | select(.type == "nvtx_domain") | "\(.id)=\(.name_str)"] | join(" ")')" "1=shared"
+expect "threads: ranges of the domain" "$(nvtx_count threads.jsonl nvtx_push '.domain == 1 and .name_str == "work"') $(nvtx_count threads.jsonl nvtx_pop '.id == 1')" "8000 8000"
+expect "threads: own ranges" "$(q threads.jsonl '[.[] | select(.type == "nvtx_push" and .domain == 0) | "\(.tid) \(.name_str)"] | unique | length') $(nvtx_count threads.jsonl nvtx_push '.domain == 0') $(nvtx_count threads.jsonl nvtx_pop '.id == 0')" "8 8000 8000"
+expect "threads: start/end" "$(q threads.jsonl '([.[] | select(.type == "nvtx_start") | .id] | unique | length) == ([.[] | select(.type == "nvtx_end") | .id] | unique | length)') $(nvtx_count threads.jsonl nvtx_start)" "true 80"
+expect "threads: lost" "$(q threads.jsonl '[.[] | select(.type == "end")][0].nr_lost')" 0
 
 # A timer's signal handler calling NVTX, often inside the shim's own NVTX code: those calls
 # are counted lost (three a handler), the rest recorded; every range still balanced.
