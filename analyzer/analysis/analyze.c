@@ -26,6 +26,7 @@ struct analyses {
 	struct stats_acc *sa;
 	struct findings_acc *fa;
 	int is_begun;
+	struct loop_acc *la;
 };
 
 /* The tap's sink, NULL when there is none. */
@@ -34,15 +35,33 @@ static const struct model_sink *tap_of(const struct analyses *a)
 	return a->tap ? a->tap->sink : NULL;
 }
 
+/* What analyze_set_steps asked for (NULL: the defaults). */
+static const struct steps_options *steps_opts;
+
+void analyze_set_steps(const struct steps_options *o)
+{
+	steps_opts = o;
+}
+
 static void sink_begin(void *ctx, const struct model *m, const struct first_look *p)
 {
 	struct analyses *a = ctx;
 	const struct model_sink *t = tap_of(a);
+	uint64_t lo = 0, hi = UINT64_MAX;
+	const struct loop *l;
 
-	if (a->s)
+	if (a->s) {
 		a->sa = stats_begin(a->s, m, p);
+		a->la = loop_begin(&a->s->loop, m, p, steps_opts);
+	}
+	/* With steps, the verdict is the steady state's (the statistics found them). */
+	l = a->s ? &a->s->loop : a->f_stats ? &a->f_stats->loop : NULL;
+	if (l && l->found.source != STEPS_NONE) {
+		lo = l->phase[PHASE_STEADY].start;
+		hi = l->phase[PHASE_STEADY].end;
+	}
 	if (a->f)
-		a->fa = findings_begin(a->f, m, p, a->want_gaps);
+		a->fa = findings_begin_window(a->f, m, p, a->want_gaps, lo, hi);
 	if (a->fa && t && a->tap->gap)
 		findings_gaps_to(a->fa, a->tap->gap, t->ctx);
 	if (a->feed)
@@ -58,6 +77,8 @@ static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
 
 	if (a->sa)
 		stats_call(a->sa, c);
+	if (a->la)
+		loop_call(a->la, c);
 	if (a->fa)
 		findings_call(a->fa, c, id);
 	if (a->feed)
@@ -72,6 +93,8 @@ static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *ca
 
 	if (a->sa)
 		stats_op(a->sa, g);
+	if (a->la)
+		loop_op(a->la, g);
 	if (a->fa)
 		findings_op(a->fa, g, call, id);
 	if (a->feed)
@@ -110,12 +133,15 @@ static const struct model_sink sink_ops = { sink_begin, sink_call, sink_op, sink
 /* The analyses begun are ended: the statistics first, which the findings' end reads. */
 static void end(struct analyses *a)
 {
+	if (a->la)
+		loop_end(a->la);
 	if (a->sa)
 		stats_end(a->sa);
 	if (a->fa)
 		findings_end(a->fa, a->f_stats);
 	a->sa = NULL;
 	a->fa = NULL;
+	a->la = NULL;
 }
 
 /* A loaded model through the sink, as model_stream would hand it on. */

@@ -16,6 +16,13 @@
 
 struct run_feed;
 struct model_load_opts;
+struct steps_options;
+
+/*
+ * analyze_set_steps - the user's step choices (report --step-range, --steps, --window,
+ * --whole) for the analyses that follow in this process; NULL: the defaults. Kept by pointer.
+ */
+void analyze_set_steps(const struct steps_options *o);
 
 /*
  * analyze_trace - @m (its dictionaries; every call and operation too when loaded whole), @s

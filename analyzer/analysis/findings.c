@@ -330,6 +330,8 @@ struct findings_acc {
 	size_t nr_host_only;
 	findings_gap_fn gap;		/* findings_gaps_to: each gap handed on, none kept */
 	void *gap_ctx;
+	uint64_t win_lo, win_hi;	/* the window asked for (the steady state); else 0, max */
+	uint64_t win_kernels;		/* kernels that started in the window */
 };
 
 /* Close the stretch [b, e); the gap after it starts at e. */
@@ -539,6 +541,8 @@ static struct walk_device *dev_of(struct findings_acc *a, uint32_t device)
 	 */
 	pd = first_look_find_device(a->p, device);
 	d->begin = !pd ? 0 : pd->has_kernel ? pd->first_kernel : pd->first_op;
+	if (d->begin < a->win_lo)
+		d->begin = a->win_lo;	/* the steady state's start */
 	return d;
 }
 
@@ -651,6 +655,13 @@ static uint64_t keep_bound(const struct findings_acc *a)
 struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 				    const struct first_look *p, int want_gaps)
 {
+	return findings_begin_window(f, m, p, want_gaps, 0, UINT64_MAX);
+}
+
+struct findings_acc *findings_begin_window(struct findings *f, const struct model *m,
+					   const struct first_look *p, int want_gaps,
+					   uint64_t win_lo, uint64_t win_hi)
+{
 	struct findings_acc *a = xcalloc(1, sizeof(*a));
 	uint64_t ws, we;
 
@@ -665,9 +676,15 @@ struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 	a->func_seen = xcalloc(m->nr_funcs + 1, 1);
 	a->keep_after = keep_bound(a);
 	a->host_only = model_host_only(m, &a->nr_host_only);
+	a->win_lo = win_lo;
+	a->win_hi = win_hi;
 	if (!first_look_window(p, &ws, &we))
 		ws = we = 0;
-	a->ctr = counters_begin(&f->ctr, m, ws, we);
+	if (ws < win_lo)
+		ws = win_lo;
+	if (we > win_hi)
+		we = win_hi;
+	a->ctr = counters_begin(&f->ctr, m, ws, we < ws ? ws : we);
 	return a;
 }
 
@@ -770,8 +787,10 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 	if (sh->kind == MG_KERNEL && call && call->kind == MC_LAUNCH &&
 	    g->end - g->start < call->t1 - call->t0)
 		a->f->causes[CAUSE_LAUNCH_OVERHEAD].aux++;
-	if (g->start >= ds->begin)
+	if (g->start >= ds->begin && g->start < a->win_hi) {
+		a->win_kernels += sh->kind == MG_KERNEL;
 		window_op(a, ds, g, sh, call, call_id);
+	}
 	a->keep_after = keep_bound(a);
 }
 static int cmp_rank(const void *x, const void *y, void *ctx)
@@ -965,7 +984,11 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 					     0;
 		if (f->fill_pct < 0)
 			f->fill_pct = 0;
-		f->kernels_per_s = f->window_ns ? (double)s->gpu.nr_kernels * 1e9 / f->window_ns : 0;
+		f->kernels_per_s = !f->window_ns ? 0 :
+				   (double)(a->win_lo || a->win_hi != UINT64_MAX ?
+						    a->win_kernels :
+						    s->gpu.nr_kernels) *
+					   1e9 / (double)f->window_ns;
 		f->copy_bytes_per_s = f->window_ns ? (double)f->causes[CAUSE_MEMCPY].bytes * 1e9 /
 							     f->window_ns :
 						     0;

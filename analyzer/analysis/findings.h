@@ -157,6 +157,10 @@ struct first_look;
 struct findings_acc;
 struct findings_acc *findings_begin(struct findings *f, const struct model *m,
 				    const struct first_look *p, int want_gaps);
+/* The same over the window [@win_lo, @win_hi) only (the steady state): its operations. */
+struct findings_acc *findings_begin_window(struct findings *f, const struct model *m,
+					   const struct first_look *p, int want_gaps,
+					   uint64_t win_lo, uint64_t win_hi);
 void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id);
 void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct m_call *call,
 		 uint32_t call_id);

@@ -837,5 +837,6 @@ void stats_free(struct stats *s)
 	free(s->mem.allocs);
 	free(s->mem.live_at_peak);
 	free(s->gpu.devices);
+	loop_free(&s->loop);
 	memset(s, 0, sizeof(*s));
 }

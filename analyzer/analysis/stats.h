@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loop.h"
 #include "model/model.h"
 
 struct s_counts {
@@ -150,6 +151,7 @@ struct stats {
 	size_t nr_kernels;
 	struct s_memory mem;
 	struct s_gpu gpu;
+	struct loop loop;		/* steps and phases (analyze.c fills it beside the rest) */
 };
 
 /* stats_compute - fill @s from @m. Free with stats_free. */

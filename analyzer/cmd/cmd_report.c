@@ -14,14 +14,21 @@
 #include "output/report_output.h"
 #include "analysis/findings.h"
 #include "analysis/stats.h"
+#include "model/steps.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] TRACE...\n"
+	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] [STEPS] TRACE...\n"
 		   "\nExplains where the GPU time of a run went: the verdict and the causes ranked\n"
 		   "by time lost (with CUPTI timestamps), then kernels, API calls and memory.\n"
 		   "Several traces (one per process or rank): a section each, then a combined\n"
-		   "summary; JSON: {\"schema\", \"reports\": [...], \"combined\": {...}}.\n");
+		   "summary; JSON: {\"schema\", \"reports\": [...], \"combined\": {...}}.\n"
+		   "\nThe verdict covers the steady state of the run's steps (an NVTX range that\n"
+		   "repeats, else the launch stream's period); start-up and warm-up apart. STEPS:\n"
+		   "  --step-range NAME     the NVTX range NAME is the step\n"
+		   "  --steps A:B           steps A to B (from 1) are the steady state\n"
+		   "  --window START:END    seconds from the run's start are the window\n"
+		   "  --whole               the whole run, no steps\n");
 }
 
 /* One trace: load, compute, print. Adds to @all for the combined summary. */
@@ -60,14 +67,22 @@ int cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "no-header", no_argument, NULL, 'H' },
+		{ "step-range", required_argument, NULL, CMD_OPT_STEP_RANGE },
+		{ "steps", required_argument, NULL, CMD_OPT_STEPS },
+		{ "window", required_argument, NULL, CMD_OPT_WINDOW },
+		{ "whole", no_argument, NULL, CMD_OPT_WHOLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, i, is_json = 0, has_header = 1, is_many, ret = 0;
+	struct steps_options so;
 	struct combined all;
 	struct json j;
 
+	memset(&so, 0, sizeof(so));
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+		if (cmd_parse_steps_option(c, optarg, &so) > 0)
+			continue;
 		switch (c) {
 		case 'f':
 			if (cmd_parse_format("report", optarg, "json", &is_json) < 0)
@@ -88,6 +103,9 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (cmd_check_steps_options("report", &so) < 0)
+		return EXIT_USAGE;
+	analyze_set_steps(&so);
 	is_many = argc - optind > 1;
 	memset(&all, 0, sizeof(all));
 	json_init(&j, stdout, 1);

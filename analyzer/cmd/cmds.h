@@ -46,4 +46,18 @@ void cmd_error(const char *msg);
  */
 int cmd_parse_format(const char *cmd, const char *arg, const char *json_name, int *is_json);
 
+/*
+ * The step options (cmd_steps.c): give getopt_long these values; cmd_parse_steps_option takes
+ * option @c into @o (1) or leaves it (0); cmd_check_steps_options says what is wrong (-1).
+ */
+struct steps_options;
+enum {
+	CMD_OPT_STEP_RANGE = 0x100,
+	CMD_OPT_STEPS,
+	CMD_OPT_WINDOW,
+	CMD_OPT_WHOLE,
+};
+int cmd_parse_steps_option(int c, const char *arg, struct steps_options *o);
+int cmd_check_steps_options(const char *cmd, const struct steps_options *o);
+
 #endif /* GPUSHIM_CMDS_H */

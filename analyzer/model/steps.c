@@ -494,6 +494,15 @@ static void found_auto(struct candidate *c, uint64_t run_end, struct steps_found
 	}
 }
 
+static void nvtx_counts(const struct steps_finder *f, struct steps_found *out)
+{
+	out->nr_ranges = f->nr_ranges;
+	out->nr_unbalanced = f->nr_unbalanced;
+	out->nr_too_deep = f->nr_too_deep;
+	out->nr_unmatched_ends = f->nr_unmatched_ends + f->nr_started;
+	out->nr_marks = f->nr_marks;
+}
+
 void steps_finish(struct steps_finder *f, const struct model *m, const struct steps_options *o,
 		  uint64_t run_start, uint64_t run_end, struct steps_found *out)
 {
@@ -504,11 +513,7 @@ void steps_finish(struct steps_finder *f, const struct model *m, const struct st
 	if (!o)
 		o = &none;
 	memset(out, 0, sizeof(*out));
-	out->nr_ranges = f->nr_ranges;
-	out->nr_unbalanced = f->nr_unbalanced;
-	out->nr_too_deep = f->nr_too_deep;
-	out->nr_unmatched_ends = f->nr_unmatched_ends + f->nr_started;
-	out->nr_marks = f->nr_marks;
+	nvtx_counts(f, out);
 	if (o->whole) {
 		out->why = "--whole: the run as one window";
 		return;
@@ -532,7 +537,14 @@ void steps_finish(struct steps_finder *f, const struct model *m, const struct st
 		out->why = o->range_name ? why_nvtx : why_auto;
 		return;
 	}
-	if (o->has_steps && out->source == STEPS_NVTX && out->nr) {
+	if (o->has_steps && (out->source != STEPS_NVTX || !out->nr)) {
+		/* The launch stream's steps are found as the run is read: too late for a window. */
+		steps_found_free(out);
+		nvtx_counts(f, out);
+		out->why = "--steps needs NVTX steps (a range each step); try --window";
+		return;
+	}
+	if (o->has_steps) {
 		/* --steps A:B: those steps are the steady state (1-based, inclusive). */
 		uint64_t a = o->steps_from ? o->steps_from : 1, b = o->steps_to;
 

@@ -154,9 +154,11 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 			fd->busy_pct, fmt_ns(a, sizeof(a), fd->window_ns));
 		fprintf(f, "  SMs      filled %.1f%% of the time (busy time weighted by SM fill)\n",
 			fd->fill_pct);
-		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the first kernel\n",
+		fprintf(f, "  rate     %.0f kernels/s, %s/s copied; %s before the %s\n",
 			fd->kernels_per_s, fmt_bytes(b, sizeof(b), sat_u64(fd->copy_bytes_per_s)),
-			fmt_ns(c, sizeof(c), fd->startup_ns));
+			fmt_ns(c, sizeof(c), fd->startup_ns),
+			s->loop.found.source != STEPS_NONE ? "window (start-up, warm-up)" :
+							     "first kernel");
 		if (left_out(line, sizeof(line), s, fd))
 			fprintf(f, "  covered  %s\n", line);
 	} else {
@@ -352,12 +354,67 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 	}
 }
 
+static int steps_opts_whole(const struct loop *l)
+{
+	return l->found.why && !strncmp(l->found.why, "--whole", 7);
+}
+
+/* Steps and phases (loop.h): where the loop is, what it does per step. */
+static void text_loop(FILE *f, const struct stats *s)
+{
+	const struct loop *l = &s->loop;
+	char a[32], b[32], c[32], d[32];
+	size_t i;
+	int k;
+
+	if (l->found.source == STEPS_NONE) {
+		if (l->found.why)
+			fprintf(f, "  steps    %s: %s; the verdict covers the whole run\n",
+				steps_opts_whole(l) ? "not looked for" : "none", l->found.why);
+		return;
+	}
+	if (l->found.source == STEPS_WINDOW) {
+		fprintf(f, "  window   %s (--window); the verdict covers it\n",
+			fmt_ns(a, sizeof(a),
+			       l->phase[PHASE_STEADY].end - l->phase[PHASE_STEADY].start));
+	} else {
+		fprintf(f, "  steps    %llu (%s ", (unsigned long long)l->count,
+			l->found.source == STEPS_NVTX ? "NVTX range" : "launches of");
+		print_clean(f, l->name ? l->name : "?", 60);
+		fprintf(f, "), %llu warm-up; steady: %.2f steps/s, step %s median, %s p99, "
+			   "%s min, %s max\n",
+			(unsigned long long)l->warmup, l->per_s, fmt_ns(a, sizeof(a), l->p50_ns),
+			fmt_ns(b, sizeof(b), l->p99_ns), fmt_ns(c, sizeof(c), l->min_ns),
+			fmt_ns(d, sizeof(d), l->max_ns));
+	}
+	for (k = 0; k < NR_PHASES; k++) {
+		const struct loop_phase_sum *p = &l->phase[k];
+		uint64_t len = p->end - p->start;
+
+		if (!len)
+			continue;
+		fprintf(f, "  %-8s %s, GPU busy %.1f%%, %llu launches, %llu syncs, %llu allocations, "
+			   "%llu module loads%s\n",
+			loop_phase_name(k), fmt_ns(a, sizeof(a), len),
+			100.0 * (double)p->gpu_ns / (double)len, (unsigned long long)p->launches,
+			(unsigned long long)p->syncs, (unsigned long long)p->allocs,
+			(unsigned long long)p->modules, k == PHASE_STEADY ? " (the verdict's)" : "");
+	}
+	for (i = 0; i < l->nr_slowest; i++) {
+		const struct loop_step *st = &l->series[l->slowest[i].step];
+
+		fprintf(f, "  slowest  step %zu: %s (%s)\n", l->slowest[i].step + 1,
+			fmt_ns(a, sizeof(a), st->end - st->start), l->slowest[i].why);
+	}
+}
+
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 		       const struct findings *fd, int has_header)
 {
 	if (has_header)
 		text_header(f, m);
 	text_signals(f, m, s, fd);
+	text_loop(f, s);
 	text_causes(f, fd);
 	text_summary(f, s);
 	text_kernels(f, s, fd->ctr.has);
@@ -366,6 +423,81 @@ void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 }
 
 /* ---- JSON ---- */
+
+/* "steps" and "phases" (loop.h); the series and slowest steps with them. */
+static void json_loop(struct json *j, const struct loop *l)
+{
+	size_t i;
+	int k;
+
+	json_object_begin(j, "steps");
+	json_str(j, "source", l->source);
+	json_str(j, "name", l->name);
+	json_str(j, "why_none", l->found.source == STEPS_NONE ? l->found.why : NULL);
+	json_u64(j, "count", l->count);
+	json_u64(j, "warmup_steps", l->warmup);
+	json_u64(j, "steady_steps", l->steady);
+	json_u64(j, "mean_ns", l->mean_ns);
+	json_u64(j, "p50_ns", l->p50_ns);
+	json_u64(j, "p99_ns", l->p99_ns);
+	json_u64(j, "min_ns", l->min_ns);
+	json_u64(j, "max_ns", l->max_ns);
+	json_double(j, "per_s", l->per_s, 3);
+	json_u64(j, "startup_ns", l->phase[PHASE_STARTUP].end - l->phase[PHASE_STARTUP].start);
+	json_u64(j, "steady_start_ns", l->phase[PHASE_STEADY].start);
+	json_u64(j, "steady_end_ns", l->phase[PHASE_STEADY].end);
+	json_object_begin(j, "nvtx");
+	json_u64(j, "top_level_ranges", l->found.nr_ranges);
+	json_u64(j, "unbalanced_pops", l->found.nr_unbalanced);
+	json_u64(j, "too_deep", l->found.nr_too_deep);
+	json_u64(j, "unmatched", l->found.nr_unmatched_ends);
+	json_u64(j, "marks", l->found.nr_marks);
+	json_object_end(j);
+	json_array_begin(j, "slowest");
+	for (i = 0; i < l->nr_slowest; i++) {
+		json_object_begin(j, NULL);
+		json_u64(j, "step", l->slowest[i].step + 1);
+		json_u64(j, "ns", l->series[l->slowest[i].step].end -
+				  l->series[l->slowest[i].step].start);
+		json_str(j, "why", l->slowest[i].why);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_array_begin(j, "series");
+	for (i = 0; i < l->nr_series; i++) {
+		const struct loop_step *st = &l->series[i];
+
+		json_object_begin(j, NULL);
+		json_u64(j, "start_ns", st->start);
+		json_u64(j, "ns", st->end - st->start);
+		json_u64(j, "gpu_ns", st->gpu_ns);
+		json_u64(j, "launches", st->launches);
+		json_u64(j, "syncs", st->syncs);
+		json_u64(j, "allocs", st->allocs);
+		json_u64(j, "module_loads", st->modules);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+
+	json_array_begin(j, "phases");
+	for (k = 0; k < NR_PHASES && l->found.source != STEPS_NONE; k++) {
+		const struct loop_phase_sum *p = &l->phase[k];
+
+		json_object_begin(j, NULL);
+		json_str(j, "name", loop_phase_name(k));
+		json_u64(j, "start_ns", p->start);
+		json_u64(j, "ns", p->end - p->start);
+		json_u64(j, "gpu_busy_ns", p->gpu_ns);
+		json_u64(j, "launches", p->launches);
+		json_u64(j, "syncs", p->syncs);
+		json_u64(j, "allocs", p->allocs);
+		json_u64(j, "module_loads", p->modules);
+		json_u64(j, "copies", p->copies);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
 
 static void json_pct(struct json *j, const char *key, double v)
 {
@@ -462,6 +594,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_u64(j, "span_ns", fd->has_gpu ? fd->window_ns : s->span_ns);
 	json_u64(j, "trace_span_ns", s->span_ns);
 	json_u64(j, "startup_ns", fd->startup_ns);
+	json_loop(j, &s->loop);
 
 	json_array_begin(j, "devices");
 	for (i = 0; i < m->nr_devices; i++) {
@@ -804,7 +937,10 @@ static void json_attribution(struct json *j, const struct stats *s, const struct
 		json_null(j, "kernels_per_s");
 		json_null(j, "copy_bytes_per_s");
 	}
-	json_null(j, "steps_per_s");
+	if (s->loop.steady)
+		json_double(j, "steps_per_s", s->loop.per_s, 3);
+	else
+		json_null(j, "steps_per_s");
 	if (fd->ctr.has) {
 		json_double(j, "sm_active_pct", fd->ctr.mean[TRACE_PM_SM_ACTIVE], 2);
 		json_double(j, "dram_bandwidth_pct", fd->ctr.mean[TRACE_PM_DRAM], 2);

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+/*
+ * loop.c - the loop's steps and the run's phases (loop.h) as the calls and operations come in
+ * order of start: NVTX steps are known from the first look; the launch stream's begin at each
+ * launch of the anchor kernel. Memory: 40 bytes a step. Pure.
+ */
+#include "loop.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "util/util.h"
+
+struct loop_acc {
+	struct loop *l;
+	const struct model *m;
+	int is_auto;
+	size_t call_at, op_at;		/* NVTX: where the last call's, operation's step was */
+	int open;			/* the launch stream: a step is open (the last of series) */
+	uint64_t step_busy_end;		/* the open or current step's union so far */
+	size_t busy_step;		/* ... of which step */
+	uint64_t phase_busy_end[NR_PHASES];
+};
+
+const char *loop_phase_name(int phase)
+{
+	static const char *const names[NR_PHASES] = { "startup", "warmup", "steady", "tail" };
+
+	return phase >= 0 && phase < NR_PHASES ? names[phase] : "?";
+}
+
+static int phase_of(const struct loop *l, uint64_t t)
+{
+	int k;
+
+	for (k = PHASE_TAIL; k > PHASE_STARTUP; k--)
+		if (t >= l->phase[k].start)
+			return k;
+	return PHASE_STARTUP;
+}
+
+struct loop_acc *loop_begin(struct loop *l, const struct model *m, const struct first_look *p,
+			    const struct steps_options *o)
+{
+	struct loop_acc *a = xcalloc(1, sizeof(*a));
+	struct steps_found *f = &l->found;
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	a->l = l;
+	a->m = m;
+	steps_finish(p->steps, m, o, p->run_start, p->run_end, f);
+	l->source = f->source == STEPS_NVTX ? "nvtx" :
+		    f->source == STEPS_AUTO ? "launches" :
+		    f->source == STEPS_WINDOW ? "window" :
+						"none";
+	l->name = f->source == STEPS_NVTX || f->source == STEPS_AUTO ? model_string(m, f->name, NULL) :
+								       NULL;
+	l->count = f->count;
+	l->warmup = f->warmup;
+	if (f->source != STEPS_NONE) {
+		uint64_t b[NR_PHASES + 1] = { p->run_start, f->first_start, f->steady_start,
+					      f->steady_end, p->run_end };
+		int k;
+
+		for (k = 1; k <= NR_PHASES; k++)	/* in order, whatever the clocks say */
+			if (b[k] < b[k - 1])
+				b[k] = b[k - 1];
+		for (k = 0; k < NR_PHASES; k++) {
+			l->phase[k].start = b[k];
+			l->phase[k].end = b[k + 1];
+		}
+	}
+	a->is_auto = f->source == STEPS_AUTO;
+	if (f->source == STEPS_NVTX) {
+		l->nr_series = f->nr < LOOP_MAX_SERIES ? f->nr : LOOP_MAX_SERIES;
+		l->series = xcalloc(l->nr_series + 1, sizeof(*l->series));
+		for (i = 0; i < l->nr_series; i++) {
+			l->series[i].start = f->v[i].start;
+			l->series[i].end = f->v[i].end;
+		}
+	}
+	a->busy_step = SIZE_MAX;
+	return a;
+}
+
+/* The step that @t falls in (NVTX: from *@at on, as times come in order), or SIZE_MAX. */
+static size_t step_of(struct loop_acc *a, size_t *at, uint64_t t)
+{
+	const struct loop *l = a->l;
+
+	if (a->is_auto) {
+		/*
+		 * The last step begun at or before @t: its anchor launch came before (calls come
+		 * before the operations starting after them, though an operation can come after
+		 * later calls); @at moves forward, as the times of each kind come in order.
+		 */
+		if (!l->nr_series || t < l->series[0].start)
+			return SIZE_MAX;
+		while (*at + 1 < l->nr_series && l->series[*at + 1].start <= t)
+			(*at)++;
+		if (*at + 1 == l->nr_series && !a->open)
+			return SIZE_MAX;	/* past LOOP_MAX_SERIES */
+		return *at;
+	}
+	while (*at < l->nr_series && l->series[*at].end <= t)
+		(*at)++;
+	return *at < l->nr_series && l->series[*at].start <= t ? *at : SIZE_MAX;
+}
+
+/* A launch of the anchor kernel: a step begins (the one before ends). */
+static void auto_step(struct loop_acc *a, uint64_t t)
+{
+	struct loop *l = a->l;
+
+	if (l->nr_series)
+		l->series[l->nr_series - 1].end = t;
+	if (l->nr_series >= LOOP_MAX_SERIES) {
+		a->open = 0;
+		return;
+	}
+	l->series = xrealloc(l->series, (l->nr_series + 1) * sizeof(*l->series));
+	memset(&l->series[l->nr_series], 0, sizeof(*l->series));
+	l->series[l->nr_series].start = t;
+	l->series[l->nr_series].end = t;
+	l->nr_series++;
+	a->open = 1;
+}
+
+void loop_call(struct loop_acc *a, const struct m_call *c)
+{
+	struct loop *l = a->l;
+	const struct steps_found *f = &l->found;
+	int is_launch = c->kind == MC_LAUNCH || c->kind == MC_GRAPH_LAUNCH;
+	int is_sync = c->kind == MC_SYNC && c->sub >= TRACE_SYNC_CTX && c->sub <= TRACE_SYNC_EVENT;
+	int is_alloc = c->kind == MC_MEM && c->op == TRACE_MEM_ALLOC && stats_is_device_mem(c->sub);
+	int is_module = c->kind == MC_MODULE && c->sub == TRACE_MODULE_LOAD;
+	struct loop_phase_sum *ph;
+	size_t s;
+
+	if (f->source == STEPS_NONE)
+		return;
+	if (a->is_auto && c->kind == MC_LAUNCH && c->thread == f->thread &&
+	    model_launch(a->m, c)->func == f->anchor_func)
+		auto_step(a, c->t0);
+	ph = &l->phase[phase_of(l, c->t0)];
+	ph->launches += is_launch;
+	ph->syncs += is_sync;
+	ph->allocs += is_alloc;
+	ph->modules += is_module;
+	ph->copies += c->kind == MC_COPY;
+	s = step_of(a, &a->call_at, c->t0);
+	if (s == SIZE_MAX)
+		return;
+	l->series[s].launches += is_launch;
+	l->series[s].syncs += is_sync;
+	l->series[s].allocs += is_alloc;
+	l->series[s].modules += is_module;
+}
+
+/* What of [start, end) is not yet under *@busy_end (operations come in order of start). */
+static uint64_t union_add(uint64_t *busy_end, uint64_t start, uint64_t end)
+{
+	uint64_t from = start > *busy_end ? start : *busy_end;
+
+	if (end <= from)
+		return 0;
+	*busy_end = end;
+	return end - from;
+}
+
+void loop_op(struct loop_acc *a, const struct m_gpu_op *g)
+{
+	struct loop *l = a->l;
+	int k;
+	size_t s;
+
+	if (l->found.source == STEPS_NONE)
+		return;
+	k = phase_of(l, g->start);
+	l->phase[k].gpu_ns += union_add(&a->phase_busy_end[k], g->start,
+					g->end < l->phase[k].end ? g->end : l->phase[k].end);
+	s = step_of(a, &a->op_at, g->start);
+	if (s == SIZE_MAX)
+		return;
+	if (s != a->busy_step) {
+		a->busy_step = s;
+		a->step_busy_end = 0;
+	}
+	l->series[s].gpu_ns += union_add(&a->step_busy_end, g->start, g->end);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The nearest-rank @pct percentile of the @n sorted values. */
+static uint64_t rank(const uint64_t *v, size_t n, double pct)
+{
+	size_t r = (size_t)(pct / 100.0 * (double)n + 0.999999);
+
+	return n ? v[(r ? r : 1) - 1] : 0;
+}
+
+static uint64_t median_u32(const struct loop_step *v, const size_t *idx, size_t n,
+			   size_t off)
+{
+	uint64_t *x = xmalloc((n + 1) * sizeof(*x)), med;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = *(const uint32_t *)((const char *)&v[idx[i]] + off);
+	qsort(x, n, sizeof(*x), cmp_u64);
+	med = n ? x[(n - 1) / 2] : 0;
+	free(x);
+	return med;
+}
+
+/* What made step @s longer than the median steady step. */
+static const char *why_slow(const struct loop_step *s, uint64_t syncs, uint64_t allocs,
+			    uint64_t modules, uint64_t gpu_ns)
+{
+	if (s->modules > modules)
+		return "a module load";
+	if (s->allocs > allocs)
+		return "an allocation burst";
+	if (s->syncs > syncs)
+		return "more synchronizations";
+	if (s->gpu_ns > gpu_ns + gpu_ns / 10)
+		return "more GPU work";
+	return "a longer host gap (the GPU waited)";
+}
+
+static void slowest(struct loop *l, const size_t *idx, size_t n)
+{
+	uint64_t syncs = median_u32(l->series, idx, n, offsetof(struct loop_step, syncs));
+	uint64_t allocs = median_u32(l->series, idx, n, offsetof(struct loop_step, allocs));
+	uint64_t mods = median_u32(l->series, idx, n, offsetof(struct loop_step, modules));
+	uint64_t *gpu = xmalloc((n + 1) * sizeof(*gpu)), gpu_med;
+	size_t i, k;
+
+	for (i = 0; i < n; i++)
+		gpu[i] = l->series[idx[i]].gpu_ns;
+	qsort(gpu, n, sizeof(*gpu), cmp_u64);
+	gpu_med = n ? gpu[(n - 1) / 2] : 0;
+	free(gpu);
+	for (k = 0; k < LOOP_SLOWEST && k < n; k++) {
+		size_t best = SIZE_MAX;
+
+		for (i = 0; i < n; i++) {
+			const struct loop_step *s = &l->series[idx[i]];
+			size_t j;
+			int taken = 0;
+
+			for (j = 0; j < k; j++)
+				taken |= l->slowest[j].step == idx[i];
+			if (!taken && (best == SIZE_MAX ||
+				       s->end - s->start > l->series[best].end - l->series[best].start))
+				best = idx[i];
+		}
+		l->slowest[k].step = best;
+		l->slowest[k].why = why_slow(&l->series[best], syncs, allocs, mods, gpu_med);
+	}
+	l->nr_slowest = k;
+}
+
+void loop_end(struct loop_acc *a)
+{
+	struct loop *l = a->l;
+	const struct steps_found *f = &l->found;
+	uint64_t *len, sum = 0, span;
+	size_t *idx, i, n = 0;
+
+	if (a->is_auto && a->open && l->nr_series) {
+		struct loop_step *last = &l->series[l->nr_series - 1];
+
+		last->end = last->start + f->median_ns;
+		if (last->end > l->phase[PHASE_TAIL].end && l->phase[PHASE_TAIL].end > last->start)
+			last->end = l->phase[PHASE_TAIL].end;
+	}
+	idx = xmalloc((l->nr_series + 1) * sizeof(*idx));
+	len = xmalloc((l->nr_series + 1) * sizeof(*len));
+	for (i = 0; i < l->nr_series; i++) {
+		const struct loop_step *s = &l->series[i];
+
+		if (i < l->warmup || s->start < f->steady_start || s->end > f->steady_end)
+			continue;
+		idx[n] = i;
+		len[n++] = s->end - s->start;
+	}
+	l->steady = n;
+	for (i = 0; i < n; i++)
+		sum += len[i];
+	qsort(len, n, sizeof(*len), cmp_u64);
+	if (n) {
+		l->mean_ns = sum / n;
+		l->p50_ns = rank(len, n, 50);
+		l->p99_ns = rank(len, n, 99);
+		l->min_ns = len[0];
+		l->max_ns = len[n - 1];
+		slowest(l, idx, n);
+	}
+	span = f->steady_end > f->steady_start ? f->steady_end - f->steady_start : 0;
+	l->per_s = n && span ? (double)n * 1e9 / (double)span : 0;
+	free(idx);
+	free(len);
+	free(a);
+}
+
+void loop_free(struct loop *l)
+{
+	steps_found_free(&l->found);
+	free(l->series);
+	memset(l, 0, sizeof(*l));
+}
