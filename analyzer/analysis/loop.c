@@ -59,6 +59,8 @@ struct loop_acc *loop_begin(struct loop *l, const struct model *m, const struct 
 						"none";
 	l->name = f->source == STEPS_NVTX || f->source == STEPS_AUTO ? model_string(m, f->name, NULL) :
 								       NULL;
+	if (f->source == STEPS_AUTO && f->anchor_func == STEPS_GRAPH_FUNC)
+		l->name = "a CUDA graph";
 	l->count = f->count;
 	l->warmup = f->warmup;
 	if (f->source != STEPS_NONE) {
@@ -143,8 +145,9 @@ void loop_call(struct loop_acc *a, const struct m_call *c)
 
 	if (f->source == STEPS_NONE)
 		return;
-	if (a->is_auto && c->kind == MC_LAUNCH && c->thread == f->thread &&
-	    model_launch(a->m, c)->func == f->anchor_func)
+	if (a->is_auto && c->thread == f->thread &&
+	    ((c->kind == MC_LAUNCH && model_launch(a->m, c)->func == f->anchor_func) ||
+	     (c->kind == MC_GRAPH_LAUNCH && f->anchor_func == STEPS_GRAPH_FUNC)))
 		auto_step(a, c->t0);
 	ph = &l->phase[phase_of(l, c->t0)];
 	ph->launches += is_launch;

@@ -82,6 +82,8 @@ void first_look_call(struct first_look *p, const struct m_call *c, uint32_t func
 		p->launch_hist[b < FIRST_LOOK_LAUNCH_HIST_N ? b : FIRST_LOOK_LAUNCH_HIST_N - 1]++;
 		p->nr_launches++;
 		steps_launch(p->steps, c->thread, func, c->t0);
+	} else if (c->kind == MC_GRAPH_LAUNCH) {
+		steps_launch(p->steps, c->thread, STEPS_GRAPH_FUNC, c->t0);
 	}
 }
 

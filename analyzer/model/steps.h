@@ -37,6 +37,7 @@
 #define STEPS_MAX_KEPT (1u << 20)	/* NVTX occurrences kept in all (16 bytes each) */
 #define STEPS_MAX_DEPTH 64		/* NVTX nesting followed per thread; deeper only counted */
 #define STEPS_MAX_OPEN (1u << 16)	/* start/end ranges open at once */
+#define STEPS_GRAPH_FUNC UINT32_MAX	/* steps_launch's kernel for every graph launch */
 
 enum steps_source {
 	STEPS_NONE = 0,
@@ -85,7 +86,8 @@ struct steps_finder;
 struct steps_finder *steps_finder_new(void);
 void steps_finder_free(struct steps_finder *f);
 
-/* A launch of kernel @func (FUNC id; 0 unknown) by thread slot @thread at @t. */
+/* A launch of kernel @func (FUNC id; 0 unknown; STEPS_GRAPH_FUNC: a graph) by thread slot
+ * @thread at @t. */
 void steps_launch(struct steps_finder *f, uint32_t thread, uint32_t func, uint64_t t);
 /* An NVTX event (struct m_nvtx). */
 void steps_nvtx(struct steps_finder *f, const struct m_nvtx *e);
