@@ -373,20 +373,27 @@ static struct candidate *pick_anchor(struct steps_finder *f, const char **why)
 	struct candidate *c, *tmp, *best = NULL;
 
 	HASH_ITER(hh, f->kernels, c, tmp) {
-		uint64_t launches;
+		/* A CUDA graph can be a whole step: one launch a period is a step then. */
+		int is_graph = c->k.key == STEPS_GRAPH_FUNC;
+		uint64_t launches, covers, best_covers;
 
 		if (c->many_threads || c->count < STEPS_AUTO_MIN ||
-		    c->best_gap < STEPS_AUTO_MIN_LAUNCHES)
+		    (!is_graph && c->best_gap < STEPS_AUTO_MIN_LAUNCHES))
 			continue;
 		launches = c->thread < f->launches_cap ? f->launches[c->thread] : 0;
-		if (c->count * STEPS_AUTO_MIN > launches)
+		if (!is_graph && c->count * STEPS_AUTO_MIN > launches)
 			continue;	/* more than a fifth of its thread's launches */
 		if ((double)c->equal_gaps < STEPS_AUTO_REGULAR * (double)(c->count - 2))
 			continue;	/* not the same sequence step after step */
-		if (!best || c->best_gap > best->best_gap ||
-		    (c->best_gap == best->best_gap &&
-		     (c->first < best->first ||
-		      (c->first == best->first && c->k.key < best->k.key))))
+		/* The loop that explains the most launches; then the longest period, the earliest. */
+		covers = c->count * c->best_gap;
+		best_covers = best ? best->count * best->best_gap : 0;
+		if (!best || covers > best_covers ||
+		    (covers == best_covers &&
+		     (c->best_gap > best->best_gap ||
+		      (c->best_gap == best->best_gap &&
+		       (c->first < best->first ||
+			(c->first == best->first && c->k.key < best->k.key))))))
 			best = c;
 	}
 	if (!best)

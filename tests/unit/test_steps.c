@@ -154,6 +154,34 @@ static void test_auto_steps(void)
 	steps_finder_free(f);
 }
 
+/*
+ * A jitted loop replaying one CUDA graph a step (as JAX does), among bursts of autotuning
+ * launches on other threads and a regular burst of a kernel on the main thread: the graph.
+ */
+static void test_graph_steps(void)
+{
+	struct steps_finder *f = steps_finder_new();
+	struct model m = model_with_strings();
+	struct steps_found s;
+	uint64_t t = 0;
+	int i, k;
+
+	for (i = 0; i < 7; i++)		/* autotuning: regular, short */
+		for (k = 0; k < 6; k++, t += 1000)
+			steps_launch(f, 1, 50 + (uint32_t)k, t);
+	for (i = 0; i < 5; i++, t += 1000)	/* set-up kernels on the main thread */
+		steps_launch(f, 0, 60 + (uint32_t)i, t);
+	for (i = 0; i < 100; i++, t += MS)
+		steps_launch(f, 0, STEPS_GRAPH_FUNC, t);
+	steps_finish(f, &m, NULL, 0, t, &s);
+	CHECK_EQ(s.source, STEPS_AUTO);
+	CHECK_EQ(s.anchor_func, STEPS_GRAPH_FUNC);
+	CHECK_EQ(s.count, 100);
+	CHECK_EQ(s.median_ns, MS);
+	steps_found_free(&s);
+	steps_finder_free(f);
+}
+
 /* Per-operation ranges (emit_nvtx): many, short, no step among them; no period either. */
 static void test_no_steps(void)
 {
@@ -216,6 +244,7 @@ int main(void)
 {
 	RUN(test_nvtx_steps);
 	RUN(test_auto_steps);
+	RUN(test_graph_steps);
 	RUN(test_no_steps);
 	RUN(test_bad_nvtx);
 	return TEST_RESULT();
