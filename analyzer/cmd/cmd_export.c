@@ -18,8 +18,11 @@
 #include "output/export.h"
 #include "analysis/findings.h"
 #include "model/model.h"
+#include "model/steps.h"
 #include "analysis/stats.h"
 #include "trace/trace_reader.h"
+
+static const struct steps_options whole_run = { .whole = 1 };
 
 static void usage(FILE *f)
 {
@@ -95,6 +98,8 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	x.base_ns = earliest_start(argv + optind, argc - optind);
+	/* A timeline shows the whole run: every idle gap named, not the steady state's only. */
+	analyze_set_steps(&whole_run);
 	c = ops->begin(&x);
 	if (c < 0) {
 		fprintf(stderr, "gpushim: export: no temporary file (TMPDIR): %s\n", strerror(-c));
@@ -111,13 +116,6 @@ int cmd_export(int argc, char **argv)
 
 		ops->process_tap(&x, &tap);
 		streamed = cmd_analyze_tap(argv[i], &m, &s, &fd, &tap, 0, 0);
-		if (streamed == 1 && x.needs_whole) {
-			/* What the stream could not give: read once more, loaded whole. */
-			findings_free(&fd);
-			stats_free(&s);
-			model_free(&m);
-			streamed = cmd_analyze_tap(argv[i], &m, &s, &fd, &tap, 1, 1);
-		}
 		if (streamed < 0) {
 			ret = 1;
 			continue;

@@ -108,6 +108,7 @@ struct stream_state {
 					 * every sample starting before it ends */
 	struct held_key *batch;
 	size_t batch_cap;
+	size_t results_numbered;	/* model.results given their call's number */
 	const char *failed;		/* why it gave up (model.stream_failed) */
 	size_t held_max;		/* the most calls and operations held at once */
 };
@@ -138,6 +139,9 @@ static void stream_call(void *ctx, struct model *m, size_t local)
 		return;
 	}
 	pending_add(&st->calls, &(struct held_key){ c->t0, 0, c->thread, (uint32_t)id });
+	/* Its result, when not 0, by its number: model_call_result answers while it is held. */
+	for (; st->results_numbered < m->nr_results; st->results_numbered++)
+		m->results[st->results_numbered].call = (uint32_t)id;
 	model_early_join_call(m, &st->ej, id);
 }
 
@@ -246,6 +250,11 @@ static void stream_trim(struct stream_state *st, uint64_t bound)
 		memmove(m->calls, m->calls + k, (m->nr_calls - k) * sizeof(*m->calls));
 		m->nr_calls -= k;
 		ej->calls_base = front;
+		for (i = 0; i < m->nr_results && m->results[i].call < front; i++)
+			;
+		memmove(m->results, m->results + i, (m->nr_results - i) * sizeof(*m->results));
+		m->nr_results -= i;
+		st->results_numbered -= i;
 		if (ka) {
 			memmove(m->call_args, m->call_args + ka,
 				(m->nr_call_args - ka) * sizeof(*m->call_args));
@@ -491,7 +500,7 @@ static int second_read(struct model *m, struct trace_reader *again, const struct
 {
 	struct stream_state st = { .m = m, .sink = sink };
 	const struct model_consumer mc = {
-		.what = MR_SHAPES,
+		.what = MR_SHAPES | MR_RESULTS,
 		.call = stream_call,
 		.op = stream_op,
 		.sample = stream_sample,
@@ -557,6 +566,9 @@ int model_stream(struct model *m, struct trace_reader *rd, struct first_look *p,
 	free(m->call_args);
 	free(m->gpu);
 	free(m->gpu_corr);
+	free(m->results);
+	m->results = NULL;
+	m->nr_results = m->results_cap = 0;
 	m->calls = NULL;
 	m->call_args = NULL;
 	m->gpu = NULL;

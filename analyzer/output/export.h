@@ -26,8 +26,6 @@ struct export_ctx {
 	uint64_t nr_events;		/* written to @f */
 	int nr_processes;
 	int *pids;			/* the process ids used so far (kept distinct) */
-	int needs_whole;		/* set by the tap: the stream cannot give all this process
-					 * writes; analyze it again, loaded whole */
 	int has_error;			/* a temporary file could not be written or read */
 	void *priv;
 };

@@ -495,7 +495,6 @@ static void tap_begin(void *ctx, const struct model *m, const struct first_look 
 	ch->nr_devs = 0;
 	ch->last_dev = SIZE_MAX;
 	ch->nr_gaps = 0;
-	x->needs_whole = 0;
 	spool_reset(x, ch->ops);
 	spool_reset(x, ch->pm);
 	spool_reset(x, ch->gaps);
@@ -519,16 +518,7 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 	struct export_ctx *x = ctx;
 	struct chrome *ch = x->priv;
 
-	/*
-	 * model_stream keeps no call's result (model_call_result answers for a loaded model):
-	 * a call that may have returned one other than 0 (a failure, or a query's NOT_READY,
-	 * which is no failure) has this process analyzed again, loaded whole. Streamed, the
-	 * events are right only without such calls.
-	 */
-	if ((c->flags & MCF_ERROR) ||
-	    (c->kind == MC_SYNC &&
-	     (c->sub == TRACE_SYNC_STREAM_QUERY || c->sub == TRACE_SYNC_EVENT_QUERY)))
-		x->needs_whole = 1;
+	/* model_call_result answers for the calls model_stream holds: this one too. */
 	host_call(x, ch->head, ch->pid, ch->m, c, id);
 }
 
