@@ -41,6 +41,11 @@ Checks, by issue:
               headers; torch_nvtx_steps.py, torch.cuda.nvtx), each after a slow start-up:
               exactly the program's step count as "step" ranges, the CUDA app's domain and
               registered strings, ranges balanced, nothing lost, the start-up range first
+  steps       the report's steps and phases on loops behind a slow start-up: torch_steps.py
+              (launch stream; --nvtx: NVTX ranges; --compile: torch.compile) and jax_steps.py
+              (one CUDA graph a step): the program's step count (NVTX exactly, the launch
+              stream within one), steps/s within 2 % of the program's own steady rate, the
+              start-up apart (the verdict's window starts after it)
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
               `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
@@ -633,6 +638,40 @@ class Checker:
                        bool(start) and bool(calls) and start[0] < min(calls),
                        f"startup at {start[:1]}, first call at {min(calls) if calls else None}")
 
+    # ---- steps and phases ----
+
+    def steps(self):
+        """The report's steps of loops whose steps and rate the programs know themselves."""
+        py = lambda f, *a: [sys.executable, os.path.join(self.py, f), *a]
+        for name, cmd, source, exact in (
+                ("steps_auto", py("torch_steps.py", "--steps", "200"), "launches", False),
+                ("steps_nvtx", py("torch_steps.py", "--nvtx", "--steps", "200"), "nvtx", True),
+                ("steps_compile", py("torch_steps.py", "--compile", "--steps", "200"),
+                 "launches", False),
+                ("steps_jax", py("jax_steps.py", "--steps", "200"), "launches", False)):
+            rep, out = self.record(name, cmd)
+            m = re.search(r"steps (\d+) steady_steps_per_s ([0-9.]+)", out or "")
+            if rep is None or not self.check(f"{name}: program's own figures", m is not None):
+                continue
+            want, rate = int(m.group(1)), float(m.group(2))
+            st = rep.get("steps") or {}
+            self.say(f"STEPS {name}: {json.dumps({k: v for k, v in st.items() if k != 'series'})}"
+                     f"; program: {want} steps, {rate} steps/s; phases "
+                     f"{[(p['name'], p['ns']) for p in rep.get('phases', [])]}; "
+                     f"verdict: {rep['verdict']['summary']}")
+            self.check(f"{name}: steps from {source}", st.get("source") == source,
+                       f"{st.get('source')} ({st.get('why_none')})")
+            got = st.get("count") or 0
+            self.check(f"{name}: {want} steps" + ("" if exact else " within one"),
+                       got == want if exact else abs(got - want) <= 1, f"{got}")
+            per_s = st.get("per_s") or 0
+            self.check(f"{name}: steps/s within 2 % of the program's", rate > 0 and
+                       abs(per_s / rate - 1) < 0.02, f"{per_s:.3f} against {rate:.3f}")
+            self.check(f"{name}: start-up before the window", rep["startup_ns"] >= 1e9 and
+                       rep["span_ns"] < rep["trace_span_ns"],
+                       f"startup {rep['startup_ns'] / 1e9:.2f} s, window "
+                       f"{rep['span_ns'] / 1e9:.3f} of {rep['trace_span_ns'] / 1e9:.3f} s")
+
     # ---- hardware counters ----
 
     def counters(self):
@@ -1149,7 +1188,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
     ap.add_argument("--only",
                     default="recording,cupti,profiler,findings,counters,diff,robustness,nvtx,"
-                            "bench,perf")
+                            "steps,bench,perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)
