@@ -43,7 +43,7 @@ Checks, by issue:
               registered strings, ranges balanced, nothing lost, the start-up range first
   steps       the report's steps and phases on loops behind a slow start-up: torch_steps.py
               (launch stream; --nvtx: NVTX ranges; --compile: torch.compile) and jax_steps.py
-              (one CUDA graph a step): the program's step count (NVTX exactly, the launch
+              (XLA's own NVTX range a step): the program's step count (NVTX exactly, the launch
               stream within one), steps/s within 2 % of the program's own steady rate, the
               start-up apart (the verdict's window starts after it)
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
@@ -648,7 +648,8 @@ class Checker:
                 ("steps_nvtx", py("torch_steps.py", "--nvtx", "--steps", "200"), "nvtx", True),
                 ("steps_compile", py("torch_steps.py", "--compile", "--steps", "200"),
                  "launches", False),
-                ("steps_jax", py("jax_steps.py", "--steps", "200"), "launches", False)):
+                # XLA names each module run with an NVTX range: under the shim, the steps.
+                ("steps_jax", py("jax_steps.py", "--steps", "200"), "nvtx", True)):
             rep, out = self.record(name, cmd)
             m = re.search(r"steps (\d+) steady_steps_per_s ([0-9.]+)", out or "")
             if rep is None or not self.check(f"{name}: program's own figures", m is not None):

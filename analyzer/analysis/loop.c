@@ -64,8 +64,12 @@ struct loop_acc *loop_begin(struct loop *l, const struct model *m, const struct 
 	l->count = f->count;
 	l->warmup = f->warmup;
 	if (f->source != STEPS_NONE) {
-		uint64_t b[NR_PHASES + 1] = { p->run_start, f->first_start, f->steady_start,
-					      f->steady_end, p->run_end };
+		/* The run starts with the process (the trace's start), when that is earlier. */
+		uint64_t start = m->start_mono_ns && m->start_mono_ns < p->run_start ?
+					 m->start_mono_ns :
+					 p->run_start;
+		uint64_t b[NR_PHASES + 1] = { start, f->first_start, f->steady_start, f->steady_end,
+					      p->run_end };
 		int k;
 
 		for (k = 1; k <= NR_PHASES; k++)	/* in order, whatever the clocks say */

@@ -10,7 +10,8 @@
  *   steps/s       steady steps / the steady state's length
  *   GPU busy      time some GPU operation ran (the union over streams and devices), of a
  *                 step or phase, operations counted where they start, cut at its end
- *   phases        start-up: the run's start (first call or operation) to the first step;
+ *   phases        start-up: the run's start (the trace's start: the shim loaded with the
+ *                 process; else the first call, operation or NVTX event) to the first step;
  *                 warm-up: to the steady state's start; steady; tail: to the run's end
  *   slowest       the steady steps longest of all, each with what it had more of than the
  *                 median steady step: synchronizations, allocations, module loads, or less GPU

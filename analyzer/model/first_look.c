@@ -89,6 +89,10 @@ void first_look_call(struct first_look *p, const struct m_call *c, uint32_t func
 
 void first_look_nvtx(struct first_look *p, const struct m_nvtx *e)
 {
+	if (e->t < p->run_start)
+		p->run_start = e->t;	/* ranges made before CUDA started (the start-up's) */
+	if (e->t > p->run_end)
+		p->run_end = e->t;
 	steps_nvtx(p->steps, e);
 }
 
