@@ -309,7 +309,8 @@ static void add_func(struct model *m, const struct trace_rec_func *f)
 	e->have = f->have;
 }
 
-static uint32_t thread_slot(struct model *m, uint32_t tid, uint32_t index)
+static inline __attribute__((always_inline)) uint32_t thread_slot(struct model *m, uint32_t tid,
+								   uint32_t index)
 {
 	size_t i;
 

@@ -18,6 +18,8 @@
 
 #include "util/util.h"
 
+#define STEPS_RECENT 64
+
 struct occurrence {
 	uint64_t t;			/* start */
 	uint64_t idx;			/* launches: the thread's launch number; NVTX: the end */
@@ -77,6 +79,8 @@ struct steps_finder {
 	uint64_t *launches;		/* launches so far by thread slot */
 	size_t launches_cap;
 	size_t nr_kept;			/* NVTX occurrences kept in all */
+	/* the kernels found last, by FUNC id modulo: a loop launches the same ones again */
+	struct candidate *recent[STEPS_RECENT];
 	uint64_t nr_ranges, nr_unbalanced, nr_too_deep, nr_unmatched_ends, nr_marks;
 };
 
@@ -156,10 +160,14 @@ void steps_launch(struct steps_finder *f, uint32_t thread, uint32_t func, uint64
 		memset(f->launches + old, 0, (f->launches_cap - old) * sizeof(*f->launches));
 	}
 	idx = f->launches[thread]++;
-	c = candidate_of(&f->kernels, func, 0, &is_new);
-	if (is_new)
-		c->thread = thread;
-	else if (c->thread != thread)
+	c = f->recent[func % STEPS_RECENT];
+	if (!c || c->k.key != func) {
+		c = candidate_of(&f->kernels, func, 0, &is_new);
+		if (is_new)
+			c->thread = thread;
+		f->recent[func % STEPS_RECENT] = c;
+	}
+	if (c->thread != thread)
 		c->many_threads = 1;
 	if (c->count && !c->many_threads) {
 		uint64_t gap = idx - c->last_idx;
