@@ -52,8 +52,6 @@ static void dict(struct tb *t)
 		{ API_SYNC, TRACE_FAM_SYNC, S_SYNC, "cuStreamSynchronize" },
 	};
 	struct trace_rec_pm_config pc;
-	struct trace_rec_device d;
-	struct trace_rec_func fn;
 	size_t i;
 
 	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
@@ -65,27 +63,10 @@ static void dict(struct tb *t)
 	tb_string(t, S_KERN_B, "kern_b");
 	tb_string(t, S_DEV, "NVIDIA H200");
 	tb_string(t, S_CHIP, "GH100");
-	for (i = 1; i <= 2; i++) {
-		memset(&fn, 0, sizeof(fn));
-		fn.hdr.type = TRACE_REC_FUNC;
-		fn.hdr.size = sizeof(fn);
-		fn.id = (uint32_t)i;
-		fn.handle = 0x1000 * i;
-		fn.name = i == 1 ? S_KERN_A : S_KERN_B;
-		tb_rec(t, &fn, sizeof(fn));
-	}
-	for (i = 0; i < 2; i++) {
-		memset(&d, 0, sizeof(d));
-		d.hdr.type = TRACE_REC_DEVICE;
-		d.hdr.size = sizeof(d);
-		d.ordinal = (uint32_t)i;
-		d.name = S_DEV;
-		d.total_bytes = 1ull << 34;
-		d.sm_count = 132;
-		d.max_threads_per_sm = 2048;
-		d.max_blocks_per_sm = 32;
-		tb_rec(t, &d, sizeof(d));
-	}
+	tb_func(t, 1, S_KERN_A);
+	tb_func(t, 2, S_KERN_B);
+	tb_device(t, 0, S_DEV);
+	tb_device(t, 1, S_DEV);
 	memset(&pc, 0, sizeof(pc));
 	pc.hdr.type = TRACE_REC_PM_CONFIG;
 	pc.hdr.size = sizeof(pc);

@@ -154,8 +154,6 @@ static void dict(struct tb *t)
 		{ API_FREE, TRACE_FAM_MEMORY, S_FREE, "cuMemFree_v2" },
 		{ API_SYNC, TRACE_FAM_SYNC, S_SYNC, "cuStreamSynchronize" },
 	};
-	struct trace_rec_func fn;
-	struct trace_rec_device d;
 	size_t i;
 
 	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
@@ -167,27 +165,10 @@ static void dict(struct tb *t)
 	tb_string(t, S_KERN_B, "kern_b");
 	tb_string(t, S_DEV, "NVIDIA H200");
 	tb_string(t, S_CHIP, "GH100");
-	for (i = 1; i <= 2; i++) {
-		memset(&fn, 0, sizeof(fn));
-		fn.hdr.type = TRACE_REC_FUNC;
-		fn.hdr.size = sizeof(fn);
-		fn.id = (uint32_t)i;
-		fn.handle = 0x1000 * i;
-		fn.name = i == 1 ? S_KERN_A : S_KERN_B;
-		tb_rec(t, &fn, sizeof(fn));
-	}
-	for (i = 0; i < 2; i++) {
-		memset(&d, 0, sizeof(d));
-		d.hdr.type = TRACE_REC_DEVICE;
-		d.hdr.size = sizeof(d);
-		d.ordinal = (uint32_t)i;
-		d.name = S_DEV;
-		d.total_bytes = 1ull << 34;
-		d.sm_count = 132;
-		d.max_threads_per_sm = 2048;
-		d.max_blocks_per_sm = 32;
-		tb_rec(t, &d, sizeof(d));
-	}
+	tb_func(t, 1, S_KERN_A);
+	tb_func(t, 2, S_KERN_B);
+	tb_device(t, 0, S_DEV);
+	tb_device(t, 1, S_DEV);
 }
 
 /* Counter samples of device 0: 1 ms each, DRAM and SM throughput changing. */

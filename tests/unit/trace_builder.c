@@ -94,6 +94,35 @@ void tb_string(struct tb *t, uint32_t id, const char *s)
 	tb_rec(t, buf, size);
 }
 
+void tb_func(struct tb *t, uint32_t id, uint32_t name)
+{
+	struct trace_rec_func fn;
+
+	memset(&fn, 0, sizeof(fn));
+	fn.hdr.type = TRACE_REC_FUNC;
+	fn.hdr.size = sizeof(fn);
+	fn.id = id;
+	fn.handle = 0x1000ull * id;
+	fn.name = name;
+	tb_rec(t, &fn, sizeof(fn));
+}
+
+void tb_device(struct tb *t, uint32_t ordinal, uint32_t name)
+{
+	struct trace_rec_device d;
+
+	memset(&d, 0, sizeof(d));
+	d.hdr.type = TRACE_REC_DEVICE;
+	d.hdr.size = sizeof(d);
+	d.ordinal = ordinal;
+	d.name = name;
+	d.total_bytes = 1ull << 34;
+	d.sm_count = 132;
+	d.max_threads_per_sm = 2048;
+	d.max_blocks_per_sm = 32;
+	tb_rec(t, &d, sizeof(d));
+}
+
 void tb_api_def(struct tb *t, uint16_t api, uint8_t family, uint32_t name)
 {
 	struct trace_rec_api_def d;

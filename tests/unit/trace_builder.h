@@ -31,6 +31,9 @@ void tb_string(struct tb *t, uint32_t id, const char *s);
 void tb_block(struct tb *t, uint32_t tid, uint32_t index, uint64_t base_ns);
 /* API_DEF: entry point @api of @family, named by STRING @name. */
 void tb_api_def(struct tb *t, uint16_t api, uint8_t family, uint32_t name);
+/* A FUNC record (handle 0x1000 x @id) and an H200-like DEVICE record (16 GiB, 132 SMs). */
+void tb_func(struct tb *t, uint32_t id, uint32_t name);
+void tb_device(struct tb *t, uint32_t ordinal, uint32_t name);
 /* GPU_API: CUPTI's record of the API call owning @corr, inside [start, end] on thread @tid. */
 void tb_gpu_api(struct tb *t, uint64_t start, uint64_t end, uint32_t corr, uint32_t tid);
 /* GPU_KERNEL @name on device 0 over [start, end), @grid_x blocks of @block_x threads. */
