@@ -771,12 +771,20 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 
 	if (!lib())
 		return;
-	if (!at_exit && atomic_load(&state) == CS_RESUME_PENDING &&
-	    now - atomic_load(&pending_since) > RESUME_TIMEOUT_NS) {
-		pthread_mutex_lock(&state_lock);
-		if (atomic_load(&state) == CS_RESUME_PENDING)
-			resume_now();
-		pthread_mutex_unlock(&state_lock);
+	if (!at_exit && atomic_load(&state) == CS_RESUME_PENDING) {
+		/*
+		 * The clock read after the stop's time, never before: a stop that came after @now
+		 * was read would make the difference wrap around and resume at once, between the
+		 * client's two sessions.
+		 */
+		uint64_t since = atomic_load(&pending_since), t = clock_now_ns();
+
+		if (t > since && t - since > RESUME_TIMEOUT_NS) {
+			pthread_mutex_lock(&state_lock);
+			if (atomic_load(&state) == CS_RESUME_PENDING)
+				resume_now();
+			pthread_mutex_unlock(&state_lock);
+		}
 	}
 	if (!at_exit && atomic_load(&state) == CS_ACTIVE && now - last_flush >= CUPTI_FLUSH_NS) {
 		cu.ActivityFlushAll(0);
