@@ -252,9 +252,12 @@ static void stream_trim(struct stream_state *st, uint64_t bound)
 		ej->calls_base = front;
 		for (i = 0; i < m->nr_results && m->results[i].call < front; i++)
 			;
-		memmove(m->results, m->results + i, (m->nr_results - i) * sizeof(*m->results));
-		m->nr_results -= i;
-		st->results_numbered -= i;
+		if (i) {
+			memmove(m->results, m->results + i,
+				(m->nr_results - i) * sizeof(*m->results));
+			m->nr_results -= i;
+			st->results_numbered -= i;
+		}
 		if (ka) {
 			memmove(m->call_args, m->call_args + ka,
 				(m->nr_call_args - ka) * sizeof(*m->call_args));
