@@ -284,7 +284,11 @@ struct walk_device {
 	uint64_t begin;			/* the window opens: its first kernel's start */
 	uint64_t first;			/* the first operation taken; UINT64_MAX none yet */
 	uint64_t cur_begin, cur_end;	/* the stretch being merged */
-	const struct m_gpu_shape *prev;	/* the operation the GPU ran last */
+	/*
+	 * The shape of the operation the GPU ran last, a copy: model.gpu_shapes grows (and
+	 * moves) while a stream interns the shapes it has not met yet.
+	 */
+	struct m_gpu_shape prev;
 	struct stats_union work;	/* kernels and sets: the GPU working */
 	/*
 	 * The closed busy stretches, in order: those a wait can still reach. A wait that owns a
@@ -413,7 +417,7 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 {
 	const struct model *m = a->m;
 	struct findings *f = a->f;
-	const char *after = op_name(m, ds->prev);
+	const char *after = op_name(m, &ds->prev);
 	uint64_t part[NR_GAP_PARTS] = { 0 };
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
@@ -587,7 +591,7 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 	if (ds->first == UINT64_MAX) {
 		ds->first = ds->cur_begin = g->start;
 		ds->cur_end = g->end;
-		ds->prev = sh;
+		ds->prev = *sh;
 	} else if (g->start > ds->cur_end) {
 		stretch_push(ds, a->max_call_ns, ds->cur_begin, ds->cur_end);
 		if (gap_left_out(a, ds, g)) {
@@ -598,10 +602,10 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 		}
 		ds->cur_begin = g->start;
 		ds->cur_end = g->end;
-		ds->prev = sh;
+		ds->prev = *sh;
 	} else if (g->end > ds->cur_end) {
 		ds->cur_end = g->end;
-		ds->prev = sh;
+		ds->prev = *sh;
 	}
 	if (sh->kind != MG_MEMCPY)
 		stats_union_add(&ds->work, g->start, g->end);

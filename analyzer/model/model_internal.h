@@ -199,10 +199,10 @@ static inline int model_call_is_gpu_work(const struct m_call *c)
 static inline void model_join_check_call(struct join_check *jc, uint32_t tid,
 					 const struct m_call *c)
 {
-	struct join_check_thread *t = &jc->threads[jc->hot];
+	struct join_check_thread *t = jc->nr_threads ? &jc->threads[jc->hot] : NULL;
 
 	/* Most calls: the same thread as the last, in order, with room (the rest: model_join.c). */
-	if (jc->nr_threads && t->tid == tid && t->room &&
+	if (t && t->tid == tid && t->room &&
 	    (c->t0 > t->t0 || (c->t0 == t->t0 && c->thread == t->thread))) {
 		t->room--;
 		t->thread = c->thread;
