@@ -200,35 +200,6 @@ void loop_op(struct loop_acc *a, const struct m_gpu_op *g)
 	l->series[s].gpu_ns += union_add(&a->step_busy_end, g->start, g->end);
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The nearest-rank @pct percentile of the @n sorted values. */
-static uint64_t rank(const uint64_t *v, size_t n, double pct)
-{
-	size_t r = (size_t)(pct / 100.0 * (double)n + 0.999999);
-
-	return n ? v[(r ? r : 1) - 1] : 0;
-}
-
-static uint64_t median_u32(const struct loop_step *v, const size_t *idx, size_t n,
-			   size_t off)
-{
-	uint64_t *x = xmalloc((n + 1) * sizeof(*x)), med;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		x[i] = *(const uint32_t *)((const char *)&v[idx[i]] + off);
-	qsort(x, n, sizeof(*x), cmp_u64);
-	med = n ? x[(n - 1) / 2] : 0;
-	free(x);
-	return med;
-}
-
 /* What made step @s longer than the median steady step. */
 static const char *why_slow(const struct loop_step *s, uint64_t syncs, uint64_t allocs,
 			    uint64_t modules, uint64_t gpu_ns)
@@ -246,17 +217,23 @@ static const char *why_slow(const struct loop_step *s, uint64_t syncs, uint64_t 
 
 static void slowest(struct loop *l, const size_t *idx, size_t n)
 {
-	uint64_t syncs = median_u32(l->series, idx, n, offsetof(struct loop_step, syncs));
-	uint64_t allocs = median_u32(l->series, idx, n, offsetof(struct loop_step, allocs));
-	uint64_t mods = median_u32(l->series, idx, n, offsetof(struct loop_step, modules));
-	uint64_t *gpu = xmalloc((n + 1) * sizeof(*gpu)), gpu_med;
+	/* The median steady step's synchronizations, allocations, module loads, GPU time. */
+	uint64_t *x = xmalloc(4 * (n + 1) * sizeof(*x)), syncs, allocs, mods, gpu_med;
 	size_t i, k;
 
-	for (i = 0; i < n; i++)
-		gpu[i] = l->series[idx[i]].gpu_ns;
-	qsort(gpu, n, sizeof(*gpu), cmp_u64);
-	gpu_med = n ? gpu[(n - 1) / 2] : 0;
-	free(gpu);
+	for (i = 0; i < n; i++) {
+		const struct loop_step *s = &l->series[idx[i]];
+
+		x[i] = s->syncs;
+		x[n + i] = s->allocs;
+		x[2 * n + i] = s->modules;
+		x[3 * n + i] = s->gpu_ns;
+	}
+	syncs = xmedian_u64(x, n);
+	allocs = xmedian_u64(x + n, n);
+	mods = xmedian_u64(x + 2 * n, n);
+	gpu_med = xmedian_u64(x + 3 * n, n);
+	free(x);
 	for (k = 0; k < LOOP_SLOWEST && k < n; k++) {
 		size_t best = SIZE_MAX;
 
@@ -304,11 +281,11 @@ void loop_end(struct loop_acc *a)
 	l->steady = n;
 	for (i = 0; i < n; i++)
 		sum += len[i];
-	qsort(len, n, sizeof(*len), cmp_u64);
+	xsort_u64(len, n);
 	if (n) {
 		l->mean_ns = sum / n;
-		l->p50_ns = rank(len, n, 50);
-		l->p99_ns = rank(len, n, 99);
+		l->p50_ns = len[nearest_rank(n, 0.50) - 1];
+		l->p99_ns = len[nearest_rank(n, 0.99) - 1];
 		l->min_ns = len[0];
 		l->max_ns = len[n - 1];
 		slowest(l, idx, n);

@@ -6,7 +6,6 @@
  */
 #include "first_look.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,14 +273,6 @@ const struct first_look_device *first_look_find_device(const struct first_look *
 		if (p->devices[i].device == device)
 			return &p->devices[i];
 	return NULL;
-}
-
-/* The nearest rank (from 1) of percentile @pct among @n values (stats: percentile()). */
-static uint64_t nearest_rank(uint64_t n, double pct)
-{
-	uint64_t idx = (uint64_t)ceil(pct * (double)n);
-
-	return idx < 1 ? 1 : idx > n ? n : idx;
 }
 
 int first_look_ranks(const struct first_look *p, uint32_t name, struct first_look_rank out[2])

@@ -774,16 +774,12 @@ static void check_place(struct join_check *jc, const struct join_check_thread *t
 }
 
 /*
- * How many calls thread @t can take on the fast path (model_join_check_call): none while an API
- * record waits for its next call, else until its calls must be moved or 2^32 calls are read.
+ * How many calls thread @t can take on the fast path (model_join_check_call), @n calls read:
+ * none while an API record waits for its next call, else until its calls must be moved or
+ * 2^32 calls are read.
  */
-static void check_room(struct join_check *jc, struct join_check_thread *t)
+static void check_room(struct join_check_thread *t, uint64_t n)
 {
-	uint64_t n = 0;
-	size_t k;
-
-	for (k = 0; k < jc->nr_threads; k++)
-		n += jc->threads[k].nr_calls;
 	if (t->nr_pend || n >= M_NO_CALL)
 		t->room = 0;
 	else if (t->recent_cap == JOIN_CHECK_RECENT)
@@ -880,7 +876,7 @@ void model_join_check_call_slow(struct join_check *jc, uint32_t tid, const struc
 		c->t0, model_call_is_gpu_work(c) ? c->t1 : 0 };
 	if (t->nr_pend)
 		check_pending(jc, t, 0);
-	check_room(jc, t);
+	check_room(t, n + 1);	/* this call too */
 }
 
 static void check_tables(struct join_check *jc)

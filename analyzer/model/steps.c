@@ -35,7 +35,8 @@ struct candidate_key {
 struct candidate {
 	UT_hash_handle hh;
 	struct candidate_key k;
-	uint32_t thread;		/* the thread slot (kernels: of the first launch) */
+	uint32_t thread;		/* kernels: the thread slot of the first launch (NVTX:
+					 * k.thread) */
 	int many_threads;		/* kernels: launched by more than one thread */
 	uint64_t count;
 	uint64_t sum_ns;		/* NVTX: time inside */
@@ -201,7 +202,6 @@ static void range_done(struct steps_finder *f, uint32_t domain, uint32_t name, u
 		t1 = t0;
 	f->nr_ranges++;
 	occurrence_add(c, t0, t1);
-	c->thread = thread;
 	c->sum_ns += t1 - t0;
 	if (t1 > c->last_end)
 		c->last_end = t1;
@@ -314,22 +314,6 @@ int steps_name_is_steplike(const char *name)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median of @n values (sorted in place); 0 for none. */
-static uint64_t median_of(uint64_t *v, size_t n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[(n - 1) / 2];
-}
-
 static int cmp_occ(const void *a, const void *b)
 {
 	const struct occurrence *x = a, *y = b;
@@ -428,51 +412,35 @@ static uint64_t warmup_of(const uint64_t *len, const uint64_t *gap, uint64_t ste
 
 static void found_nvtx(struct candidate *c, struct steps_found *out)
 {
-	uint64_t *lens;
+	/* Every occurrence when all were kept (they are the steps), else the first ones. */
+	const int has_all = !c->all_dropped;
+	struct occurrence *occ = has_all ? c->all : c->early;
+	const size_t n = has_all ? c->nr_all : c->count < STEPS_EARLY ? (size_t)c->count :
+									  STEPS_EARLY;
+	uint64_t *lens = xmalloc(2 * (n + 1) * sizeof(*lens)), *sorted = lens + n + 1;
 	size_t i;
 
 	out->source = STEPS_NVTX;
 	out->name = (uint32_t)c->k.key;
 	out->domain = (uint32_t)(c->k.key >> 32);
-	out->thread = c->thread;
+	out->thread = c->k.thread;
 	out->count = c->count;
-	if (!c->all_dropped) {
-		qsort(c->all, c->nr_all, sizeof(*c->all), cmp_occ);
-		out->v = xmalloc((c->nr_all + 1) * sizeof(*out->v));
-		for (i = 0; i < c->nr_all; i++)
-			out->v[i] = (struct steps_span){ c->all[i].t, c->all[i].idx };
-		out->nr = c->nr_all;
-	}
-	/* The median from every step kept, else from the first ones. */
-	if (out->nr) {
-		lens = xmalloc(out->nr * sizeof(*lens));
-		for (i = 0; i < out->nr; i++)
-			lens[i] = out->v[i].end - out->v[i].start;
-		out->median_ns = median_of(lens, out->nr);
-		for (i = 0; i < out->nr; i++)
-			lens[i] = out->v[i].end - out->v[i].start;
-		out->warmup = warmup_of(lens, NULL, 0, out->nr < STEPS_EARLY ? out->nr : STEPS_EARLY,
-					out->median_ns, out->count);
-		out->first_start = out->v[0].start;
-		out->steady_start = out->v[out->warmup].start;
-		out->steady_end = c->last_end;
-		free(lens);
-	} else {
-		size_t n = c->count < STEPS_EARLY ? (size_t)c->count : STEPS_EARLY;
-
-		lens = xmalloc((n + 1) * sizeof(*lens));
-		qsort(c->early, n, sizeof(*c->early), cmp_occ);
+	qsort(occ, n, sizeof(*occ), cmp_occ);
+	if (has_all) {
+		out->v = xmalloc((n + 1) * sizeof(*out->v));
 		for (i = 0; i < n; i++)
-			lens[i] = c->early[i].idx - c->early[i].t;
-		out->median_ns = median_of(lens, n);
-		for (i = 0; i < n; i++)
-			lens[i] = c->early[i].idx - c->early[i].t;
-		out->warmup = warmup_of(lens, NULL, 0, n, out->median_ns, out->count);
-		out->first_start = c->first;
-		out->steady_start = out->warmup < n ? c->early[out->warmup].t : c->first;
-		out->steady_end = c->last_end;
-		free(lens);
+			out->v[i] = (struct steps_span){ occ[i].t, occ[i].idx };
+		out->nr = n;
 	}
+	for (i = 0; i < n; i++)
+		lens[i] = sorted[i] = occ[i].idx - occ[i].t;
+	out->median_ns = xmedian_u64(sorted, n);
+	out->warmup = warmup_of(lens, NULL, 0, n < STEPS_EARLY ? n : STEPS_EARLY, out->median_ns,
+				out->count);
+	out->first_start = c->first;
+	out->steady_start = out->warmup < n ? occ[out->warmup].t : c->first;
+	out->steady_end = c->last_end;
+	free(lens);
 }
 
 static void found_auto(struct candidate *c, uint64_t run_end, struct steps_found *out)
@@ -492,7 +460,7 @@ static void found_auto(struct candidate *c, uint64_t run_end, struct steps_found
 		if (gaps[i] == c->best_gap)
 			steady[k++] = lens[i];
 	}
-	out->median_ns = median_of(steady, k);
+	out->median_ns = xmedian_u64(steady, k);
 	out->warmup = warmup_of(lens, gaps, c->best_gap, n ? n - 1 : 0, out->median_ns, out->count);
 	out->first_start = c->first;
 	out->steady_start = c->early[out->warmup < n ? out->warmup : 0].t;

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,6 +211,21 @@ static void *radix_sort(void *v, void *tmp, size_t n, size_t stride)
 		dst = t;
 	}
 	return src;
+}
+
+uint64_t xmedian_u64(uint64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	xsort_u64(v, n);
+	return v[(n - 1) / 2];
+}
+
+uint64_t nearest_rank(uint64_t n, double frac)
+{
+	uint64_t idx = (uint64_t)ceil(frac * (double)n);
+
+	return idx < 1 ? 1 : idx > n ? n : idx;
 }
 
 void xsort_u64(uint64_t *v, size_t n)

@@ -59,6 +59,12 @@ void xmove_u32(uint32_t *v, size_t n, uint32_t *to);
 /* xsort_u64 - sort values ascending (radix; 8 bytes a value beside the array). */
 void xsort_u64(uint64_t *v, size_t n);
 
+/* xmedian_u64 - the lower median of the @n values (sorted in place); 0 for none. */
+uint64_t xmedian_u64(uint64_t *v, size_t n);
+
+/* nearest_rank - the nearest rank (from 1) of percentile @frac (0.5, 0.99) among @n values. */
+uint64_t nearest_rank(uint64_t n, double frac);
+
 /*
  * gallop_search - the first index in [0, n) where @after(i, ctx) holds, or n; @after must be
  * false up to some index and true from there on (a sorted array). Starts at @hint, gallops
