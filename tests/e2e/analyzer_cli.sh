@@ -53,4 +53,22 @@ done
 "$GPUSHIM_BIN" diff --format json "$trace" "$trace" >"$WORK/streamed.diff"
 GPUSHIM_STREAM=0 "$GPUSHIM_BIN" diff --format json "$trace" "$trace" >"$WORK/whole.diff"
 cmp "$WORK/streamed.diff" "$WORK/whole.diff" || fail "GPUSHIM_STREAM=0 changed diff"
+# The step options on an H200 trace with 200 NVTX steps "train_step".
+st=$SOURCE_ROOT/tests/traces/h200/steps_nvtx.trace
+expect "steps found" "$("$GPUSHIM_BIN" report --format json "$st" | jq -r '.steps | "\(.source) \(.name) \(.count)"')" "nvtx train_step 200"
+expect "--whole" "$("$GPUSHIM_BIN" report --format json --whole "$st" | jq -r '"\(.steps.source) \(.phases | length)"')" "none 0"
+expect "--steps 5:10" "$("$GPUSHIM_BIN" report --format json --steps 5:10 "$st" | jq -r '"\(.steps.warmup_steps) \(.steps.steady_steps)"')" "4 6"
+expect "--step-range" "$("$GPUSHIM_BIN" report --format json --step-range nothing "$st" | jq -r .steps.source)" "none"
+w=$("$GPUSHIM_BIN" report --format json --window 6:7 "$st" | jq -r '"\(.steps.source) \(.phases[2].ns)"')
+expect "--window 6:7" "$w" "window 1000000000"
+for bad in "--steps 5" "--steps 9:3" "--window 2:1" "--whole --window 1:2"; do
+	set +e
+	# shellcheck disable=SC2086 # the options are words
+	"$GPUSHIM_BIN" report $bad "$st" >/dev/null 2>"$WORK/bad.err"
+	rc=$?
+	set -e
+	expect "report $bad: exit" "$rc" 2
+	grep -q "gpushim: report: " "$WORK/bad.err" || fail "report $bad: no message: $(cat "$WORK/bad.err")"
+done
+"$GPUSHIM_BIN" report --help | grep -q -- "--step-range NAME" || fail "report --help: no --step-range"
 echo "ok: command line"
