@@ -22,6 +22,11 @@ struct loop_acc {
 	int open;			/* the launch stream: a step is open (the last of series) */
 	uint64_t step_busy_end;		/* the open or current step's union so far */
 	size_t busy_step;		/* ... of which step */
+	/*
+	 * The launch stream: what came in the open step a median step or more after its start.
+	 * It is that step's if another begins after it, the tail's if none does.
+	 */
+	struct loop_step beyond;
 	uint64_t phase_busy_end[NR_PHASES];
 };
 
@@ -117,13 +122,32 @@ static size_t step_of(struct loop_acc *a, size_t *at, uint64_t t)
 	return *at < l->nr_series && l->series[*at].start <= t ? *at : SIZE_MAX;
 }
 
+/* Where what came at @t in step @s counts: the step, or what may still be the tail. */
+static struct loop_step *step_sums(struct loop_acc *a, size_t s, uint64_t t)
+{
+	struct loop *l = a->l;
+
+	if (a->is_auto && s + 1 == l->nr_series && t - l->series[s].start >= l->found.median_ns)
+		return &a->beyond;
+	return &l->series[s];
+}
+
 /* A launch of the anchor kernel: a step begins (the one before ends). */
 static void auto_step(struct loop_acc *a, uint64_t t)
 {
 	struct loop *l = a->l;
 
-	if (l->nr_series)
-		l->series[l->nr_series - 1].end = t;
+	if (l->nr_series) {
+		struct loop_step *last = &l->series[l->nr_series - 1];
+
+		last->end = t;
+		last->gpu_ns += a->beyond.gpu_ns;
+		last->launches += a->beyond.launches;
+		last->syncs += a->beyond.syncs;
+		last->allocs += a->beyond.allocs;
+		last->modules += a->beyond.modules;
+	}
+	memset(&a->beyond, 0, sizeof(a->beyond));
 	if (l->nr_series >= LOOP_MAX_SERIES) {
 		a->open = 0;
 		return;
@@ -145,6 +169,7 @@ void loop_call(struct loop_acc *a, const struct m_call *c)
 	int is_alloc = c->kind == MC_MEM && c->op == TRACE_MEM_ALLOC && stats_is_device_mem(c->sub);
 	int is_module = c->kind == MC_MODULE && c->sub == TRACE_MODULE_LOAD;
 	struct loop_phase_sum *ph;
+	struct loop_step *st;
 	size_t s;
 
 	if (f->source == STEPS_NONE)
@@ -162,10 +187,11 @@ void loop_call(struct loop_acc *a, const struct m_call *c)
 	s = step_of(a, &a->call_at, c->t0);
 	if (s == SIZE_MAX)
 		return;
-	l->series[s].launches += is_launch;
-	l->series[s].syncs += is_sync;
-	l->series[s].allocs += is_alloc;
-	l->series[s].modules += is_module;
+	st = step_sums(a, s, c->t0);
+	st->launches += is_launch;
+	st->syncs += is_sync;
+	st->allocs += is_alloc;
+	st->modules += is_module;
 }
 
 /* What of [start, end) is not yet under *@busy_end (operations come in order of start). */
@@ -197,7 +223,7 @@ void loop_op(struct loop_acc *a, const struct m_gpu_op *g)
 		a->busy_step = s;
 		a->step_busy_end = 0;
 	}
-	l->series[s].gpu_ns += union_add(&a->step_busy_end, g->start, g->end);
+	step_sums(a, s, g->start)->gpu_ns += union_add(&a->step_busy_end, g->start, g->end);
 }
 
 /* What made step @s longer than the median steady step. */
