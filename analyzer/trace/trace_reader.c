@@ -345,6 +345,12 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 							   t->name, bad, rd->thread_index);
 				continue;	/* its first launch, from the top */
 			}
+		} else if (!t && rd->is_in_block) {
+			/*
+			 * A newer version's record: a thread record's delta moves its thread's time
+			 * (a meta record's is 0), or every later record of the block comes early.
+			 */
+			rd->now_ns += h->dt_ns;
 		} else if (h->type == TRACE_REC_END) {
 			memcpy(&rd->end, h, sizeof(rd->end));
 			rd->has_end = 1;

@@ -253,6 +253,11 @@ static void test_unknown_and_grown(void)
 	((struct trace_rec_hdr *)buf)->size = 40;
 	tb_rec(&t, buf, 40);
 	tb_block(&t, 1, 0, 100);
+	memset(buf, 0, sizeof(buf));	/* a newer thread record: its delta still counts */
+	((struct trace_rec_hdr *)buf)->type = 201;
+	((struct trace_rec_hdr *)buf)->size = 16;
+	((struct trace_rec_hdr *)buf)->dt_ns = 5;
+	tb_rec(&t, buf, 16);
 	memset(buf, 0, sizeof(buf));
 	tb_call((struct trace_call *)buf, TRACE_REC_LAUNCH, 80, 3, 1, 0, 0, 1);	/* grown */
 	tb_rec(&t, buf, 80);
@@ -260,14 +265,14 @@ static void test_unknown_and_grown(void)
 	tb_flush(&t);
 	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "grown.trace", 0)), 0);
 	while (trace_reader_next(&rd, &r) > 0) {
-		nr_unknown += r.type == 200;
+		nr_unknown += r.type == 200 || r.type == 201;
 		if (r.type == TRACE_REC_LAUNCH) {
 			nr_launch++;
 			CHECK_EQ(r.size, 80);
-			CHECK_EQ(r.ts_ns, 103);
+			CHECK_EQ(r.ts_ns, 108);	/* 100 + 5 + 3 */
 		}
 	}
-	CHECK_EQ(nr_unknown, 1);
+	CHECK_EQ(nr_unknown, 2);
 	CHECK_EQ(nr_launch, 1);
 	CHECK(rd.has_end);
 	trace_reader_close(&rd);
