@@ -27,6 +27,7 @@ struct analyses {
 	struct findings_acc *fa;
 	int is_begun;
 	struct loop_acc *la;
+	struct ranges_acc *ra;
 };
 
 /* The tap's sink, NULL when there is none. */
@@ -41,6 +42,18 @@ static const struct steps_options *steps_opts;
 void analyze_set_steps(const struct steps_options *o)
 {
 	steps_opts = o;
+}
+
+/* Each piece of an idle gap as the findings split it: to the steps and the ranges. */
+static void sink_idle(void *ctx, uint32_t device, uint64_t start, uint64_t end, int part)
+{
+	struct analyses *a = ctx;
+
+	(void)device;
+	if (a->la)
+		loop_idle(a->la, start, end, part);
+	if (a->ra)
+		ranges_idle(a->ra, start, end, part);
 }
 
 static void sink_begin(void *ctx, const struct model *m, const struct first_look *p)
@@ -60,10 +73,14 @@ static void sink_begin(void *ctx, const struct model *m, const struct first_look
 		lo = l->phase[PHASE_STEADY].start;
 		hi = l->phase[PHASE_STEADY].end;
 	}
+	if (a->s)
+		a->ra = ranges_begin(&a->s->ranges, m, p, lo, hi);
 	if (a->f)
 		a->fa = findings_begin_window(a->f, m, p, a->want_gaps, lo, hi);
 	if (a->fa && t && a->tap->gap)
 		findings_gaps_to(a->fa, a->tap->gap, t->ctx);
+	if (a->fa && (a->la || a->ra))
+		findings_pieces_to(a->fa, sink_idle, a);
 	if (a->feed)
 		run_feed_begin(a->feed, m);
 	if (t)
@@ -79,6 +96,8 @@ static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
 		stats_call(a->sa, c);
 	if (a->la)
 		loop_call(a->la, c);
+	if (a->ra)
+		ranges_call(a->ra, c);
 	if (a->fa)
 		findings_call(a->fa, c, id);
 	if (a->feed)
@@ -95,6 +114,8 @@ static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *ca
 		stats_op(a->sa, g);
 	if (a->la)
 		loop_op(a->la, g);
+	if (a->ra)
+		ranges_op(a->ra, g, call);
 	if (a->fa)
 		findings_op(a->fa, g, call, id);
 	if (a->feed)
@@ -130,18 +151,24 @@ static void sink_floor(void *ctx, uint64_t t)
 static const struct model_sink sink_ops = { sink_begin, sink_call, sink_op, sink_sample,
 					    sink_floor, NULL };
 
-/* The analyses begun are ended: the statistics first, which the findings' end reads. */
+/*
+ * The analyses begun are ended: the statistics first, which the findings' end reads; the steps
+ * and ranges last, as the findings' end hands on the last gaps.
+ */
 static void end(struct analyses *a)
 {
-	if (a->la)
-		loop_end(a->la);
 	if (a->sa)
 		stats_end(a->sa);
 	if (a->fa)
 		findings_end(a->fa, a->f_stats);
+	if (a->la)
+		loop_end(a->la);
+	if (a->ra)
+		ranges_end(a->ra);
 	a->sa = NULL;
 	a->fa = NULL;
 	a->la = NULL;
+	a->ra = NULL;
 }
 
 /* A loaded model through the sink, as model_stream would hand it on. */

@@ -334,6 +334,9 @@ struct findings_acc {
 	size_t nr_host_only;
 	findings_gap_fn gap;		/* findings_gaps_to: each gap handed on, none kept */
 	void *gap_ctx;
+	findings_piece_fn piece;	/* findings_pieces_to: each gap's pieces handed on */
+	void *piece_ctx;
+	uint64_t piece_at;		/* the gap in hand's pieces reach this far */
 	uint64_t win_lo, win_hi;	/* the window asked for (the steady state); else 0, max */
 	uint64_t win_kernels;		/* kernels that started in the window */
 };
@@ -384,7 +387,7 @@ static uint64_t busy_since(const struct walk_device *ds, uint64_t t)
 	return ds->st[n - 1].busy - before - (t > begin ? t - begin : 0);
 }
 
-/* The gap's split for the timeline export, when asked: kept, or handed on. */
+/* The gap's split, when asked: kept (want_gaps), handed on (findings_gaps_to), or both. */
 static void keep_gap(struct findings_acc *a, uint32_t device, uint64_t g0, uint64_t g1,
 		     const uint64_t *part)
 {
@@ -393,11 +396,11 @@ static void keep_gap(struct findings_acc *a, uint32_t device, uint64_t g0, uint6
 
 	if (!f->want_gaps && !a->gap)
 		return;
-	if (a->gap) {
-		g = &one;
-	} else {
+	if (f->want_gaps) {
 		XGROW(f->gaps, f->gaps_cap, f->nr_gaps_kept + 1);
 		g = &f->gaps[f->nr_gaps_kept++];
+	} else {
+		g = &one;
 	}
 	g->start = g0;
 	g->end = g1;
@@ -405,6 +408,20 @@ static void keep_gap(struct findings_acc *a, uint32_t device, uint64_t g0, uint6
 	memcpy(g->part, part, sizeof(g->part));
 	if (a->gap)
 		a->gap(a->gap_ctx, g);
+}
+
+/*
+ * A piece [@s, @e) of a gap of @device that went to @part, when asked (findings_pieces_to):
+ * from where the last one ended on (calls of one thread can nest), so that they never overlap.
+ */
+static void hand_piece(struct findings_acc *a, uint32_t device, uint64_t s, uint64_t e, int part)
+{
+	if (s < a->piece_at)
+		s = a->piece_at;
+	if (!a->piece || e <= s)
+		return;
+	a->piece(a->piece_ctx, device, s, e, part);
+	a->piece_at = e;
 }
 
 /*
@@ -428,12 +445,14 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	int k;
 
 	f->nr_gaps++;
+	a->piece_at = g0;
 	if (!issuer || issuer->t1 <= g0) {
 		/* Queued before the GPU ran dry: the wait is on the GPU side (or unknown). */
 		if (len < NOISE_GAP_NS)
 			f->noise_ns += len, part[GAP_NOISE] = len;
 		else
 			f->dependency_ns += len, part[GAP_DEPENDENCY] = len;
+		hand_piece(a, ds->device, g0, g1, len < NOISE_GAP_NS ? GAP_NOISE : GAP_DEPENDENCY);
 		keep_gap(a, ds->device, g0, g1, part);
 		return;
 	}
@@ -457,6 +476,8 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 
 		part[GAP_MODULE] += load;
 		waited = own - load;
+		hand_piece(a, ds->device, g0, g0 + load, GAP_MODULE);
+		hand_piece(a, ds->device, g0 + load, g0 + own, CAUSE_HOST_SYNC);
 		f->causes[CAUSE_HOST_SYNC].time_ns += waited;
 		f->causes[CAUSE_HOST_SYNC].count++;
 		site_add(&a->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, waited, 0);
@@ -476,10 +497,13 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 
 		if (c->t0 >= g1)
 			break;
-		if (s > pos)
+		if (s > pos) {
 			part[CAUSE_CPU_BOUND] += s - pos;
+			hand_piece(a, ds->device, pos, s, CAUSE_CPU_BOUND);
+		}
 		if (e > s && c->kind == MC_MODULE) {
 			part[GAP_MODULE] += e - s;
+			hand_piece(a, ds->device, s, e, GAP_MODULE);
 		} else if (e > s) {
 			/* The shim's counter set-up stalls calls once: warm-up, not the program's. */
 			uint64_t stall = overlap_ns(s, e, m->pm_setup_start, m->pm_setup_end);
@@ -495,6 +519,10 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 			setup += stall;
 			k = call_cause(c);
 			part[k] += e - s - stall - load;
+			/* the stall and the load come first in the call (the order inside a call
+			 * is not recorded) */
+			hand_piece(a, ds->device, s, s + stall + load, GAP_MODULE);
+			hand_piece(a, ds->device, s + stall + load, e, k);
 			if (e - s > what_ns[k]) {
 				what_ns[k] = e - s;
 				what[k] = model_api_name(m, c->api);
@@ -506,8 +534,11 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 			break;
 	}
 	/* After the issuing call returned, the GPU takes a moment to start: launch latency. */
-	if (pos < g1)
-		part[issuer->t1 <= pos ? CAUSE_LAUNCH_OVERHEAD : CAUSE_CPU_BOUND] += g1 - pos;
+	if (pos < g1) {
+		k = issuer->t1 <= pos ? CAUSE_LAUNCH_OVERHEAD : CAUSE_CPU_BOUND;
+		part[k] += g1 - pos;
+		hand_piece(a, ds->device, pos, g1, k);
+	}
 
 	f->module_load_ns += part[GAP_MODULE] - setup;
 	f->profiler_setup_ns += setup;
@@ -690,6 +721,12 @@ struct findings_acc *findings_begin_window(struct findings *f, const struct mode
 		we = win_hi;
 	a->ctr = counters_begin(&f->ctr, m, ws, we < ws ? ws : we);
 	return a;
+}
+
+void findings_pieces_to(struct findings_acc *a, findings_piece_fn piece, void *ctx)
+{
+	a->piece = piece;
+	a->piece_ctx = ctx;
 }
 
 void findings_gaps_to(struct findings_acc *a, findings_gap_fn gap, void *ctx)

@@ -168,12 +168,21 @@ void findings_sample(struct findings_acc *a, const struct m_pm_sample *s);
 /* No operation still to come starts before @t (streaming: what may be let go). */
 void findings_floor(struct findings_acc *a, uint64_t t);
 /*
- * findings_gaps_to - hand each idle gap to @gap as it is split, right after findings_begin,
- * instead of keeping it (f->gaps stays empty): each device's gaps in time order, the devices'
- * interleaved, every one with @ctx. A timeline written as the stream goes holds none of them.
+ * findings_gaps_to - hand each idle gap to @gap as it is split, right after findings_begin
+ * (kept as well only when want_gaps asked for them): each device's gaps in time order, the
+ * devices' interleaved, every one with @ctx. A timeline written as the stream goes holds none
+ * of them.
  */
 typedef void (*findings_gap_fn)(void *ctx, const struct f_gap *g);
 void findings_gaps_to(struct findings_acc *a, findings_gap_fn gap, void *ctx);
+/*
+ * findings_pieces_to - hand each gap on in pieces, in time order, each [@start, @end) of one
+ * part (a cause id or enum gap_part) as the walk through the issuing thread's calls found it:
+ * what the thread was doing then. A gap's pieces cover it, and sum to its parts.
+ */
+typedef void (*findings_piece_fn)(void *ctx, uint32_t device, uint64_t start, uint64_t end,
+				  int part);
+void findings_pieces_to(struct findings_acc *a, findings_piece_fn piece, void *ctx);
 void findings_end(struct findings_acc *a, const struct stats *s);
 /* The largest part of a gap: a cause id or enum gap_part. */
 int gap_label(const struct f_gap *g);

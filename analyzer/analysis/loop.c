@@ -11,8 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "findings.h"
 #include "stats.h"
 #include "util/util.h"
+
+_Static_assert(LOOP_NR_GAP_CAUSES == CAUSE_ALLOCATION + 1, "a step's causes are the gap causes");
+
+int loop_part_id(int k)
+{
+	static const int ids[LOOP_NR_PARTS] = { CAUSE_HOST_SYNC, CAUSE_LAUNCH_OVERHEAD,
+						CAUSE_CPU_BOUND, CAUSE_MEMCPY, CAUSE_ALLOCATION,
+						GAP_NOISE, GAP_DEPENDENCY, GAP_MODULE };
+
+	return k >= 0 && k < LOOP_NR_PARTS ? ids[k] : -1;
+}
 
 struct loop_acc {
 	struct loop *l;
@@ -226,6 +238,66 @@ void loop_op(struct loop_acc *a, const struct m_gpu_op *g)
 	step_sums(a, s, g->start)->gpu_ns += union_add(&a->step_busy_end, g->start, g->end);
 }
 
+/* The index into loop_step.part of a cause id or enum gap_part; -1 for none there. */
+static int part_slot(int part)
+{
+	int k;
+
+	for (k = 0; k < LOOP_NR_PARTS; k++)
+		if (loop_part_id(k) == part)
+			return k;
+	return -1;
+}
+
+void loop_idle(struct loop_acc *a, uint64_t start, uint64_t end, int part)
+{
+	struct loop *l = a->l;
+	size_t lo = 0, hi = l->nr_series, i;
+	int slot = part_slot(part);
+
+	if (end <= start || !l->nr_series)
+		return;
+	while (lo < hi) {		/* the first step beginning after @start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->series[mid].start <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo ? lo - 1 : 0; i < l->nr_series && l->series[i].start < end; i++) {
+		struct loop_step *s = &l->series[i];
+		/* the launch stream's open step ends when the next begins */
+		uint64_t s_end = a->is_auto && a->open && i + 1 == l->nr_series ? UINT64_MAX : s->end;
+		uint64_t from = s->start > start ? s->start : start;
+		uint64_t to = s_end < end ? s_end : end;
+
+		if (to <= from)
+			continue;
+		s->idle_ns += to - from;
+		if (slot >= 0)
+			s->part[slot] += to - from;
+	}
+}
+
+/* The part whose idle time in @s is the most beyond the median step's (@med): its cause id or
+ * enum gap_part; -1 none. */
+static int slow_cause(const struct loop_step *s, const uint64_t *med, uint64_t *ns)
+{
+	int k, best = -1;
+	uint64_t most = 0;
+
+	for (k = 0; k < LOOP_NR_PARTS; k++)
+		if (s->part[k] > med[k] && s->part[k] - med[k] > most) {
+			most = s->part[k] - med[k];
+			best = k;
+		}
+	*ns = best >= 0 ? s->part[best] : 0;
+	return best >= 0 ? loop_part_id(best) : -1;
+}
+
+static const char why_host_gap[] = "a longer host gap: the GPU waited";
+
 /* What made step @s longer than the median steady step. */
 static const char *why_slow(const struct loop_step *s, uint64_t syncs, uint64_t allocs,
 			    uint64_t modules, uint64_t gpu_ns)
@@ -238,14 +310,22 @@ static const char *why_slow(const struct loop_step *s, uint64_t syncs, uint64_t 
 		return "more synchronizations";
 	if (s->gpu_ns > gpu_ns + gpu_ns / 10)
 		return "more GPU work";
-	return "a longer host gap (the GPU waited)";
+	return why_host_gap;
 }
 
 static void slowest(struct loop *l, const size_t *idx, size_t n)
 {
 	/* The median steady step's synchronizations, allocations, module loads, GPU time. */
 	uint64_t *x = xmalloc(4 * (n + 1) * sizeof(*x)), syncs, allocs, mods, gpu_med;
+	uint64_t part_med[LOOP_NR_PARTS];
 	size_t i, k;
+	int c;
+
+	for (c = 0; c < LOOP_NR_PARTS; c++) {
+		for (i = 0; i < n; i++)
+			x[i] = l->series[idx[i]].part[c];
+		part_med[c] = xmedian_u64(x, n);
+	}
 
 	for (i = 0; i < n; i++) {
 		const struct loop_step *s = &l->series[idx[i]];
@@ -276,6 +356,12 @@ static void slowest(struct loop *l, const size_t *idx, size_t n)
 		}
 		l->slowest[k].step = best;
 		l->slowest[k].why = why_slow(&l->series[best], syncs, allocs, mods, gpu_med);
+		l->slowest[k].cause = slow_cause(&l->series[best], part_med,
+						 &l->slowest[k].cause_ns);
+		/* lazy loading at a kernel's first launch is a module load no call shows */
+		if (l->slowest[k].cause == GAP_MODULE && !l->series[best].modules &&
+		    l->slowest[k].why == why_host_gap)
+			l->slowest[k].why = "a module load (lazy loading)";
 	}
 	l->nr_slowest = k;
 }

@@ -15,7 +15,10 @@
  *                 warm-up: to the steady state's start; steady; tail: to the run's end
  *   slowest       the steady steps longest of all, each with what it had more of than the
  *                 median steady step: synchronizations, allocations, module loads, or less GPU
- *                 time (the host kept it waiting), or more (more GPU work)
+ *                 time (the host kept it waiting), or more (more GPU work); and the cause
+ *                 whose idle time in it grew the most over the median step's
+ *   idle by cause the findings' idle gaps (findings.h) in a steady step, each piece of a
+ *                 gap (what the issuing thread was doing then) in the step it falls in
  * Pure: no I/O.
  */
 #ifndef GPUSHIM_LOOP_H
@@ -31,10 +34,24 @@
 #define LOOP_MAX_SERIES (1u << 20)	/* steps kept for the series and percentiles */
 #define LOOP_SLOWEST 3
 
+/*
+ * The parts of idle time a step records: the gap causes, cause ids 0 (host_sync) to
+ * CAUSE_ALLOCATION, then scheduling noise, dependency waits, module loading (findings.h's
+ * enum gap_part; findings.h includes this header through stats.h). loop_part_id: the cause id
+ * or enum gap_part of part @k.
+ */
+#define LOOP_NR_GAP_CAUSES 5
+#define LOOP_NR_PARTS (LOOP_NR_GAP_CAUSES + 3)
+int loop_part_id(int k);
+
+
 struct loop_step {
 	uint64_t start, end;
 	uint64_t gpu_ns;		/* GPU busy in it */
 	uint32_t launches, syncs, allocs, modules;
+	/* steady steps (the findings' window): idle gaps in it, and by cause */
+	uint64_t idle_ns;
+	uint64_t part[LOOP_NR_PARTS];
 };
 
 enum loop_phase { PHASE_STARTUP, PHASE_WARMUP, PHASE_STEADY, PHASE_TAIL, NR_PHASES };
@@ -48,6 +65,9 @@ struct loop_phase_sum {
 struct loop_slow {
 	size_t step;			/* index into series */
 	const char *why;		/* static text */
+	int cause;			/* the idle part that grew the most over the median
+					 * step's (a cause id or enum gap_part); -1 none */
+	uint64_t cause_ns;		/* ... its idle time in the step */
 };
 
 struct loop {
@@ -76,6 +96,9 @@ struct loop_acc *loop_begin(struct loop *l, const struct model *m, const struct 
 			    const struct steps_options *o);
 void loop_call(struct loop_acc *a, const struct m_call *c);
 void loop_op(struct loop_acc *a, const struct m_gpu_op *g);
+/* A piece [@start, @end) of an idle gap (the steady state's) that went to @part (a cause id or
+ * enum gap_part, findings_pieces_to): its steps' idle time by cause. */
+void loop_idle(struct loop_acc *a, uint64_t start, uint64_t end, int part);
 void loop_end(struct loop_acc *a);
 void loop_free(struct loop *l);
 

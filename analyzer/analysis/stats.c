@@ -838,5 +838,6 @@ void stats_free(struct stats *s)
 	free(s->mem.live_at_peak);
 	free(s->gpu.devices);
 	loop_free(&s->loop);
+	ranges_free(&s->ranges);
 	memset(s, 0, sizeof(*s));
 }

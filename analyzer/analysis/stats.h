@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "loop.h"
+#include "ranges.h"
 #include "model/model.h"
 
 struct s_counts {
@@ -152,9 +153,13 @@ struct stats {
 	struct s_memory mem;
 	struct s_gpu gpu;
 	struct loop loop;		/* steps and phases (analyze.c fills it beside the rest) */
+	struct range_table ranges;	/* NVTX ranges in the analysis window (analyze.c) */
 };
 
-/* stats_compute - fill @s from @m. Free with stats_free. */
+/*
+ * stats_compute - fill @s from @m. Free with stats_free. The steps' and ranges' idle time by
+ * cause comes from the findings' gaps: analyze_model computes both in one pass.
+ */
 void stats_compute(struct stats *s, const struct model *m);
 
 /*

@@ -18,11 +18,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] [STEPS] TRACE...\n"
+	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] [--by-range] [STEPS]\n"
+		   "                      TRACE...\n"
 		   "\nExplains where the GPU time of a run went: the verdict and the causes ranked\n"
 		   "by time lost (with CUPTI timestamps), then kernels, API calls and memory.\n"
 		   "Several traces (one per process or rank): a section each, then a combined\n"
 		   "summary; JSON: {\"schema\", \"reports\": [...], \"combined\": {...}}.\n"
+		   "\n  --by-range            the NVTX range table after the causes: per range name,\n"
+		   "                        count, host time, launches and their GPU time, idle\n"
+		   "                        time inside by cause (JSON always has \"ranges\")\n"
 		   "\nThe verdict covers the steady state of the run's steps (an NVTX range that\n"
 		   "repeats, else the launch stream's period); start-up and warm-up apart. STEPS:\n"
 		   "  --step-range NAME     the NVTX range NAME is the step\n"
@@ -32,8 +36,8 @@ static void usage(FILE *f)
 }
 
 /* One trace: load, compute, print. Adds to @all for the combined summary. */
-static int report_one(const char *path, int is_json, int has_header, int is_many,
-		      struct json *j, struct combined *all)
+static int report_one(const char *path, int is_json, int has_header, int by_range,
+		      int is_many, struct json *j, struct combined *all)
 {
 	struct findings fd;
 	struct model m;
@@ -55,6 +59,8 @@ static int report_one(const char *path, int is_json, int has_header, int is_many
 			printf(") ==\n");
 		}
 		report_print_text(stdout, &m, &s, &fd, has_header);
+		if (by_range)
+			report_print_ranges(stdout, &s, 0);
 	}
 	stats_free(&s);
 	findings_free(&fd);
@@ -67,6 +73,7 @@ int cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "no-header", no_argument, NULL, 'H' },
+		{ "by-range", no_argument, NULL, 'R' },
 		{ "step-range", required_argument, NULL, CMD_OPT_STEP_RANGE },
 		{ "steps", required_argument, NULL, CMD_OPT_STEPS },
 		{ "window", required_argument, NULL, CMD_OPT_WINDOW },
@@ -74,7 +81,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, i, is_json = 0, has_header = 1, is_many, ret = 0;
+	int c, i, is_json = 0, has_header = 1, by_range = 0, is_many, ret = 0;
 	struct steps_options so;
 	struct combined all;
 	struct json j;
@@ -90,6 +97,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'H':
 			has_header = 0;
+			break;
+		case 'R':
+			by_range = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -115,7 +125,7 @@ int cmd_report(int argc, char **argv)
 		json_array_begin(&j, "reports");
 	}
 	for (i = optind; i < argc; i++)
-		if (report_one(argv[i], is_json, has_header, is_many, &j, &all) < 0)
+		if (report_one(argv[i], is_json, has_header, by_range, is_many, &j, &all) < 0)
 			ret = 1;
 	if (is_json && is_many) {
 		json_array_end(&j);

@@ -27,6 +27,7 @@ void first_look_init(struct first_look *p)
 	memset(p, 0, sizeof(*p));
 	p->launch_hist = xcalloc(FIRST_LOOK_LAUNCH_HIST_N, sizeof(*p->launch_hist));
 	p->steps = steps_finder_new();
+	nvtx_ranges_init(&p->ranges);
 	p->run_start = UINT64_MAX;
 }
 
@@ -53,6 +54,7 @@ void first_look_free(struct first_look *p)
 	free(p->launch_hist);
 	free(p->devices);
 	steps_finder_free(p->steps);
+	nvtx_ranges_free(&p->ranges);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -93,6 +95,7 @@ void first_look_nvtx(struct first_look *p, const struct m_nvtx *e)
 	if (e->t > p->run_end)
 		p->run_end = e->t;
 	steps_nvtx(p->steps, e);
+	nvtx_ranges_event(&p->ranges, e);
 }
 
 static struct first_look_device *device_of(struct first_look *p, uint32_t device)
@@ -221,11 +224,13 @@ int first_look_window(const struct first_look *p, uint64_t *start, uint64_t *end
 
 void first_look_finish(struct first_look *p, const struct model *m)
 {
-	if (p->run_start == UINT64_MAX)
-		p->run_start = 0;	/* nothing ran */
 	struct first_look_kernel *k, *tmp, *zero;
 	uint64_t seen = 0;
 	size_t i, b;
+
+	if (p->run_start == UINT64_MAX)
+		p->run_start = 0;	/* nothing ran */
+	nvtx_ranges_finish(&p->ranges, p->run_end);
 
 	p->median_launch_ns = 0;
 	for (i = 0; i < FIRST_LOOK_LAUNCH_HIST_N && p->nr_launches; i++) {

@@ -15,6 +15,8 @@
  *                        far a call, operation or API record starts: what a reader that
  *                        releases them in time order must wait
  *   steps                what the step finder needs (steps.h): each launch, each NVTX event
+ *   NVTX ranges          every range, kept with its name, thread, start and end
+ *                        (nvtx_ranges.h), for the range table
  *   the run's extent     the first call or operation's start, the last one's end
  * Pure: no I/O.
  */
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "nvtx_ranges.h"
 #include "steps.h"
 
 #define FIRST_LOOK_LAUNCH_HIST_NS 256	/* median launch call: buckets of 256 ns ... */
@@ -73,6 +76,7 @@ struct first_look {
 	uint64_t watermark;		/* the latest start read so far */
 	uint64_t max_late_ns;		/* the most a start came behind the watermark */
 	struct steps_finder *steps;	/* steps_finish() asks it */
+	struct nvtx_ranges ranges;	/* finished by first_look_finish */
 	uint64_t run_start, run_end;	/* the first start, the last end; 0 when nothing ran */
 	int finished;
 };

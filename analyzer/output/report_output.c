@@ -403,9 +403,77 @@ static void text_loop(FILE *f, const struct stats *s)
 	for (i = 0; i < l->nr_slowest; i++) {
 		const struct loop_step *st = &l->series[l->slowest[i].step];
 
-		fprintf(f, "  slowest  step %zu: %s (%s)\n", l->slowest[i].step + 1,
+		fprintf(f, "  slowest  step %zu: %s (%s", l->slowest[i].step + 1,
 			fmt_ns(a, sizeof(a), st->end - st->start), l->slowest[i].why);
+		if (st->idle_ns)
+			fprintf(f, "; GPU idle %s in it", fmt_ns(b, sizeof(b), st->idle_ns));
+		/* the cause that grew the most, when it is a fair part of the idle time */
+		if (l->slowest[i].cause >= 0 && l->slowest[i].cause_ns >= st->idle_ns / 4)
+			fprintf(f, ", %s of it %s", fmt_ns(c, sizeof(c), l->slowest[i].cause_ns),
+				gap_part_name(l->slowest[i].cause));
+		fprintf(f, ")\n");
 	}
+	if (s->ranges.nr_rows)
+		fprintf(f, "  ranges   %zu NVTX range names, %llu ranges in the %s (report --by-range)\n",
+			s->ranges.nr_rows, (unsigned long long)s->ranges.nr_in_window,
+			l->found.source == STEPS_NONE ? "run" : "steady state");
+}
+
+/* The NVTX range table (ranges.h), most host time first; at most @max rows (0: all). */
+void report_print_ranges(FILE *f, const struct stats *s, size_t max)
+{
+	const struct range_table *t = &s->ranges;
+	const struct loop *l = &s->loop;
+	char a[32], b[32], c[32], d[32], e[32];
+	size_t i;
+
+	if (!t->has_nvtx) {
+		fprintf(f, "\nNVTX ranges: none in this trace (the program made no NVTX ranges, or "
+			   "the trace predates format 1.6, or GPUSHIM_NVTX=0)\n");
+		return;
+	}
+	fprintf(f, "\nNVTX ranges that began in the %s", l->found.source == STEPS_NONE ? "whole run" :
+							     l->found.source == STEPS_WINDOW ? "window" :
+											       "steady state");
+	if (t->window_end != UINT64_MAX && t->window_end > t->window_start)
+		fprintf(f, " (%s)", fmt_ns(a, sizeof(a), t->window_end - t->window_start));
+	fprintf(f, "\n  (host time inside; kernel and graph launches made inside and the GPU time of\n"
+		   "  the work issued inside; device idle time inside, and the cause of most of it)\n");
+	if (!t->nr_rows) {
+		fprintf(f, "  none began there\n");
+	} else {
+		fprintf(f, "  %10s %10s %9s %10s %10s  %-26s %s\n", "count", "host time", "launches",
+			"GPU time", "idle", "most idle to", "range");
+	}
+	for (i = 0; i < t->nr_rows && (!max || i < max); i++) {
+		const struct range_row *r = &t->rows[i];
+		int k = range_top_cause(r);
+
+		snprintf(e, sizeof(e), "-");
+		if (k >= 0)
+			snprintf(e, sizeof(e), "%s %s", cause_name(k),
+				 fmt_ns(d, sizeof(d), r->idle[k]));
+		fprintf(f, "  %10llu %10s %9llu %10s %10s  %-26s ", (unsigned long long)r->count,
+			fmt_ns(a, sizeof(a), r->host_ns), (unsigned long long)r->launches,
+			fmt_ns(b, sizeof(b), r->gpu_ns), fmt_ns(c, sizeof(c), r->idle_ns), e);
+		if (r->domain) {
+			print_clean(f, r->domain, 40);
+			fputs(": ", f);
+		}
+		print_clean(f, r->name, 80);
+		fputs(r->is_start_end ? " (start/end)\n" : "\n", f);
+	}
+	if (max && t->nr_rows > max)
+		fprintf(f, "  ... %zu more names (report --by-range)\n", t->nr_rows - max);
+	if (t->nr_dropped || t->nr_unbalanced || t->nr_unmatched_ends || t->nr_open_at_end ||
+	    t->nr_other_names)
+		fprintf(f, "  not followed: %llu ranges not kept (past %u or %u deep), %llu pops "
+			   "without a push, %llu ends of no open range, %llu open at the end (closed "
+			   "there), %llu under \"(other names)\" past %u names\n",
+			(unsigned long long)t->nr_dropped, NVTX_RANGES_MAX_KEPT, NVTX_RANGES_MAX_DEPTH,
+			(unsigned long long)t->nr_unbalanced, (unsigned long long)t->nr_unmatched_ends,
+			(unsigned long long)t->nr_open_at_end, (unsigned long long)t->nr_other_names,
+			NVTX_RANGES_MAX_NAMES);
 }
 
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
@@ -423,6 +491,50 @@ void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 }
 
 /* ---- JSON ---- */
+
+/* "ranges" (ranges.h): the table, and in "nvtx" what could not be followed. */
+static void json_ranges(struct json *j, const struct range_table *t)
+{
+	size_t i;
+	int k;
+
+	json_array_begin(j, "ranges");
+	for (i = 0; i < t->nr_rows; i++) {
+		const struct range_row *r = &t->rows[i];
+
+		json_object_begin(j, NULL);
+		json_str(j, "name", r->name);
+		json_str(j, "domain", r->domain);
+		json_str(j, "kind", r->is_start_end ? "start_end" : "push_pop");
+		json_u64(j, "count", r->count);
+		json_u64(j, "host_ns", r->host_ns);
+		json_u64(j, "launches", r->launches);
+		json_u64(j, "gpu_ns", r->gpu_ns);
+		json_u64(j, "idle_ns", r->idle_ns);
+		json_object_begin(j, "idle_by_cause_ns");
+		for (k = 0; k < NR_GAP_PARTS; k++)
+			if (r->idle[k])
+				json_u64(j, gap_part_name(k), r->idle[k]);
+		json_object_end(j);
+		k = range_top_cause(r);
+		json_str(j, "top_cause", k >= 0 ? cause_name(k) : NULL);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_begin(j, "ranges_info");
+	json_u64(j, "window_start_ns", t->window_start);
+	json_u64(j, "window_end_ns", t->window_end == UINT64_MAX ? 0 : t->window_end);
+	json_u64(j, "in_window", t->nr_in_window);
+	json_u64(j, "ranges", t->nr_ranges);
+	json_u64(j, "not_kept", t->nr_dropped);
+	json_u64(j, "too_deep", t->nr_too_deep);
+	json_u64(j, "unbalanced_pops", t->nr_unbalanced);
+	json_u64(j, "unmatched", t->nr_unmatched_ends);
+	json_u64(j, "open_at_end", t->nr_open_at_end);
+	json_u64(j, "marks", t->nr_marks);
+	json_u64(j, "other_names", t->nr_other_names);
+	json_object_end(j);
+}
 
 /* "steps" and "phases" (loop.h); the series and slowest steps with them. */
 static void json_loop(struct json *j, const struct loop *l)
@@ -460,6 +572,10 @@ static void json_loop(struct json *j, const struct loop *l)
 		json_u64(j, "ns", l->series[l->slowest[i].step].end -
 				  l->series[l->slowest[i].step].start);
 		json_str(j, "why", l->slowest[i].why);
+		json_str(j, "idle_cause", l->slowest[i].cause >= 0 ?
+						  gap_part_name(l->slowest[i].cause) :
+						  NULL);
+		json_u64(j, "idle_cause_ns", l->slowest[i].cause_ns);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -475,6 +591,12 @@ static void json_loop(struct json *j, const struct loop *l)
 		json_u64(j, "syncs", st->syncs);
 		json_u64(j, "allocs", st->allocs);
 		json_u64(j, "module_loads", st->modules);
+		json_u64(j, "idle_ns", st->idle_ns);
+		json_object_begin(j, "idle_by_cause_ns");
+		for (k = 0; k < LOOP_NR_PARTS; k++)
+			if (st->part[k])
+				json_u64(j, gap_part_name(loop_part_id(k)), st->part[k]);
+		json_object_end(j);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -595,6 +717,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_u64(j, "trace_span_ns", s->span_ns);
 	json_u64(j, "startup_ns", fd->startup_ns);
 	json_loop(j, &s->loop);
+	json_ranges(j, &s->ranges);
 
 	json_array_begin(j, "devices");
 	for (i = 0; i < m->nr_devices; i++) {

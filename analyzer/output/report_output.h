@@ -16,6 +16,9 @@
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 		       const struct findings *fd, int has_header);
 
+/* The NVTX range table (report --by-range): the @max names of most host time (0: all). */
+void report_print_ranges(FILE *f, const struct stats *s, size_t max);
+
 /* One process's report as JSON object members (the caller opens and closes the object). */
 struct json;
 void report_json_members(struct json *j, const struct model *m, const struct stats *s,

@@ -38,8 +38,7 @@ static char *whole_json(const char *path)
 
 	CHECK_EQ(trace_reader_open(&rd, path), 0);
 	CHECK_EQ(model_load(&m, &rd), 0);
-	stats_compute(&s, &m);
-	findings_compute(&f, &m, &s);
+	analyze_model(&m, &s, &f, NULL, 0);	/* one pass: the steps and ranges take its gaps */
 	json = json_report(&m, &s, &f, NULL);
 	{
 		/* The counters' window, known before the first operation, is the findings'. */
@@ -627,8 +626,7 @@ static void test_stream_host_only(void)
 	CHECK_EQ(stream_same(path, NULL), 1);
 	CHECK_EQ(trace_reader_open(&rd, path), 0);
 	CHECK_EQ(model_load(&m, &rd), 0);
-	stats_compute(&s, &m);
-	findings_compute(&f, &m, &s);
+	analyze_model(&m, &s, &f, NULL, 0);	/* one pass: the steps and ranges take its gaps */
 	CHECK_EQ(s.gpu.nr_host_only, 1);
 	CHECK_EQ(s.gpu.host_only_launches, 8000);
 	CHECK(f.excluded_ns > STEP * 8000);
