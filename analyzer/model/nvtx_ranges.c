@@ -2,7 +2,9 @@
 /*
  * nvtx_ranges.c - the run's NVTX ranges (nvtx_ranges.h). A push takes an occurrence (its end
  * still open: UINT64_MAX) and its index goes on the stack of its thread and domain; the pop
- * closes the index on top. start/end ranges by id in a hash of the open ones. Pure.
+ * closes the index on top. start/end ranges by id in a hash of the open ones; an end read
+ * before its start (records come in blocks per thread, and a range can end on another thread)
+ * waits for it in a hash of its own. Pure.
  */
 #include "nvtx_ranges.h"
 
@@ -39,11 +41,19 @@ struct started {			/* a start/end range not yet ended */
 	uint32_t idx;			/* occurrence, or NOT_KEPT */
 };
 
+struct ended {				/* an end read before its start (another thread's) */
+	UT_hash_handle hh;
+	uint64_t id;
+	uint64_t t;
+};
+
 struct nvtx_ranges_state {
 	struct stack *stacks, *hot;
 	struct name_slot *names;
 	struct started *started;
 	size_t nr_started;
+	struct ended *ended;
+	size_t nr_ended;
 };
 
 void nvtx_ranges_init(struct nvtx_ranges *r)
@@ -61,6 +71,7 @@ static void free_state(struct nvtx_ranges *r)
 	struct stack *s, *stmp;
 	struct name_slot *n, *ntmp;
 	struct started *o, *otmp;
+	struct ended *d, *dtmp;
 
 	if (!st)
 		return;
@@ -75,6 +86,10 @@ static void free_state(struct nvtx_ranges *r)
 	HASH_ITER(hh, st->started, o, otmp) {
 		HASH_DEL(st->started, o);
 		free(o);
+	}
+	HASH_ITER(hh, st->ended, d, dtmp) {
+		HASH_DEL(st->ended, d);
+		free(d);
 	}
 	free(st);
 	r->st = NULL;
@@ -183,7 +198,17 @@ void nvtx_ranges_event(struct nvtx_ranges *r, const struct m_nvtx *e)
 		if (s->depth < NVTX_RANGES_MAX_DEPTH)
 			end(r, s->idx[s->depth], e->t);
 		break;
-	case MN_START:
+	case MN_START: {
+		struct ended *d;
+
+		HASH_FIND(hh, st->ended, &e->id, sizeof(e->id), d);
+		if (d) {		/* ended on a thread whose records came first */
+			end(r, begin(r, e->t, e->domain, e->name, NVTX_RANGES_ANY_THREAD), d->t);
+			HASH_DEL(st->ended, d);
+			free(d);
+			st->nr_ended--;
+			break;
+		}
 		HASH_FIND(hh, st->started, &e->id, sizeof(e->id), o);
 		if (o || st->nr_started >= NVTX_RANGES_MAX_OPEN) {
 			r->nr_unmatched_ends++;	/* an id again, or too many open: not followed */
@@ -195,10 +220,23 @@ void nvtx_ranges_event(struct nvtx_ranges *r, const struct m_nvtx *e)
 		HASH_ADD(hh, st->started, id, sizeof(o->id), o);
 		st->nr_started++;
 		break;
+	}
 	case MN_END:
 		HASH_FIND(hh, st->started, &e->id, sizeof(e->id), o);
 		if (!o) {
-			r->nr_unmatched_ends++;
+			struct ended *d;
+
+			/* Its start may be in a block of another thread still to come. */
+			HASH_FIND(hh, st->ended, &e->id, sizeof(e->id), d);
+			if (d || st->nr_ended >= NVTX_RANGES_MAX_OPEN) {
+				r->nr_unmatched_ends++;
+				break;
+			}
+			d = xcalloc(1, sizeof(*d));
+			d->id = e->id;
+			d->t = e->t;
+			HASH_ADD(hh, st->ended, id, sizeof(d->id), d);
+			st->nr_ended++;
 			break;
 		}
 		end(r, o->idx, e->t);
@@ -226,5 +264,6 @@ void nvtx_ranges_finish(struct nvtx_ranges *r, uint64_t run_end)
 		r->occ[i].end = run_end > r->occ[i].start ? run_end : r->occ[i].start;
 		r->nr_open_at_end++;
 	}
+	r->nr_unmatched_ends += r->st->nr_ended;	/* ends whose start never came */
 	free_state(r);
 }

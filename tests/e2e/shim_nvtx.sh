@@ -125,6 +125,19 @@ expect "main: startup before cuInit" "$(q main.jsonl '
 	([.[] | select(.type == "call" and .api == "cuInit")][0].ts_ns)')" true
 expect "main: startup lasts the busy 150 ms" "$(q main.jsonl '
 	([.[] | select(.type == "nvtx_pop" and .id == 0)][0].ts_ns - ([.[] | select(.type == "nvtx_push")][0].ts_ns)) >= 150000000')" true
+# The analyzer: the 20 "step" ranges are the steps, after the 150 ms start-up; the range table
+# of the steady state has each step's 6 launches, forward's 2 and backward's 1; the whole run's
+# has the start-up range and the 3 start/end ranges, one ended on another thread (read back
+# before its start: the threads' records come in blocks), each followed.
+expect "main: steps" "$(jget main.json '"\(.steps.source) \(.steps.name) \(.steps.count) \(.steps.startup_ns >= 150000000)"')" "nvtx step 20 true"
+expect "main: ranges of the steady state" "$(jget main.json '[.ranges[] | "\(.domain // "-")/\(.name):\(.launches / .count)"] | join(" ")')" "-/step:6 trainer/forward:2 trainer/backward:1"
+expect "main: steady steps in the table" "$(jget main.json '(.ranges[] | select(.name == "step") | .count) == (.steps.count - .steps.warmup_steps)')" true
+"$GPUSHIM_BIN" report --format json --whole "$t" >main_whole.json
+expect "main: whole run's ranges" "$(jget main_whole.json '[.ranges[] | "\(.name)/\(.kind)/\(.count)"] | sort | join(" ")')" \
+	"backward/push_pop/20 domain start/start_end/1 forward/push_pop/20 from thread/start_end/1 handoff/start_end/1 startup/push_pop/1 step/push_pop/20"
+expect "main: all followed" "$(jget main_whole.json '.ranges_info | "\(.unmatched) \(.open_at_end) \(.unbalanced_pops) \(.not_kept)"')" "0 0 0 0"
+"$GPUSHIM_BIN" report --by-range "$t" >main_ranges.txt
+grep -q "^ *19 .* 114 .*  step$" main_ranges.txt || fail "main: --by-range: $(cat main_ranges.txt)"
 
 # ---- NVTX's return values: a tool's with the shim, NVTX's own without a tool ----
 LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/ret-%p.trace" "$NVTX_CLIENT" returns >ret.out
@@ -152,6 +165,11 @@ expect "bad: trace" "$(jget bad.json '"\(.trace.complete) \(.trace.lost_records)
 expect "bad: pops (3 + 5000 + 2, and 2 of domain 1)" "$(nvtx_count bad.jsonl nvtx_pop '.id == 0') $(nvtx_count bad.jsonl nvtx_pop '.id == 1')" "5005 2"
 expect "bad: pushes" "$(nvtx_count bad.jsonl nvtx_push)" 5002
 expect "bad: deep" "$(nvtx_count bad.jsonl nvtx_push '.name_str == "deep"')" 5000
+# The analyzer follows what it can and counts the rest: 5 pops with nothing pushed, the 64
+# outer levels of the 5,000 kept and 4,936 past the depth followed, every push matched.
+"$GPUSHIM_BIN" report --format json --whole "$t" >bad_whole.json
+expect "bad: ranges followed" "$(jget bad_whole.json '.ranges_info | "\(.ranges) \(.unbalanced_pops) \(.too_deep) \(.not_kept) \(.open_at_end) \(.unmatched)"')" "5002 5 4936 4936 0 0"
+expect "bad: deep kept" "$(jget bad_whole.json '.ranges[] | select(.name == "deep") | .count')" 64
 # strlen of a STRING's text: its len field.
 slen() {
 	q bad.jsonl "([.[] | select(.type == \"string\") | {key: (.id | tostring), value: .len}] | from_entries) as \$l | [.[] | select($1) | \$l[.name | tostring]] | join(\",\")"

@@ -278,8 +278,36 @@ static void test_bad_input(void)
 	first_look_free(&p);
 }
 
+/* A start/end range ended on a thread whose records were read before its start's. */
+static void test_end_first(void)
+{
+	struct model m = model_with_strings();
+	struct first_look p;
+	struct range_table t;
+	struct ranges_acc *a;
+	struct m_call c = launch(5, 45 * MS);
+
+	first_look_init(&p);
+	ev(&p, MN_END, 1, 50 * MS, 0, 900);
+	ev(&p, MN_START, 0, 40 * MS, S_ASYNC, 900);
+	first_look_finish(&p, &m);
+	CHECK_EQ(p.ranges.nr_unmatched_ends, 0);
+	CHECK_EQ(p.ranges.nr_open_at_end, 0);
+	a = ranges_begin(&t, &m, &p, 0, UINT64_MAX);
+	ranges_call(a, &c);
+	ranges_end(a);
+	CHECK_EQ(t.nr_rows, 1);
+	if (t.nr_rows) {
+		CHECK_EQ(t.rows[0].host_ns, 10 * MS);
+		CHECK_EQ(t.rows[0].launches, 1);
+	}
+	ranges_free(&t);
+	first_look_free(&p);
+}
+
 int main(void)
 {
+	RUN(test_end_first);
 	RUN(test_inside);
 	RUN(test_tree);
 	RUN(test_bad_input);
