@@ -45,7 +45,12 @@ Checks, by issue:
               (launch stream; --nvtx: NVTX ranges; --compile: torch.compile) and jax_steps.py
               (XLA's own NVTX range a step): the program's step count (NVTX exactly, the launch
               stream within one), steps/s within 2 % of the program's own steady rate, the
-              start-up apart (the verdict's window starts after it)
+              start-up apart (the verdict's window starts after it); torch.compile with
+              NVTX step ranges
+  ranges      the NVTX range table (report --by-range) of torch_ranges.py, whose ranges each
+              hold one known cause, plain and under emit_nvtx(): "step" ranges are the steps,
+              "data" (host work, nothing queued) idle with cpu_bound first, forward, backward
+              and optimizer launching kernels, every step range the same launches
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
               `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
@@ -648,6 +653,8 @@ class Checker:
                 ("steps_nvtx", py("torch_steps.py", "--nvtx", "--steps", "200"), "nvtx", True),
                 ("steps_compile", py("torch_steps.py", "--compile", "--steps", "200"),
                  "launches", False),
+                ("steps_compile_nvtx", py("torch_steps.py", "--compile", "--nvtx", "--steps",
+                                          "200"), "nvtx", True),
                 # XLA names each module run with an NVTX range: under the shim, the steps.
                 ("steps_jax", py("jax_steps.py", "--steps", "200"), "nvtx", True)):
             rep, out = self.record(name, cmd)
@@ -672,6 +679,60 @@ class Checker:
                        rep["span_ns"] < rep["trace_span_ns"],
                        f"startup {rep['startup_ns'] / 1e9:.2f} s, window "
                        f"{rep['span_ns'] / 1e9:.3f} of {rep['trace_span_ns'] / 1e9:.3f} s")
+
+    # ---- the NVTX range table ----
+
+    def ranges(self):
+        """torch_ranges.py, plain and under emit_nvtx(): its ranges each hold a known cause."""
+        py = lambda f, *a: [sys.executable, os.path.join(self.py, f), *a]
+        for name, cmd in (("ranges", py("torch_ranges.py", "--steps", "60")),
+                          ("ranges_emit", py("torch_ranges.py", "--emit", "--steps", "60"))):
+            rep, out = self.record(name, cmd)
+            m = re.search(r"steps (\d+) steady_steps_per_s ([0-9.]+)", out or "")
+            if rep is None or not self.check(f"{name}: program's own figures", m is not None):
+                continue
+            want, rate = int(m.group(1)), float(m.group(2))
+            st = rep.get("steps") or {}
+            rows = {(r["domain"], r["name"]): r for r in rep.get("ranges", [])}
+            mine = {n: rows.get((None, n)) for n in
+                    ("step", "data", "forward", "backward", "optimizer", "log")}
+            self.say(f"RANGES {name}: steps {st.get('source')} {st.get('name')} "
+                     f"{st.get('count')}, {st.get('per_s')} steps/s (program {rate}); "
+                     f"{len(rows)} names; " + "; ".join(
+                         f"{n}: {json.dumps({k: r[k] for k in ('count', 'host_ns', 'launches', 'gpu_ns', 'idle_ns', 'top_cause', 'idle_by_cause_ns')})}"
+                         for n, r in mine.items() if r) + f"; info {json.dumps(rep.get('ranges_info'))}")
+            self.check(f"{name}: steps are the step ranges",
+                       st.get("source") == "nvtx" and st.get("name") == "step" and
+                       st.get("count") == want, f"{st.get('source')} {st.get('name')} "
+                       f"{st.get('count')} (want nvtx step {want})")
+            per_s = st.get("per_s") or 0
+            self.check(f"{name}: steps/s within 2 % of the program's", rate > 0 and
+                       abs(per_s / rate - 1) < 0.02, f"{per_s:.3f} against {rate:.3f}")
+            if not self.check(f"{name}: every range in the table",
+                              all(r is not None for r in mine.values()),
+                              f"{sorted(str(k) for k in rows)[:20]}"):
+                continue
+            steady = st.get("count", 0) - st.get("warmup_steps", 0)
+            self.check(f"{name}: each range once a steady step",
+                       all(r["count"] == steady for r in mine.values()),
+                       f"{[(n, r['count']) for n, r in mine.items()]} (want {steady})")
+            d = mine["data"]
+            self.check(f"{name}: data: idle, cpu_bound first",
+                       d["top_cause"] == "cpu_bound" and d["idle_ns"] >= d["host_ns"] / 2,
+                       f"top {d['top_cause']}, idle {d['idle_ns']} of {d['host_ns']} ns")
+            self.check(f"{name}: forward, backward, optimizer launch",
+                       all(mine[n]["launches"] >= mine[n]["count"] and mine[n]["gpu_ns"] > 0
+                           for n in ("forward", "backward", "optimizer")),
+                       f"{[(n, mine[n]['launches'], mine[n]['gpu_ns']) for n in ('forward', 'backward', 'optimizer')]}")
+            per_step = mine["step"]["launches"] / max(1, mine["step"]["count"])
+            self.check(f"{name}: step launches = the parts' launches",
+                       mine["step"]["launches"] == sum(mine[n]["launches"] for n in
+                                                       ("forward", "backward", "optimizer", "log", "data")),
+                       f"step {mine['step']['launches']} ({per_step:.1f} a step)")
+            if name == "ranges_emit":
+                aten = [r for r in rep.get("ranges", []) if r["name"].startswith("aten::")]
+                self.check(f"{name}: emit_nvtx's operator ranges in the table", len(aten) > 0,
+                           f"{len(rows)} names")
 
     # ---- hardware counters ----
 
@@ -1189,7 +1250,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
     ap.add_argument("--only",
                     default="recording,cupti,profiler,findings,counters,diff,robustness,nvtx,"
-                            "steps,bench,perf")
+                            "steps,ranges,bench,perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)

@@ -2,9 +2,9 @@
 /*
  * ranges.c - the NVTX range table (ranges.h). The window's occurrences, sorted by start, form
  * an implicit interval tree (each middle element holds the latest end of its half-open span):
- * a time or a gap finds the occurrences over it in O(log n + found). Each name is counted once
- * per call, operation and idle piece however its occurrences nest (a stamp per name). Memory: 32
- * bytes an occurrence in the window, ~150 a name. Pure.
+ * a time or a gap finds the occurrences over it in O(log n + found). Each row is counted once
+ * per call, operation and idle piece however its occurrences nest (a stamp per row). Memory: 24
+ * bytes an occurrence in the window, ~200 a name. Pure.
  */
 #include "ranges.h"
 
@@ -21,12 +21,14 @@ struct ranges_acc {
 	struct nvtx_occ *occ;		/* the window's, by start */
 	uint64_t *max_end;		/* the tree: the latest end of each middle's span */
 	size_t n;
-	uint64_t *stamp;		/* per name: the last event counted */
-	uint64_t *best;			/* per name: the most overlap of the piece in hand */
-	uint32_t *touched;		/* names the piece in hand overlaps */
+	uint32_t *row_of;		/* each name slot's row */
+	uint64_t *stamp;		/* per row: the last event counted */
+	uint64_t *best;			/* per row: the most overlap of the piece in hand */
+	uint32_t *touched;		/* rows the piece in hand overlaps */
 	size_t nr_touched, touched_cap;
+	size_t *hits;			/* occurrences over the call in hand */
+	size_t nr_hits, hits_cap;
 	uint64_t now;			/* the event in hand's stamp */
-	uint32_t thread;		/* the call's thread (for launches, operations) */
 	uint64_t g0, g1;		/* the idle piece in hand */
 };
 
@@ -69,6 +71,86 @@ static const char *domain_name(const struct model *m, uint32_t domain)
 	return "(unnamed domain)";
 }
 
+/* A copy of @n bytes of @s that the table owns. */
+static const char *t_own(struct range_table *t, const char *s, size_t n)
+{
+	XGROW(t->owned, t->owned_cap, t->nr_owned + 1);
+	t->owned[t->nr_owned] = xstrndup(s, n);
+	return t->owned[t->nr_owned++];
+}
+
+/*
+ * The name a row shows: PyTorch's emit_nvtx() names each operator's range "aten::addmm, seq = 45,
+ * op_id = 569" (and sizes, input ids): one row per operator, cut before ", seq = " or
+ * ", op_id = ". Others as they are. Returns the length kept.
+ */
+static size_t shown_len(const char *name)
+{
+	const char *cut = strstr(name, ", seq = "), *op = strstr(name, ", op_id = ");
+
+	if (!cut || (op && op < cut))
+		cut = op;
+	return cut ? (size_t)(cut - name) : strlen(name);
+}
+
+struct name_key {
+	uint32_t domain, slot;
+	const char *name;
+	size_t len;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c;
+
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	c = memcmp(x->name, y->name, n);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* One row per shown name and domain (the names past the limit: a row of their own). */
+static void group_names(struct ranges_acc *a, const struct model *m, const struct nvtx_ranges *r)
+{
+	struct range_table *t = a->t;
+	struct name_key *k = xmalloc((r->nr_names + 1) * sizeof(*k));
+	size_t i, n = 0;
+
+	a->row_of = xcalloc(r->nr_names + 1, sizeof(*a->row_of));
+	t->rows = xcalloc(r->nr_names + 1, sizeof(*t->rows));
+	for (i = 0; i < r->nr_names; i++) {
+		const char *name = i == NVTX_RANGES_OTHER ?
+					   "(other names)" :
+					   model_string(m, r->names[i].name, "(unnamed)");
+
+		k[i] = (struct name_key){ i == NVTX_RANGES_OTHER ? UINT32_MAX : r->names[i].domain,
+					  (uint32_t)i, name, shown_len(name) };
+	}
+	xqsort(k, r->nr_names, sizeof(*k), cmp_key);
+	for (i = 0; i < r->nr_names; i++) {
+		struct range_row *row;
+
+		if (!n || k[i].domain != k[i - 1].domain || k[i].len != k[i - 1].len ||
+		    memcmp(k[i].name, k[i - 1].name, k[i].len)) {
+			row = &t->rows[n++];
+			row->name = k[i].name[k[i].len] ? t_own(t, k[i].name, k[i].len) : k[i].name;
+			row->domain = k[i].domain == UINT32_MAX ? NULL :
+								  domain_name(m, k[i].domain);
+		}
+		row = &t->rows[n - 1];
+		row->is_start_end |= r->names[k[i].slot].is_start_end;
+		a->row_of[k[i].slot] = (uint32_t)(n - 1);
+	}
+	t->nr_rows = n;
+	free(k);
+}
+
 struct ranges_acc *ranges_begin(struct range_table *t, const struct model *m,
 				const struct first_look *p, uint64_t lo, uint64_t hi)
 {
@@ -89,25 +171,17 @@ struct ranges_acc *ranges_begin(struct range_table *t, const struct model *m,
 	t->nr_open_at_end = r->nr_open_at_end;
 	t->nr_marks = r->nr_marks;
 	t->nr_other_names = r->nr_other_names;
-	t->nr_rows = r->nr_names;
-	t->rows = xcalloc(t->nr_rows + 1, sizeof(*t->rows));
-	for (i = 0; i < r->nr_names; i++) {
-		struct range_row *row = &t->rows[i];
-
-		row->name = i == NVTX_RANGES_OTHER ? "(other names)" :
-						      model_string(m, r->names[i].name, "(unnamed)");
-		row->domain = i == NVTX_RANGES_OTHER ? NULL : domain_name(m, r->names[i].domain);
-		row->is_start_end = r->names[i].is_start_end;
-	}
+	group_names(a, m, r);
 	a->occ = xmalloc((r->nr_occ + 1) * sizeof(*a->occ));
 	for (i = 0; i < r->nr_occ; i++) {
 		const struct nvtx_occ *o = &r->occ[i];
 
 		if (o->start < lo || o->start >= hi)
 			continue;
-		a->occ[a->n++] = *o;
-		t->rows[o->name].count++;
-		t->rows[o->name].host_ns += o->end - o->start;
+		a->occ[a->n] = *o;
+		a->occ[a->n++].name = a->row_of[o->name];	/* from here on: the row */
+		t->rows[a->row_of[o->name]].count++;
+		t->rows[a->row_of[o->name]].host_ns += o->end - o->start;
 	}
 	t->nr_in_window = a->n;
 	xqsort(a->occ, a->n, sizeof(*a->occ), cmp_start);
@@ -118,9 +192,8 @@ struct ranges_acc *ranges_begin(struct range_table *t, const struct model *m,
 	return a;
 }
 
-/* Each occurrence over time @t of the call's thread (or of none) once per name: @add. */
-static void stab(struct ranges_acc *a, size_t lo, size_t hi, uint64_t t,
-		 void (*add)(struct ranges_acc *, uint32_t, uint64_t), uint64_t v)
+/* Every occurrence over time @t into a->hits. */
+static void stab(struct ranges_acc *a, size_t lo, size_t hi, uint64_t t)
 {
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -128,15 +201,43 @@ static void stab(struct ranges_acc *a, size_t lo, size_t hi, uint64_t t,
 
 		if (a->max_end[mid] <= t)
 			return;
-		stab(a, lo, mid, t, add, v);
+		stab(a, lo, mid, t);
 		if (o->start > t)
 			return;
-		if (o->end > t && a->stamp[o->name] != a->now &&
-		    (o->thread == NVTX_RANGES_ANY_THREAD || o->thread == a->thread)) {
-			a->stamp[o->name] = a->now;
-			add(a, o->name, v);
+		if (o->end > t) {
+			XGROW(a->hits, a->hits_cap, a->nr_hits + 1);
+			a->hits[a->nr_hits++] = mid;
 		}
 		lo = mid + 1;
+	}
+}
+
+/*
+ * The rows a call of thread @thread at @t counts for, once each: its thread's push/pop ranges
+ * open then — or, when its thread has none open, every thread's (work handed to a helper
+ * thread, as PyTorch's autograd runs backward on its own, is the range's that handed it) —
+ * and the start/end ranges open then, which belong to no thread.
+ */
+static void count_call(struct ranges_acc *a, uint32_t thread, uint64_t t,
+		       void (*add)(struct ranges_acc *, uint32_t, uint64_t), uint64_t v)
+{
+	int is_own = 0;
+	size_t i;
+
+	a->now++;
+	a->nr_hits = 0;
+	stab(a, 0, a->n, t);
+	for (i = 0; i < a->nr_hits; i++)
+		is_own |= a->occ[a->hits[i]].thread == thread;
+	for (i = 0; i < a->nr_hits; i++) {
+		const struct nvtx_occ *o = &a->occ[a->hits[i]];
+
+		if (is_own && o->thread != thread && o->thread != NVTX_RANGES_ANY_THREAD)
+			continue;
+		if (a->stamp[o->name] == a->now)
+			continue;
+		a->stamp[o->name] = a->now;
+		add(a, o->name, v);
 	}
 }
 
@@ -154,18 +255,14 @@ void ranges_call(struct ranges_acc *a, const struct m_call *c)
 {
 	if (!a->n || (c->kind != MC_LAUNCH && c->kind != MC_GRAPH_LAUNCH))
 		return;
-	a->now++;
-	a->thread = c->thread;
-	stab(a, 0, a->n, c->t0, add_launch, 1);
+	count_call(a, c->thread, c->t0, add_launch, 1);
 }
 
 void ranges_op(struct ranges_acc *a, const struct m_gpu_op *g, const struct m_call *call)
 {
 	if (!a->n || !call || g->end <= g->start)
 		return;
-	a->now++;
-	a->thread = call->thread;
-	stab(a, 0, a->n, call->t0, add_gpu, g->end - g->start);
+	count_call(a, call->thread, call->t0, add_gpu, g->end - g->start);
 }
 
 /* Each occurrence overlapping the piece in hand: the most overlap per name. */
@@ -244,11 +341,18 @@ void ranges_end(struct ranges_acc *a)
 	free(a->stamp);
 	free(a->best);
 	free(a->touched);
+	free(a->hits);
+	free(a->row_of);
 	free(a);
 }
 
 void ranges_free(struct range_table *t)
 {
+	size_t i;
+
+	for (i = 0; i < t->nr_owned; i++)
+		free(t->owned[i]);
+	free(t->owned);
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }

@@ -8,8 +8,13 @@
  *   occurrence    a range from its push to its pop (or start to end) that begins in the window;
  *                 nested ones each count (a range inside itself counts twice in host time)
  *   host time     the occurrences' lengths, summed
- *   launches      kernel and graph launches made inside: by the range's thread (push/pop), by
- *                 any thread (start/end ranges belong to none)
+ *   row           a range name and domain; PyTorch's emit_nvtx() names ("aten::addmm, seq =
+ *                 45, op_id = 569") one row per operator, cut before ", seq = " / ", op_id = "
+ *   launches      kernel and graph launches made inside: a call counts for the push/pop
+ *                 ranges open on its thread at its start, or, when its thread has none open,
+ *                 for those open on every thread (work handed to a helper thread: PyTorch's
+ *                 autograd runs backward on a thread of its own); and for the start/end ranges
+ *                 open then (they belong to no thread)
  *   GPU time      the GPU time of the operations those calls (and copies, memsets) issued,
  *                 wherever it ran: the work the range asked for
  *   idle inside   the device idle gaps (findings.h) inside the range's occurrences, each
@@ -50,6 +55,8 @@ struct range_table {
 	/* what the NVTX records held that could not be followed (nvtx_ranges.h), whole run */
 	uint64_t nr_ranges, nr_dropped, nr_too_deep, nr_unbalanced, nr_unmatched_ends;
 	uint64_t nr_open_at_end, nr_marks, nr_other_names;
+	char **owned;			/* names cut from the trace's (emit_nvtx's) */
+	size_t nr_owned, owned_cap;
 };
 
 struct ranges_acc;

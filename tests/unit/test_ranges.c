@@ -2,7 +2,8 @@
 /*
  * test_ranges.c - the NVTX range table (analysis/ranges.h over model/nvtx_ranges.h) on
  * hand-made events whose answer is known: nested push/pop ranges and a start/end range of no
- * thread, launches and operations inside them by their own thread and another, the pieces of
+ * thread, launches and operations inside them by their own thread, by a thread with no range of
+ * its own (work handed over) and by one with its own, the pieces of
  * an idle gap in the ranges they fall in, a name nested in itself counted once, the window; the
  * interval tree against a brute force on random nestings; and NVTX input that cannot be
  * followed (unbalanced, 70 deep, ends without starts, ranges never ended, names and ranges past
@@ -19,9 +20,12 @@
 
 #define MS 1000000ull
 
-enum { S_STEP = 1, S_FWD, S_BWD, S_ASYNC, S_NR };
+enum { S_STEP = 1, S_FWD, S_BWD, S_ASYNC, S_EMIT1, S_EMIT2, S_EMIT3, S_NR };
 
-static char *strings[S_NR] = { NULL, "step", "forward", "backward", "prefetch" };
+static char *strings[S_NR] = { NULL, "step", "forward", "backward", "prefetch",
+			       "aten::addmm, seq = 45, op_id = 569",
+			       "aten::addmm, seq = 46, op_id = 570, sizes = [[512, 2048]]",
+			       "aten::div, op_id = 3281" };
 
 static struct model model_with_strings(void)
 {
@@ -71,6 +75,7 @@ static void test_inside(void)
 	struct range_table t;
 	struct ranges_acc *a;
 	struct m_call c0 = launch(0, 25 * MS), c1 = launch(1, 55 * MS), c2 = launch(2, 215 * MS);
+	struct m_call c3 = launch(3, 55 * MS);
 	struct m_gpu_op g;
 	const struct range_row *r;
 
@@ -83,6 +88,8 @@ static void test_inside(void)
 	ev(&p, MN_POP, 0, 90 * MS, 0, 0);
 	ev(&p, MN_POP, 0, 100 * MS, 0, 0);
 	ev(&p, MN_END, 1, 60 * MS, 0, 7);
+	ev(&p, MN_PUSH, 3, 52 * MS, S_FWD, 0);		/* a thread with ranges of its own */
+	ev(&p, MN_POP, 3, 58 * MS, 0, 0);
 	ev(&p, MN_PUSH, 2, 200 * MS, S_STEP, 0);	/* a step inside a step: one name */
 	ev(&p, MN_PUSH, 2, 210 * MS, S_STEP, 0);
 	ev(&p, MN_POP, 2, 220 * MS, 0, 0);
@@ -95,10 +102,11 @@ static void test_inside(void)
 	g.start = 26 * MS;
 	g.end = 46 * MS;
 	ranges_op(a, &g, &c0);
-	ranges_call(a, &c1);	/* thread 1: prefetch only (not thread 0's push/pop ranges) */
+	ranges_call(a, &c1);	/* thread 1, no range of its own: thread 0's step, backward; prefetch */
 	g.start = 56 * MS;
 	g.end = 58 * MS;
 	ranges_op(a, &g, &c1);
+	ranges_call(a, &c3);	/* thread 3 in its own forward: that; prefetch */
 	/* a gap [35, 55): the thread waited in a sync to 49, then ran Python */
 	ranges_idle(a, 35 * MS, 49 * MS, CAUSE_HOST_SYNC);
 	ranges_idle(a, 49 * MS, 55 * MS, CAUSE_CPU_BOUND);
@@ -107,15 +115,15 @@ static void test_inside(void)
 	ranges_end(a);
 
 	CHECK_EQ(t.nr_rows, 4);
-	CHECK_EQ(t.nr_in_window, 6);
+	CHECK_EQ(t.nr_in_window, 7);
 	CHECK_STR(t.rows[0].name, "step");	/* most host time first */
 	r = row(&t, "step");
 	CHECK(r != NULL);
 	if (r) {
 		CHECK_EQ(r->count, 3);
 		CHECK_EQ(r->host_ns, 100 * MS + 100 * MS + 10 * MS);
-		CHECK_EQ(r->launches, 2);	/* c0, c2; not c1 */
-		CHECK_EQ(r->gpu_ns, 20 * MS);
+		CHECK_EQ(r->launches, 3);	/* c0, c1, c2; not c3 */
+		CHECK_EQ(r->gpu_ns, 22 * MS);
 		/* [35, 55) all inside thread 0's step; [205, 215) in thread 2's outer step */
 		CHECK_EQ(r->idle_ns, 30 * MS);
 		CHECK_EQ(r->idle[CAUSE_HOST_SYNC], 14 * MS);
@@ -126,17 +134,18 @@ static void test_inside(void)
 	r = row(&t, "forward");
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(r->launches, 1);
-		CHECK_EQ(r->gpu_ns, 20 * MS);
-		CHECK_EQ(r->idle_ns, 5 * MS);		/* [35, 40): in the sync */
+		CHECK_EQ(r->count, 2);
+		CHECK_EQ(r->launches, 3);	/* c0, c3, and c1: thread 3's forward was open */
+		CHECK_EQ(r->gpu_ns, 22 * MS);
+		CHECK_EQ(r->idle_ns, 8 * MS);	/* [35, 40) in the sync, [52, 55) after */
 		CHECK_EQ(r->idle[CAUSE_HOST_SYNC], 5 * MS);
-		CHECK_EQ(r->idle[CAUSE_CPU_BOUND], 0);
+		CHECK_EQ(r->idle[CAUSE_CPU_BOUND], 3 * MS);
 	}
 	r = row(&t, "backward");
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_EQ(r->launches, 0);
-		CHECK_EQ(r->gpu_ns, 0);
+		CHECK_EQ(r->launches, 1);		/* c1, handed to thread 1 */
+		CHECK_EQ(r->gpu_ns, 2 * MS);
 		CHECK_EQ(r->idle_ns, 5 * MS);		/* [50, 55): after the sync */
 		CHECK_EQ(r->idle[CAUSE_CPU_BOUND], 5 * MS);
 	}
@@ -145,7 +154,7 @@ static void test_inside(void)
 	if (r) {
 		CHECK(r->is_start_end);
 		CHECK_EQ(r->host_ns, 40 * MS);
-		CHECK_EQ(r->launches, 2);		/* any thread's */
+		CHECK_EQ(r->launches, 3);		/* any thread's */
 		CHECK_EQ(r->gpu_ns, 22 * MS);
 		CHECK_EQ(r->idle_ns, 20 * MS);
 		CHECK_EQ(r->idle[CAUSE_HOST_SYNC], 14 * MS);
@@ -157,8 +166,9 @@ static void test_inside(void)
 	ranges_call(a, &c0);
 	ranges_call(a, &c2);
 	ranges_end(a);
-	CHECK_EQ(t.nr_in_window, 3);	/* backward, and thread 2's two steps */
-	CHECK(row(&t, "forward") == NULL);
+	CHECK_EQ(t.nr_in_window, 4);	/* backward, thread 3's forward, thread 2's two steps */
+	r = row(&t, "forward");
+	CHECK(r != NULL && r->count == 1);
 	r = row(&t, "step");
 	CHECK(r != NULL);
 	if (r) {
@@ -190,7 +200,7 @@ static void test_tree(void)
 		while (made < 1000 || depth) {
 			clock[th] += 1 + (uint64_t)(rand() % 1000);
 			if (made < 1000 && depth < 64 && (!depth || rand() % 2)) {
-				uint32_t name = 1 + (uint32_t)(rand() % (S_NR - 1));
+				uint32_t name = 1 + (uint32_t)(rand() % S_ASYNC);
 
 				occ[n] = (typeof(occ[0])){ clock[th], 0, name, th };
 				stack[depth++] = n++;
@@ -208,17 +218,22 @@ static void test_tree(void)
 		struct m_call c = launch((uint32_t)(rand() % 4), (uint64_t)(rand() % 600000));
 		int seen[S_NR] = { 0 };
 
+		int own = 0;
+
 		ranges_call(a, &c);
+		/* its thread's open ranges; when none, every thread's */
 		for (k = 0; k < n; k++)
-			if (occ[k].thread == c.thread && occ[k].s <= c.t0 && c.t0 < occ[k].e &&
-			    !seen[occ[k].name]) {
+			own |= occ[k].thread == c.thread && occ[k].s <= c.t0 && c.t0 < occ[k].e;
+		for (k = 0; k < n; k++)
+			if ((!own || occ[k].thread == c.thread) && occ[k].s <= c.t0 &&
+			    c.t0 < occ[k].e && !seen[occ[k].name]) {
 				seen[occ[k].name] = 1;
 				want[occ[k].name]++;
 			}
 	}
 	ranges_end(a);
 	CHECK_EQ(t.nr_in_window, n);
-	for (k = 1; k < S_NR; k++) {
+	for (k = 1; k <= S_ASYNC; k++) {
 		const struct range_row *r = row(&t, strings[k]);
 
 		CHECK(r != NULL);
@@ -305,8 +320,41 @@ static void test_end_first(void)
 	first_look_free(&p);
 }
 
+/* emit_nvtx()'s names: one row per operator. */
+static void test_emit_names(void)
+{
+	struct model m = model_with_strings();
+	struct first_look p;
+	struct range_table t;
+	struct ranges_acc *a;
+	const struct range_row *r;
+
+	first_look_init(&p);
+	ev(&p, MN_PUSH, 0, 1 * MS, S_EMIT1, 0);
+	ev(&p, MN_POP, 0, 2 * MS, 0, 0);
+	ev(&p, MN_PUSH, 0, 3 * MS, S_EMIT2, 0);
+	ev(&p, MN_PUSH, 0, 4 * MS, S_EMIT3, 0);
+	ev(&p, MN_POP, 0, 5 * MS, 0, 0);
+	ev(&p, MN_POP, 0, 6 * MS, 0, 0);
+	first_look_finish(&p, &m);
+	a = ranges_begin(&t, &m, &p, 0, UINT64_MAX);
+	ranges_end(a);
+	CHECK_EQ(t.nr_rows, 2);
+	r = row(&t, "aten::addmm");
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_EQ(r->count, 2);
+		CHECK_EQ(r->host_ns, 4 * MS);
+	}
+	r = row(&t, "aten::div");
+	CHECK(r != NULL && r->count == 1);
+	ranges_free(&t);
+	first_look_free(&p);
+}
+
 int main(void)
 {
+	RUN(test_emit_names);
 	RUN(test_end_first);
 	RUN(test_inside);
 	RUN(test_tree);
