@@ -79,6 +79,12 @@ void loop_op(struct loop_acc *a, const struct m_gpu_op *g);
 void loop_end(struct loop_acc *a);
 void loop_free(struct loop *l);
 
+/*
+ * loop_is_steady - whether series[@i] of a finished @l is a steady step: after the warm-up and
+ * inside the steady state. The steady figures (steady, mean_ns, ...) are of these steps.
+ */
+int loop_is_steady(const struct loop *l, size_t i);
+
 /* The phase name: "startup", "warmup", "steady", "tail". */
 const char *loop_phase_name(int phase);
 
