@@ -10,6 +10,7 @@
 
 #include "diff.h"
 #include "util/util.h"
+#include "welch.h"
 
 struct run_kernel {
 	char *name;
@@ -263,6 +264,20 @@ void run_summary_add(struct run_summary *r, const struct stats *s, const struct 
 	}
 	run_feed_free(o);
 
+	/* Steady steps: the ones the report's steady figures are of. */
+	k = 0;
+	for (i = 0; i < s->loop.nr_series; i++) {
+		if (!loop_is_steady(&s->loop, i))
+			continue;
+		XGROW(r->step_ns, r->steps_cap, r->nr_steps + 1);
+		r->step_ns[r->nr_steps++] = s->loop.series[i].end - s->loop.series[i].start;
+		k = 1;
+	}
+	if (k)
+		r->steps_source = !r->steps_source || !strcmp(r->steps_source, s->loop.source) ?
+					  s->loop.source :
+					  "mixed";
+
 	for (i = 0; i < s->nr_apis; i++) {
 		const struct s_api *a = &s->apis[i];
 		const char *name = a->name ? a->name : "<unknown>";
@@ -294,6 +309,24 @@ void run_summary_free(struct run_summary *r)
 		free(a->name);
 		free(a);
 	}
+	free(r->step_ns);
+	r->step_ns = NULL;
+	r->nr_steps = r->steps_cap = 0;
+}
+
+int run_has_steps(const struct run_summary *r)
+{
+	return r->nr_steps >= DIFF_STEPS_MIN;
+}
+
+double run_step_mean_ns(const struct run_summary *r)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < r->nr_steps; i++)
+		sum += (double)r->step_ns[i];
+	return r->nr_steps ? sum / (double)r->nr_steps : 0;
 }
 
 double run_busy_pct(const struct run_summary *r)
@@ -367,6 +400,45 @@ static void judge_relative(struct diff_row *w, double noise_pct)
 							  DS_BETTER;
 }
 
+/*
+ * The mean steady step and its reciprocal, steps a second, judged by the interval of the
+ * change (diff.h): same when equal, noise while the interval holds 0. Steps a second is 1 s
+ * over the mean step, so that its change and interval mirror the step time's (the report's
+ * steps/s divides by the steady state's length instead, which also holds any gaps between
+ * NVTX ranges). A step time interval reaching -100 % (a few steps of wide spread) leaves the
+ * rate's unbounded: that row has none.
+ */
+static void step_rows(struct diff_result *d, const struct run_summary *a,
+		      const struct run_summary *b)
+{
+	double ma = run_step_mean_ns(a), mb = run_step_mean_ns(b), lo, hi;
+	struct diff_row *w, *r;
+
+	if (diff_step_ci(a, b, &lo, &hi) < 0)
+		return;
+	row_add(d, DK_RUN, DU_NS, "step_time", ma, mb);
+	r = row_add(d, DK_RUN, DU_PER_S, "steps_per_s", 1e9 / ma, mb > 0 ? 1e9 / mb : 0);
+	w = r - 1;			/* step_time (row_add may move the rows) */
+	w->impact_ns = fabs(w->delta);
+	w->has_ci = 1;
+	w->ci_lo_pct = lo;
+	w->ci_hi_pct = hi;
+	/* rate = 1 / time: a change c of the time is 1 / (1 + c) - 1 of the rate, decreasing. */
+	if (lo > -100) {
+		r->has_ci = 1;
+		r->ci_lo_pct = 100 * (100 / (100 + hi) - 1);
+		r->ci_hi_pct = 100 * (100 / (100 + lo) - 1);
+	}
+	w->base_count = r->base_count = a->nr_steps;
+	w->new_count = r->new_count = b->nr_steps;
+	if (w->delta == 0)
+		w->status = r->status = DS_SAME;
+	else if (lo <= 0 && hi >= 0)
+		w->status = r->status = DS_NOISE;
+	else
+		w->status = r->status = lo > 0 ? DS_WORSE : DS_BETTER;
+}
+
 /* The headline figures, in a fixed order. */
 static void run_rows(struct diff_result *d, const struct run_summary *a,
 		     const struct run_summary *b, double noise_pct)
@@ -377,6 +449,7 @@ static void run_rows(struct diff_result *d, const struct run_summary *a,
 	w = row_add(d, DK_RUN, DU_NS, "span", (double)a->span_ns, (double)b->span_ns);
 	judge_relative(w, noise_pct);
 	w->impact_ns = fabs(w->delta);
+	step_rows(d, a, b);
 	if (has_gpu) {
 		w = row_add(d, DK_RUN, DU_PCT, "gpu_busy_pct", run_busy_pct(a), run_busy_pct(b));
 		judge_pct(w, noise_pct, 0);
@@ -586,6 +659,8 @@ void diff_free(struct diff_result *d)
 int diff_worse_by(const struct run_summary *a, const struct run_summary *b, int metric,
 		  double *value)
 {
+	double lo, hi;
+
 	switch (metric) {
 	case DM_BUSY:
 		if (!a->has_gpu || !b->has_gpu)
@@ -597,6 +672,11 @@ int diff_worse_by(const struct run_summary *a, const struct run_summary *b, int 
 			return -1;
 		*value = run_lost_pct(b) - run_lost_pct(a);
 		return 0;
+	case DM_STEP:
+		if (diff_step_ci(a, b, &lo, &hi) < 0)
+			return -1;
+		*value = 100.0 * (run_step_mean_ns(b) - run_step_mean_ns(a)) / run_step_mean_ns(a);
+		return 0;
 	default:
 		*value = a->span_ns ? 100.0 * ((double)b->span_ns - (double)a->span_ns) /
 					      (double)a->span_ns :
@@ -605,9 +685,24 @@ int diff_worse_by(const struct run_summary *a, const struct run_summary *b, int 
 	}
 }
 
+int diff_step_ci(const struct run_summary *a, const struct run_summary *b, double *lo_pct,
+		 double *hi_pct)
+{
+	struct welch w;
+
+	if (!run_has_steps(a) || !run_has_steps(b) ||
+	    welch_interval(a->step_ns, a->nr_steps, b->step_ns, b->nr_steps, DIFF_STEP_LEVEL,
+			   &w) < 0)
+		return -1;
+	*lo_pct = w.lo_pct;
+	*hi_pct = w.hi_pct;
+	return 0;
+}
+
 const char *diff_metric_name(int metric)
 {
-	return metric == DM_BUSY ? "busy" : metric == DM_LOST ? "lost" : "span";
+	return metric == DM_BUSY ? "busy" : metric == DM_LOST ? "lost" : metric == DM_STEP ? "step" :
+									    "span";
 }
 
 const char *diff_status_name(int status)

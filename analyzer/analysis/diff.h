@@ -10,6 +10,10 @@
  * of the two means (from each run's per-execution spread) and the noise share of the base
  * mean; run-level times (span, GPU busy, time lost) changed when the difference exceeds the
  * noise share (default 5 %) of the base span. Counts are exact: any difference is a change.
+ * The mean steady step (both runs with 2 steady steps or more) changed when the 95 %
+ * confidence interval of its change, from Welch's t-test over the steps of each side
+ * (analysis/welch.h), excludes 0: its noise is the runs' own spread, not the fixed share, and
+ * runs of different lengths compare step for step.
  */
 #ifndef GPUSHIM_DIFF_H
 #define GPUSHIM_DIFF_H
@@ -55,7 +59,18 @@ struct run_summary {
 	uint64_t copy_count[NR_COPY_DIRS], copy_bytes[NR_COPY_DIRS], copy_gpu_ns[NR_COPY_DIRS];
 	struct run_kernel *kernels;	/* uthash by name */
 	struct run_api *apis;		/* uthash by name */
+	/*
+	 * The steady steps' lengths (loop_is_steady) of every trace, pooled in the order added:
+	 * 8 bytes a step, at most LOOP_MAX_SERIES a trace.
+	 */
+	uint64_t *step_ns;
+	size_t nr_steps, steps_cap;
+	const char *steps_source;	/* "nvtx", "launches", "window"; "mixed" when the traces'
+					   differ; NULL: no steady steps */
 };
+
+#define DIFF_STEPS_MIN 2		/* steady steps a side needs for a spread, hence an interval */
+#define DIFF_STEP_LEVEL 0.95		/* the step time interval's confidence */
 
 void run_summary_init(struct run_summary *r);
 
@@ -89,6 +104,10 @@ void run_summary_add_model(struct run_summary *r, const struct model *m, const s
 			   const struct findings *fd);
 void run_summary_free(struct run_summary *r);
 
+/* Whether @r has the steady steps (DIFF_STEPS_MIN) that step time needs. */
+int run_has_steps(const struct run_summary *r);
+/* The mean steady step (ns); 0 without steady steps. */
+double run_step_mean_ns(const struct run_summary *r);
 double run_busy_pct(const struct run_summary *r);	/* -1 without GPU timestamps */
 double run_fill_pct(const struct run_summary *r);
 double run_lost_pct(const struct run_summary *r);
@@ -115,7 +134,7 @@ enum diff_status {
 	DS_REMOVED,
 };
 
-enum diff_unit { DU_NS, DU_PCT, DU_COUNT, DU_BYTES };
+enum diff_unit { DU_NS, DU_PCT, DU_COUNT, DU_BYTES, DU_PER_S };
 
 struct diff_row {
 	int kind;			/* enum diff_kind */
@@ -130,6 +149,9 @@ struct diff_row {
 	double base_mean, new_mean;	/* ns */
 	double impact_ns;		/* |time it moves|: how rows are ranked */
 	const char *what;		/* kernels: "slower", "faster", "more", "fewer", ... */
+	/* step_time, steps_per_s: the DIFF_STEP_LEVEL interval of delta_pct (counts: steps) */
+	int has_ci;
+	double ci_lo_pct, ci_hi_pct;
 };
 
 struct diff_result {
@@ -143,16 +165,26 @@ void diff_compute(struct diff_result *d, const struct run_summary *base,
 		  const struct run_summary *new, double noise_pct);
 void diff_free(struct diff_result *d);
 
-enum diff_metric { DM_SPAN, DM_BUSY, DM_LOST };
+enum diff_metric { DM_SPAN, DM_BUSY, DM_LOST, DM_STEP };
 
 /*
  * How much worse @new is than @base on @metric, in percent: span - relative growth of the
  * span; busy - drop of GPU busy in percentage points; lost - growth of the time lost, in
- * percentage points of the window. Returns 0 and sets *value, or -1 when the metric needs
- * GPU timestamps that a side lacks.
+ * percentage points of the window; step - relative growth of the mean steady step (the point
+ * estimate; diff_step_ci gives its interval). Returns 0 and sets *value, or -1 when the
+ * metric needs what a side lacks: GPU timestamps (busy, lost), steady steps (step).
  */
 int diff_worse_by(const struct run_summary *base, const struct run_summary *new, int metric,
 		  double *value);
+
+/*
+ * diff_step_ci - the DIFF_STEP_LEVEL confidence interval of the mean steady step's relative
+ * change from @base to @new, in percent (Welch, analysis/welch.h). Returns 0 and sets *@lo_pct,
+ * *@hi_pct, or -1 when a side has fewer than DIFF_STEPS_MIN steady steps (or the base's mean
+ * step is 0).
+ */
+int diff_step_ci(const struct run_summary *base, const struct run_summary *new, double *lo_pct,
+		 double *hi_pct);
 const char *diff_metric_name(int metric);
 const char *diff_status_name(int status);
 

@@ -366,6 +366,13 @@ static void slowest(struct loop *l, const size_t *idx, size_t n)
 	l->nr_slowest = k;
 }
 
+int loop_is_steady(const struct loop *l, size_t i)
+{
+	const struct loop_step *s = &l->series[i];
+
+	return i >= l->warmup && s->start >= l->found.steady_start && s->end <= l->found.steady_end;
+}
+
 void loop_end(struct loop_acc *a)
 {
 	struct loop *l = a->l;
@@ -383,12 +390,10 @@ void loop_end(struct loop_acc *a)
 	idx = xmalloc((l->nr_series + 1) * sizeof(*idx));
 	len = xmalloc((l->nr_series + 1) * sizeof(*len));
 	for (i = 0; i < l->nr_series; i++) {
-		const struct loop_step *s = &l->series[i];
-
-		if (i < l->warmup || s->start < f->steady_start || s->end > f->steady_end)
+		if (!loop_is_steady(l, i))
 			continue;
 		idx[n] = i;
-		len[n++] = s->end - s->start;
+		len[n++] = l->series[i].end - l->series[i].start;
 	}
 	l->steady = n;
 	for (i = 0; i < n; i++)

@@ -102,6 +102,12 @@ void loop_idle(struct loop_acc *a, uint64_t start, uint64_t end, int part);
 void loop_end(struct loop_acc *a);
 void loop_free(struct loop *l);
 
+/*
+ * loop_is_steady - whether series[@i] of a finished @l is a steady step: after the warm-up and
+ * inside the steady state. The steady figures (steady, mean_ns, ...) are of these steps.
+ */
+int loop_is_steady(const struct loop *l, size_t i);
+
 /* The phase name: "startup", "warmup", "steady", "tail". */
 const char *loop_phase_name(int phase);
 

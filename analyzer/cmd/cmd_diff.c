@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_diff.c - `gpushim diff [--format text|json] [--fail-on PCT] [--metric span|busy|lost]
- * [--noise PCT] BASE NEW`: compares two runs; each side is one trace or several traces of one
- * job, comma-separated (BASE=rank0.trace,rank1.trace). Exit 1 when --fail-on is given and NEW
- * is worse than BASE by more than PCT on the metric (or a trace cannot be read), else 0.
+ * cmd_diff.c - `gpushim diff [--format text|json] [--fail-on PCT]
+ * [--metric step|span|busy|lost] [--noise PCT] BASE NEW`: compares two runs; each side is one
+ * trace or several traces of one job, comma-separated (BASE=rank0.trace,rank1.trace). Exit 1
+ * when --fail-on is given and NEW is worse than BASE by more than PCT on the metric (step:
+ * and significantly so; or a trace cannot be read), else 0. The metric is step time when both
+ * runs have steady steps, else span, unless --metric says.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -21,17 +23,21 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpushim diff [--format text|json] [--fail-on PCT] [--metric span|busy|lost]\n"
-		"                    [--noise PCT] BASE NEW\n"
+		"usage: gpushim diff [--format text|json] [--fail-on PCT]\n"
+		"                    [--metric step|span|busy|lost] [--noise PCT] BASE NEW\n"
 		"\nCompares two runs by kernel names, entry points, causes and copy directions:\n"
-		"span, GPU busy and SM fill, time lost per cause, counts, memory peak and each\n"
-		"kernel's count and mean GPU time. BASE and NEW are each a trace, or several traces\n"
-		"of one job separated by commas. Differences within run-to-run noise are labelled.\n"
+		"span, the mean steady step and steps/s (with a 95%% confidence interval), GPU\n"
+		"busy and SM fill, time lost per cause, counts, memory peak and each kernel's\n"
+		"count and mean GPU time. BASE and NEW are each a trace, or several traces of one\n"
+		"job separated by commas. Differences within run-to-run noise are labelled.\n"
 		"\n  -f, --format text|json  output (default text; JSON schema gpushim.diff/1)\n"
 		"      --fail-on PCT       exit 1 when NEW is worse than BASE by more than PCT\n"
-		"      --metric M          span: the GPU window grew by PCT %%; busy: GPU busy\n"
+		"      --metric M          step: the mean steady step grew by PCT %%, and its\n"
+		"                          95%% CI lies above 0 (needs 2 steady steps a side);\n"
+		"                          span: the GPU window grew by PCT %%; busy: GPU busy\n"
 		"                          dropped by PCT points; lost: time lost grew by PCT\n"
-		"                          points of the window (default span)\n"
+		"                          points of the window (default: step when both runs\n"
+		"                          have steady steps, else span)\n"
 		"      --noise PCT         run-level noise band, %% of the base span (default 5)\n");
 }
 
@@ -73,6 +79,23 @@ static int load_side(struct run_summary *r, char **paths, int n)
 	return 0;
 }
 
+/*
+ * The gate's metric when --metric is not given (step time when both runs have steady steps,
+ * else span) and why, into @g.
+ */
+static void gate_default(struct diff_gate *g, const struct run_summary *a,
+			 const struct run_summary *b)
+{
+	if (run_has_steps(a) && run_has_steps(b)) {
+		g->metric = DM_STEP;
+		snprintf(g->why, sizeof(g->why), "both runs have steady steps");
+		return;
+	}
+	g->metric = DM_SPAN;
+	snprintf(g->why, sizeof(g->why), "steady steps: base %zu, new %zu; step time needs %d a side",
+		 a->nr_steps, b->nr_steps, DIFF_STEPS_MIN);
+}
+
 static int parse_pct(const char *s, double *v)
 {
 	char *end;
@@ -96,10 +119,9 @@ int cmd_diff(int argc, char **argv)
 	struct diff_gate gate;
 	struct diff_result d;
 	double noise = 5.0;
-	int c, is_json = 0, ret = 0;
+	int c, is_json = 0, has_metric = 0, ret = 0;
 
 	memset(&gate, 0, sizeof(gate));
-	gate.metric = DM_SPAN;
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -115,14 +137,19 @@ int cmd_diff(int argc, char **argv)
 			gate.is_set = 1;
 			break;
 		case 'm':
-			if (!strcmp(optarg, "span"))
+			has_metric = 1;
+			snprintf(gate.why, sizeof(gate.why), "--metric %s", optarg);
+			if (!strcmp(optarg, "step"))
+				gate.metric = DM_STEP;
+			else if (!strcmp(optarg, "span"))
 				gate.metric = DM_SPAN;
 			else if (!strcmp(optarg, "busy"))
 				gate.metric = DM_BUSY;
 			else if (!strcmp(optarg, "lost"))
 				gate.metric = DM_LOST;
 			else {
-				fprintf(stderr, "gpushim: diff: unknown metric '%s' (span, busy, lost)\n",
+				fprintf(stderr,
+					"gpushim: diff: unknown metric '%s' (step, span, busy, lost)\n",
 					optarg);
 				return EXIT_USAGE;
 			}
@@ -168,10 +195,16 @@ int cmd_diff(int argc, char **argv)
 	base.summary = &rs_base;
 	new.summary = &rs_new;
 	diff_compute(&d, &rs_base, &rs_new, noise);
+	if (!has_metric)
+		gate_default(&gate, &rs_base, &rs_new);
 	if (diff_worse_by(&rs_base, &rs_new, gate.metric, &gate.worse_by) < 0)
 		gate.is_unavailable = 1;
+	else if (gate.metric == DM_STEP)
+		gate.has_ci = diff_step_ci(&rs_base, &rs_new, &gate.ci_lo_pct, &gate.ci_hi_pct) == 0;
+	/* Step time: a regression only when its interval lies above 0, not noise. */
 	if (gate.is_set)
-		gate.is_failed = gate.is_unavailable || gate.worse_by > gate.fail_on;
+		gate.is_failed = gate.is_unavailable ||
+				 (gate.worse_by > gate.fail_on && (!gate.has_ci || gate.ci_lo_pct > 0));
 	if (is_json)
 		diff_print_json(stdout, &base, &new, &d, &gate);
 	else

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * diff_output.c - printing a comparison of two runs: text for people (headline figures, then
- * each section biggest change first, noise labelled) and JSON (schema gpushim.diff/1, README
- * "Diff JSON"). Formats only; computes nothing.
+ * each section biggest change first, noise labelled; the step time with its interval, the
+ * gate's metric and why) and JSON (schema gpushim.diff/1, README "Comparing two runs"). Formats only;
+ * computes nothing.
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,9 +39,16 @@ static const char *unit_name(int unit)
 		return "pct";
 	case DU_BYTES:
 		return "bytes";
+	case DU_PER_S:
+		return "per_s";
 	default:
 		return "count";
 	}
+}
+
+static int is_step_row(const struct diff_row *w)
+{
+	return w->kind == DK_RUN && (!strcmp(w->key, "step_time") || !strcmp(w->key, "steps_per_s"));
 }
 
 static const char *run_label(const char *key, int has_gpu)
@@ -53,6 +61,10 @@ static const char *run_label(const char *key, int has_gpu)
 		return "SMs filled";
 	if (!strcmp(key, "lost"))
 		return "time lost";
+	if (!strcmp(key, "step_time"))
+		return "step time (steady mean)";
+	if (!strcmp(key, "steps_per_s"))
+		return "steps/s (1 / step time)";
 	return "memory peak";
 }
 
@@ -66,6 +78,9 @@ static char *fmt_value(char *buf, size_t n, int unit, double v)
 		return fmt_bytes(buf, n, v > 0 ? (uint64_t)v : 0);
 	case DU_PCT:
 		snprintf(buf, n, "%.1f%%", v);
+		return buf;
+	case DU_PER_S:
+		snprintf(buf, n, "%.2f/s", v);
 		return buf;
 	default:
 		return fmt_count(buf, n, v > 0 ? (uint64_t)v : 0);
@@ -108,7 +123,8 @@ static const char *status_text(const struct diff_row *w)
 
 static const char *gate_subject(int metric)
 {
-	return metric == DM_BUSY ? "GPU busy" : metric == DM_LOST ? "time lost" : "span";
+	return metric == DM_BUSY ? "GPU busy" : metric == DM_LOST ? "time lost" :
+		metric == DM_STEP ? "step time" : "span";
 }
 
 /* How the metric moved, from NEW's side: worse_by > 0 is the bad direction. */
@@ -133,6 +149,25 @@ static void print_side(FILE *f, const char *label, const struct diff_side *side)
 	fputc('\n', f);
 }
 
+/* Each side's steady steps, and how their time is judged. */
+static void print_steps(FILE *f, const struct run_summary *a, const struct run_summary *b)
+{
+	fprintf(f, "# steady steps: base %zu%s%s%s, new %zu%s%s%s", a->nr_steps,
+		a->steps_source ? " (" : "", a->steps_source ? a->steps_source : "",
+		a->steps_source ? ")" : "", b->nr_steps, b->steps_source ? " (" : "",
+		b->steps_source ? b->steps_source : "", b->steps_source ? ")" : "");
+	if (run_has_steps(a) && run_has_steps(b))
+		fprintf(f, "; step time changed when its %.0f%% CI (Welch) excludes 0\n",
+			DIFF_STEP_LEVEL * 100);
+	else
+		fprintf(f, "; step time needs %d a side\n", DIFF_STEPS_MIN);
+	/* An NVTX range and an anchor kernel's period need not be the same work. */
+	if (a->steps_source && b->steps_source && strcmp(a->steps_source, b->steps_source))
+		fputs("# the runs' steps come from different sources: check that a step is the same "
+		      "work\n",
+		      f);
+}
+
 static void print_row(FILE *f, const struct diff_row *w, const char *label, int width)
 {
 	char b[48], n[48], d[48];
@@ -149,7 +184,11 @@ static void print_row(FILE *f, const struct diff_row *w, const char *label, int 
 		fprintf(f, " %7.0fx", w->new / w->base);
 	else
 		fprintf(f, " %8s", "");
-	fprintf(f, "  %s\n", status_text(w));
+	fprintf(f, "  %s", status_text(w));
+	if (w->has_ci)
+		fprintf(f, "  [%.0f%% CI %+.1f%% .. %+.1f%%]", DIFF_STEP_LEVEL * 100, w->ci_lo_pct,
+			w->ci_hi_pct);
+	fputc('\n', f);
 }
 
 static void print_section(FILE *f, const struct diff_result *d, int kind, const char *title)
@@ -205,6 +244,40 @@ static void print_section(FILE *f, const struct diff_result *d, int kind, const 
 			noise == 1 ? "difference" : "differences");
 }
 
+/*
+ * The gate's verdict. Where steps decide the metric (step time, or a side with steady steps)
+ * a line before it says which metric and why, with the step time's interval.
+ */
+static void print_gate(FILE *f, const struct run_summary *a, const struct run_summary *b,
+		       const struct diff_gate *g)
+{
+	const char *unit = g->metric == DM_SPAN || g->metric == DM_STEP ? "%" : " points";
+
+	fputc('\n', f);
+	if (g->metric == DM_STEP || a->nr_steps || b->nr_steps) {
+		fprintf(f, "gate: %s (%s)", gate_subject(g->metric), g->why);
+		if (g->has_ci)
+			fprintf(f, " %+.2f%% [%.0f%% CI %+.2f%% .. %+.2f%%]", g->worse_by,
+				DIFF_STEP_LEVEL * 100, g->ci_lo_pct, g->ci_hi_pct);
+		fputc('\n', f);
+	}
+	if (g->is_unavailable && g->metric == DM_STEP)
+		fprintf(f, "FAIL: --metric step needs %d steady steps or more on both sides (base %zu, "
+			   "new %zu)\n",
+			DIFF_STEPS_MIN, a->nr_steps, b->nr_steps);
+	else if (g->is_unavailable)
+		fprintf(f, "FAIL: --metric %s needs GPU timestamps on both sides\n",
+			diff_metric_name(g->metric));
+	else
+		fprintf(f, "%s: %s %s by %.2f%s%s (--fail-on %.2f, metric %s)\n",
+			g->is_failed ? "REGRESSION" : "ok", gate_subject(g->metric),
+			gate_verb(g->metric, g->worse_by), fabs(g->worse_by), unit,
+			!g->is_failed && g->has_ci && g->worse_by > g->fail_on ?
+				", within noise: its interval holds 0" :
+				"",
+			g->fail_on, diff_metric_name(g->metric));
+}
+
 void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_side *new,
 		     const struct diff_result *d, const struct diff_gate *g)
 {
@@ -217,6 +290,8 @@ void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_si
 		fputs("# without GPU timestamps on both sides: host-side figures only\n", f);
 	fprintf(f, "# noise: run-level changes within %.1f%% of the base span are labelled as noise\n",
 		d->noise_pct);
+	if (base->summary->nr_steps || new->summary->nr_steps)
+		print_steps(f, base->summary, new->summary);
 	fputc('\n', f);
 	for (i = 0; i < d->nr_rows; i++)
 		if (d->rows[i].kind == DK_RUN)
@@ -229,18 +304,8 @@ void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_si
 	print_section(f, d, DK_KERNEL, "kernels (biggest change in GPU time first)");
 	print_section(f, d, DK_COPY, "copies by direction (bytes)");
 	print_section(f, d, DK_API, "API calls (biggest change in host time first)");
-	if (g->is_set) {
-		fputc('\n', f);
-		if (g->is_unavailable)
-			fprintf(f, "FAIL: --metric %s needs GPU timestamps on both sides\n",
-				diff_metric_name(g->metric));
-		else
-			fprintf(f, "%s: %s %s by %.2f%s (--fail-on %.2f, metric %s)\n",
-				g->is_failed ? "REGRESSION" : "ok", gate_subject(g->metric),
-				gate_verb(g->metric, g->worse_by), fabs(g->worse_by),
-				g->metric == DM_SPAN ? "%" : " points", g->fail_on,
-				diff_metric_name(g->metric));
-	}
+	if (g->is_set)
+		print_gate(f, base->summary, new->summary, g);
 }
 
 static void json_side(struct json *j, const char *key, const struct diff_side *side)
@@ -267,6 +332,14 @@ static void json_side(struct json *j, const char *key, const struct diff_side *s
 		json_null(j, "lost_pct");
 	}
 	json_u64(j, "memory_peak_bytes", r->peak_bytes);
+	json_object_begin(j, "steps");
+	json_str(j, "source", r->steps_source ? r->steps_source : "none");
+	json_u64(j, "steady_steps", r->nr_steps);
+	if (r->nr_steps)
+		json_double(j, "mean_ns", run_step_mean_ns(r), 0);
+	else
+		json_null(j, "mean_ns");
+	json_object_end(j);
 	json_object_begin(j, "counts");
 	for (i = 0; i < NR_RUN_COUNTS; i++)
 		json_u64(j, run_count_name(i), r->counts[i]);
@@ -289,20 +362,21 @@ void diff_print_json(FILE *f, const struct diff_side *base, const struct diff_si
 	json_array_begin(&j, "changes");
 	for (i = 0; i < d->nr_rows; i++) {
 		const struct diff_row *w = &d->rows[i];
+		int prec = w->unit == DU_PCT ? 2 : w->unit == DU_PER_S ? 3 : 0;
 
 		json_object_begin(&j, NULL);
 		json_str(&j, "kind", kind_name(w->kind));
 		json_str(&j, "key", w->key);
 		json_str(&j, "status", diff_status_name(w->status));
 		json_str(&j, "unit", unit_name(w->unit));
-		json_double(&j, "base", w->base, w->unit == DU_PCT ? 2 : 0);
-		json_double(&j, "new", w->new, w->unit == DU_PCT ? 2 : 0);
-		json_double(&j, "delta", w->delta, w->unit == DU_PCT ? 2 : 0);
+		json_double(&j, "base", w->base, prec);
+		json_double(&j, "new", w->new, prec);
+		json_double(&j, "delta", w->delta, prec);
 		if (w->base != 0)
 			json_double(&j, "delta_pct", w->delta_pct, 2);
 		else
 			json_null(&j, "delta_pct");
-		if (w->kind == DK_KERNEL || w->kind == DK_COPY) {
+		if (w->kind == DK_KERNEL || w->kind == DK_COPY || is_step_row(w)) {
 			json_u64(&j, "base_count", w->base_count);
 			json_u64(&j, "new_count", w->new_count);
 		}
@@ -312,12 +386,20 @@ void diff_print_json(FILE *f, const struct diff_side *base, const struct diff_si
 		}
 		if (w->what)
 			json_str(&j, "change", w->what);
+		if (w->has_ci) {
+			json_double(&j, "ci_lo_pct", w->ci_lo_pct, 2);
+			json_double(&j, "ci_hi_pct", w->ci_hi_pct, 2);
+		} else if (is_step_row(w)) {
+			json_null(&j, "ci_lo_pct");
+			json_null(&j, "ci_hi_pct");
+		}
 		json_object_end(&j);
 	}
 	json_array_end(&j);
 	json_object_begin(&j, "gate");
 	if (g->is_set) {
 		json_str(&j, "metric", diff_metric_name(g->metric));
+		json_str(&j, "why", g->why);
 		json_double(&j, "fail_on", g->fail_on, 2);
 		if (g->is_unavailable)
 			json_null(&j, "worse_by");
@@ -326,9 +408,17 @@ void diff_print_json(FILE *f, const struct diff_side *base, const struct diff_si
 		json_bool(&j, "failed", g->is_failed);
 	} else {
 		json_str(&j, "metric", diff_metric_name(g->metric));
+		json_str(&j, "why", g->why);
 		json_null(&j, "fail_on");
 		json_null(&j, "worse_by");
 		json_bool(&j, "failed", 0);
+	}
+	if (g->is_set && g->has_ci) {
+		json_double(&j, "ci_lo_pct", g->ci_lo_pct, 2);
+		json_double(&j, "ci_hi_pct", g->ci_hi_pct, 2);
+	} else {
+		json_null(&j, "ci_lo_pct");
+		json_null(&j, "ci_hi_pct");
 	}
 	json_object_end(&j);
 	json_object_end(&j);

@@ -20,10 +20,15 @@ struct diff_side {
 /* The --fail-on gate and how it went. */
 struct diff_gate {
 	int is_set;			/* --fail-on given */
-	int metric;			/* enum diff_metric */
+	int metric;			/* enum diff_metric: --metric's, else step when both runs
+					   have steady steps, else span */
+	char why[96];			/* why this metric, for people */
 	double fail_on;			/* PCT */
 	double worse_by;
-	int is_unavailable;		/* the metric needs GPU timestamps a side lacks */
+	int has_ci;			/* step: worse_by's interval */
+	double ci_lo_pct, ci_hi_pct;
+	int is_unavailable;		/* the metric needs what a side lacks: GPU timestamps,
+					   steady steps */
 	int is_failed;
 };
 
