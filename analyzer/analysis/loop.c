@@ -266,7 +266,7 @@ void loop_idle(struct loop_acc *a, uint64_t start, uint64_t end, int part)
 			hi = mid;
 	}
 	for (i = lo ? lo - 1 : 0; i < l->nr_series && l->series[i].start < end; i++) {
-		struct loop_step *s = &l->series[i];
+		const struct loop_step *s = &l->series[i];
 		/* the launch stream's open step ends when the next begins */
 		uint64_t s_end = a->is_auto && a->open && i + 1 == l->nr_series ? UINT64_MAX : s->end;
 		uint64_t from = s->start > start ? s->start : start;
@@ -274,15 +274,28 @@ void loop_idle(struct loop_acc *a, uint64_t start, uint64_t end, int part)
 
 		if (to <= from)
 			continue;
-		s->idle_ns += to - from;
+		if (i >= l->idle_cap) {		/* up to the steps begun so far */
+			size_t cap = l->idle_cap;
+
+			xgrow((void **)&l->idle, &l->idle_cap, l->nr_series, sizeof(*l->idle));
+			memset(l->idle + cap, 0, (l->idle_cap - cap) * sizeof(*l->idle));
+		}
+		l->idle[i].ns += to - from;
 		if (slot >= 0)
-			s->part[slot] += to - from;
+			l->idle[i].part[slot] += to - from;
 	}
+}
+
+const struct loop_idle *loop_step_idle(const struct loop *l, size_t i)
+{
+	static const struct loop_idle none;
+
+	return i < l->idle_cap ? &l->idle[i] : &none;
 }
 
 /* The part whose idle time in @s is the most beyond the median step's (@med): its cause id or
  * enum gap_part; -1 none. */
-static int slow_cause(const struct loop_step *s, const uint64_t *med, uint64_t *ns)
+static int slow_cause(const struct loop_idle *s, const uint64_t *med, uint64_t *ns)
 {
 	int k, best = -1;
 	uint64_t most = 0;
@@ -318,12 +331,19 @@ static void slowest(struct loop *l, const size_t *idx, size_t n)
 	/* The median steady step's synchronizations, allocations, module loads, GPU time. */
 	uint64_t *x = xmalloc(4 * (n + 1) * sizeof(*x)), syncs, allocs, mods, gpu_med;
 	uint64_t part_med[LOOP_NR_PARTS];
+	unsigned any = 0;
 	size_t i, k;
 	int c;
 
+	for (i = 0; i < n; i++)		/* the parts any step has: only theirs are sorted */
+		for (c = 0; c < LOOP_NR_PARTS; c++)
+			any |= (unsigned)(loop_step_idle(l, idx[i])->part[c] != 0) << c;
 	for (c = 0; c < LOOP_NR_PARTS; c++) {
+		part_med[c] = 0;
+		if (!(any & 1u << c))
+			continue;
 		for (i = 0; i < n; i++)
-			x[i] = l->series[idx[i]].part[c];
+			x[i] = loop_step_idle(l, idx[i])->part[c];
 		part_med[c] = xmedian_u64(x, n);
 	}
 
@@ -356,7 +376,7 @@ static void slowest(struct loop *l, const size_t *idx, size_t n)
 		}
 		l->slowest[k].step = best;
 		l->slowest[k].why = why_slow(&l->series[best], syncs, allocs, mods, gpu_med);
-		l->slowest[k].cause = slow_cause(&l->series[best], part_med,
+		l->slowest[k].cause = slow_cause(loop_step_idle(l, best), part_med,
 						 &l->slowest[k].cause_ns);
 		/* lazy loading at a kernel's first launch is a module load no call shows */
 		if (l->slowest[k].cause == GAP_MODULE && !l->series[best].modules &&
@@ -418,5 +438,6 @@ void loop_free(struct loop *l)
 {
 	steps_found_free(&l->found);
 	free(l->series);
+	free(l->idle);
 	memset(l, 0, sizeof(*l));
 }

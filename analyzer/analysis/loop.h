@@ -49,8 +49,11 @@ struct loop_step {
 	uint64_t start, end;
 	uint64_t gpu_ns;		/* GPU busy in it */
 	uint32_t launches, syncs, allocs, modules;
-	/* steady steps (the findings' window): idle gaps in it, and by cause */
-	uint64_t idle_ns;
+};
+
+/* A steady step's idle time (the findings' gaps in it), and by part. */
+struct loop_idle {
+	uint64_t ns;
 	uint64_t part[LOOP_NR_PARTS];
 };
 
@@ -82,6 +85,9 @@ struct loop {
 	struct loop_phase_sum phase[NR_PHASES];
 	struct loop_step *series;	/* every step, in order (at most LOOP_MAX_SERIES) */
 	size_t nr_series;
+	/* series' idle time, from the first gap on (none without GPU timestamps): loop_step_idle */
+	struct loop_idle *idle;
+	size_t idle_cap;
 	struct loop_slow slowest[LOOP_SLOWEST];
 	size_t nr_slowest;
 };
@@ -107,6 +113,9 @@ void loop_free(struct loop *l);
  * inside the steady state. The steady figures (steady, mean_ns, ...) are of these steps.
  */
 int loop_is_steady(const struct loop *l, size_t i);
+
+/* Step @i's idle time (zeros when it had none). */
+const struct loop_idle *loop_step_idle(const struct loop *l, size_t i);
 
 /* The phase name: "startup", "warmup", "steady", "tail". */
 const char *loop_phase_name(int phase);

@@ -18,7 +18,7 @@ _Static_assert(RANGES_NR_PARTS == NR_GAP_PARTS, "a range's idle parts are a gap'
 
 struct ranges_acc {
 	struct range_table *t;
-	struct nvtx_occ *occ;		/* the window's, by start */
+	const struct nvtx_occ *occ;	/* the window's, by start (the first look's) */
 	uint64_t *max_end;		/* the tree: the latest end of each middle's span */
 	size_t n;
 	uint32_t *row_of;		/* each name slot's row */
@@ -31,15 +31,6 @@ struct ranges_acc {
 	uint64_t now;			/* the event in hand's stamp */
 	uint64_t g0, g1;		/* the idle piece in hand */
 };
-
-static int cmp_start(const void *a, const void *b)
-{
-	const struct nvtx_occ *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end > y->end ? -1 : x->end < y->end;	/* outer first */
-}
 
 static uint64_t build(struct ranges_acc *a, size_t lo, size_t hi)
 {
@@ -172,19 +163,18 @@ struct ranges_acc *ranges_begin(struct range_table *t, const struct model *m,
 	t->nr_marks = r->nr_marks;
 	t->nr_other_names = r->nr_other_names;
 	group_names(a, m, r);
-	a->occ = xmalloc((r->nr_occ + 1) * sizeof(*a->occ));
-	for (i = 0; i < r->nr_occ; i++) {
+	/* The window's: those beginning in [lo, hi) of the first look's, sorted by start. */
+	for (i = 0; i < r->nr_occ && r->occ[i].start < lo; i++)
+		;
+	a->occ = r->occ + i;
+	for (; i < r->nr_occ && r->occ[i].start < hi; i++) {
 		const struct nvtx_occ *o = &r->occ[i];
 
-		if (o->start < lo || o->start >= hi)
-			continue;
-		a->occ[a->n] = *o;
-		a->occ[a->n++].name = a->row_of[o->name];	/* from here on: the row */
 		t->rows[a->row_of[o->name]].count++;
 		t->rows[a->row_of[o->name]].host_ns += o->end - o->start;
 	}
+	a->n = (size_t)(r->occ + i - a->occ);
 	t->nr_in_window = a->n;
-	xqsort(a->occ, a->n, sizeof(*a->occ), cmp_start);
 	a->max_end = xmalloc((a->n + 1) * sizeof(*a->max_end));
 	build(a, 0, a->n);
 	a->stamp = xcalloc(t->nr_rows + 1, sizeof(*a->stamp));
@@ -234,10 +224,12 @@ static void count_call(struct ranges_acc *a, uint32_t thread, uint64_t t,
 
 		if (is_own && o->thread != thread && o->thread != NVTX_RANGES_ANY_THREAD)
 			continue;
-		if (a->stamp[o->name] == a->now)
+		uint32_t row = a->row_of[o->name];
+
+		if (a->stamp[row] == a->now)
 			continue;
-		a->stamp[o->name] = a->now;
-		add(a, o->name, v);
+		a->stamp[row] = a->now;
+		add(a, row, v);
 	}
 }
 
@@ -281,14 +273,16 @@ static void overlap(struct ranges_acc *a, size_t lo, size_t hi)
 		from = o->start > a->g0 ? o->start : a->g0;
 		to = o->end < a->g1 ? o->end : a->g1;
 		if (to > from) {
-			if (a->stamp[o->name] != a->now) {
-				a->stamp[o->name] = a->now;
-				a->best[o->name] = 0;
+			uint32_t row = a->row_of[o->name];
+
+			if (a->stamp[row] != a->now) {
+				a->stamp[row] = a->now;
+				a->best[row] = 0;
 				XGROW(a->touched, a->touched_cap, a->nr_touched + 1);
-				a->touched[a->nr_touched++] = o->name;
+				a->touched[a->nr_touched++] = row;
 			}
-			if (to - from > a->best[o->name])
-				a->best[o->name] = to - from;
+			if (to - from > a->best[row])
+				a->best[row] = to - from;
 		}
 		lo = mid + 1;
 	}
@@ -336,7 +330,6 @@ void ranges_end(struct ranges_acc *a)
 			t->rows[n++] = t->rows[i];
 	t->nr_rows = n;
 	xqsort(t->rows, t->nr_rows, sizeof(*t->rows), cmp_host);
-	free(a->occ);
 	free(a->max_end);
 	free(a->stamp);
 	free(a->best);

@@ -47,9 +47,12 @@ struct ended {				/* an end read before its start (another thread's) */
 	uint64_t t;
 };
 
+#define NAME_CACHE 64
+
 struct nvtx_ranges_state {
 	struct stack *stacks, *hot;
 	struct name_slot *names;
+	struct name_slot *recent[NAME_CACHE];	/* the last found, by name id modulo */
 	struct started *started;
 	size_t nr_started;
 	struct ended *ended;
@@ -124,9 +127,10 @@ static struct stack *stack_of(struct nvtx_ranges_state *st, uint32_t thread, uin
 static uint32_t name_of(struct nvtx_ranges *r, uint32_t domain, uint32_t name, int is_start_end)
 {
 	uint64_t key = (uint64_t)domain << 32 | name;
-	struct name_slot *n;
+	struct name_slot **hot = &r->st->recent[name % NAME_CACHE], *n = *hot;
 
-	HASH_FIND(hh, r->st->names, &key, sizeof(key), n);
+	if (!n || n->key != key)
+		HASH_FIND(hh, r->st->names, &key, sizeof(key), n);
 	if (!n) {
 		if (r->nr_names > NVTX_RANGES_MAX_NAMES) {
 			r->nr_other_names++;
@@ -139,6 +143,7 @@ static uint32_t name_of(struct nvtx_ranges *r, uint32_t domain, uint32_t name, i
 		XGROW(r->names, r->names_cap, r->nr_names + 1);
 		r->names[r->nr_names++] = (struct nvtx_range_name){ domain, name, 0 };
 	}
+	*hot = n;
 	r->names[n->idx].is_start_end |= is_start_end;
 	return n->idx;
 }
@@ -252,6 +257,20 @@ void nvtx_ranges_event(struct nvtx_ranges *r, const struct m_nvtx *e)
 	}
 }
 
+static uint64_t key_start(const void *p)
+{
+	return ((const struct nvtx_occ *)p)->start;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct nvtx_occ *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;	/* outer first */
+}
+
 void nvtx_ranges_finish(struct nvtx_ranges *r, uint64_t run_end)
 {
 	size_t i;
@@ -266,4 +285,6 @@ void nvtx_ranges_finish(struct nvtx_ranges *r, uint64_t run_end)
 	}
 	r->nr_unmatched_ends += r->st->nr_ended;	/* ends whose start never came */
 	free_state(r);
+	/* each thread's are in order already: the merge of ascending runs */
+	xsort_by(r->occ, r->nr_occ, sizeof(*r->occ), key_start, cmp_start);
 }

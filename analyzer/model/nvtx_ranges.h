@@ -38,7 +38,7 @@ struct nvtx_occ {
 struct nvtx_ranges {
 	struct nvtx_range_name *names;	/* [0]: the names past NVTX_RANGES_MAX_NAMES */
 	size_t nr_names, names_cap;
-	struct nvtx_occ *occ;		/* in the order they began on each thread */
+	struct nvtx_occ *occ;		/* by start once finished (each thread's in order before) */
 	size_t nr_occ, occ_cap;
 	uint64_t nr_ranges;		/* ranges that began (kept or not) */
 	uint64_t nr_dropped;		/* ... not kept: past NVTX_RANGES_MAX_KEPT or too deep */

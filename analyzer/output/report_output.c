@@ -402,13 +402,15 @@ static void text_loop(FILE *f, const struct stats *s)
 	}
 	for (i = 0; i < l->nr_slowest; i++) {
 		const struct loop_step *st = &l->series[l->slowest[i].step];
+		uint64_t idle = loop_step_idle(l, l->slowest[i].step)->ns;
 
 		fprintf(f, "  slowest  step %zu: %s (%s", l->slowest[i].step + 1,
 			fmt_ns(a, sizeof(a), st->end - st->start), l->slowest[i].why);
-		if (st->idle_ns)
-			fprintf(f, "; GPU idle %s in it", fmt_ns(b, sizeof(b), st->idle_ns));
+
+		if (idle)
+			fprintf(f, "; GPU idle %s in it", fmt_ns(b, sizeof(b), idle));
 		/* the cause that grew the most, when it is a fair part of the idle time */
-		if (l->slowest[i].cause >= 0 && l->slowest[i].cause_ns >= st->idle_ns / 4)
+		if (l->slowest[i].cause >= 0 && l->slowest[i].cause_ns >= idle / 4)
 			fprintf(f, ", %s of it %s", fmt_ns(c, sizeof(c), l->slowest[i].cause_ns),
 				gap_part_name(l->slowest[i].cause));
 		fprintf(f, ")\n");
@@ -591,11 +593,12 @@ static void json_loop(struct json *j, const struct loop *l)
 		json_u64(j, "syncs", st->syncs);
 		json_u64(j, "allocs", st->allocs);
 		json_u64(j, "module_loads", st->modules);
-		json_u64(j, "idle_ns", st->idle_ns);
+		json_u64(j, "idle_ns", loop_step_idle(l, i)->ns);
 		json_object_begin(j, "idle_by_cause_ns");
 		for (k = 0; k < LOOP_NR_PARTS; k++)
-			if (st->part[k])
-				json_u64(j, gap_part_name(loop_part_id(k)), st->part[k]);
+			if (loop_step_idle(l, i)->part[k])
+				json_u64(j, gap_part_name(loop_part_id(k)),
+					 loop_step_idle(l, i)->part[k]);
 		json_object_end(j);
 		json_object_end(j);
 	}
