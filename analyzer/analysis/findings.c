@@ -198,7 +198,7 @@ static const char *op_name(const struct model *m, const struct m_gpu_shape *sh)
 }
 
 /* Does the host, inside this call, wait for work the GPU was given before? */
-static int is_blocking_wait(const struct m_call *c)
+int findings_is_blocking_wait(const struct m_call *c)
 {
 	if (stats_is_host_sync(c))
 		return 1;
@@ -219,7 +219,7 @@ static int call_cause(const struct m_call *c)
 	case MC_MEM:
 		return CAUSE_ALLOCATION;
 	case MC_SYNC:
-		return is_blocking_wait(c) ? CAUSE_HOST_SYNC : CAUSE_LAUNCH_OVERHEAD;
+		return findings_is_blocking_wait(c) ? CAUSE_HOST_SYNC : CAUSE_LAUNCH_OVERHEAD;
 	default:
 		/* launches, sets, graph and module work: the cost of issuing GPU work */
 		return CAUSE_LAUNCH_OVERHEAD;
@@ -467,7 +467,7 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	 * not the sync's, nor is a wait on a GPU that was already idle). Module loading is
 	 * one-time warm-up either way.
 	 */
-	if (i < tc->n && tc->v[i].c.t0 <= g0 && is_blocking_wait(&tc->v[i].c) &&
+	if (i < tc->n && tc->v[i].c.t0 <= g0 && findings_is_blocking_wait(&tc->v[i].c) &&
 	    busy_since(ds, tc->v[i].c.t0) > 0) {
 		const struct m_call *w = &tc->v[i].c;
 		uint64_t hidden = busy_since(ds, w->t0);

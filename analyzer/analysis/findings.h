@@ -188,6 +188,10 @@ void findings_end(struct findings_acc *a, const struct stats *s);
 int gap_label(const struct f_gap *g);
 const char *gap_part_name(int part);	/* cause ids, then "noise", "dependency", "module_load" */
 
+/* A call the host blocks in until the GPU's work before it is done (the host_sync kind): a
+ * synchronization, a query, a blocking copy out of the device. */
+int findings_is_blocking_wait(const struct m_call *c);
+
 const char *cause_name(int id);		/* "host_sync", ... (the JSON cause ids) */
 const char *cause_advice(int id);	/* what to do about it */
 

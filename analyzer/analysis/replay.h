@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * replay.h - what-if: the recorded run as a dependency graph, replayed as recorded and with
+ * one cause taken away, so that each cause is ranked by what fixing it would save.
+ *
+ * The graph (README "What-if replay"):
+ *   nodes    each call's start and end on its thread; each GPU operation's start
+ *   host     a thread's call starts after its previous call ended, by the CPU time between
+ *            them as recorded; a call lasts its own time as recorded, except a call that
+ *            waited for the GPU: it ends when the operation it waited for ends (the
+ *            operation whose end came last before the call returned, submitted before it,
+ *            the call having spent most of its time before that end), plus the time it took
+ *            to return after it
+ *   GPU      an operation starts after its launch call began (by the launch latency), after
+ *            the operation before it on its stream ended, and, when neither explains its
+ *            start (5 us and more later), after the operation of another stream of its device
+ *            that ended last before it started (an event wait); of these the one that bound
+ *            it in the recording keeps its recorded delay, the others their least
+ *   time     each node at the latest of what it waits for; a node nothing precedes (a thread's
+ *            first call, an operation joined to none) at its recorded time
+ * Replayed as recorded, the graph gives the recorded times back (the replay error says how
+ * closely). Changes: syncs that do not block, launch calls of a given cost, CPU time between
+ * calls scaled, pageable copies pinned and asynchronous, allocations free, kernels at full SM
+ * fill. The span is the window's (the steady state when steps are found): from its first
+ * node to its last end, replayed. Memory: ~60 bytes a call and an operation. Pure.
+ */
+#ifndef GPUSHIM_REPLAY_H
+#define GPUSHIM_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+
+#define REPLAY_DEP_NS 5000u		/* a start this much later than its stream and launch
+					 * allow waits for another stream */
+/* What a kernel launch costs the host inside a CUDA graph's replay (the launch_overhead
+ * change); provisional until measured on the H200 (gpu-check part twins). */
+#define REPLAY_GRAPH_LAUNCH_NS 1000u
+/* What an asynchronous copy call costs the host (the memcpy change); provisional as above. */
+#define REPLAY_ASYNC_CALL_NS 5000u
+#define REPLAY_WAIT_SLACK_NS 20000u	/* a call returning within this of an operation's end
+					 * waited for it */
+
+/* What a replay changes (zeroed, with cpu_factor 1: the recorded run). */
+struct replay_change {
+	int no_sync;			/* synchronizations and blocking read-backs do not wait */
+	int has_launch_ns;		/* launch calls cost at most launch_ns */
+	uint64_t launch_ns;
+	double cpu_factor;		/* CPU time between calls x this (1: as recorded) */
+	int pinned;			/* pageable copies: pinned bandwidth, the call does not wait */
+	int no_alloc;			/* allocation and free calls cost nothing, never wait */
+	int full_fill;			/* kernels take time x their SM fill */
+};
+
+struct replay;
+
+/*
+ * replay_build - the graph of loaded model @m, its span measured over [@lo, @hi) (recorded
+ * times; 0, UINT64_MAX: all). NULL with *@why when it cannot be replayed (no GPU timestamps, an
+ * impossible order: a cycle).
+ */
+struct replay *replay_build(const struct model *m, uint64_t lo, uint64_t hi, const char **why);
+/* Replay with @c (NULL: as recorded); the window's span in ns, 0 when the graph has a cycle. */
+uint64_t replay_run(struct replay *r, const struct replay_change *c);
+uint64_t replay_recorded_span(const struct replay *r);
+/* The pinned copy bandwidth the pinned change uses (bytes/s) and whether the trace showed it. */
+double replay_pinned_bw(const struct replay *r, int *measured);
+void replay_free(struct replay *r);
+
+/* The change that takes cause @cause (findings.h's cause ids) away; 0, or -1 for a cause the
+ * replay cannot take away (the bandwidth, compute and capacity causes need a kernel model). */
+int replay_change_of_cause(int cause, struct replay_change *c);
+
+#endif /* GPUSHIM_REPLAY_H */
