@@ -236,9 +236,35 @@ static void test_odd_order(void)
 	run_free(&r);
 }
 
+/*
+ * A corrupt order: kernel A waits for B (another stream's, ended just before it), a call waits
+ * for A, and B is launched after that call (its times before its launch): a cycle, refused.
+ */
+static void test_cycle(void)
+{
+	struct run r;
+	const char *why = NULL;
+	uint32_t l0, l1, l2, l3;
+
+	run_init(&r, 1);
+	l0 = call(&r, MC_LAUNCH, 0, 0, 0, 1 * US);
+	l1 = call(&r, MC_LAUNCH, 0, 0, 1 * US, 2 * US);
+	l2 = call(&r, MC_SYNC, TRACE_SYNC_CTX, 0, 2 * US, 305 * US);
+	l3 = call(&r, MC_LAUNCH, 0, 0, 306 * US, 307 * US);
+	op(&r, 0, l0, 5 * US, 10 * US);		/* C, stream 1: a launch latency of 5 us */
+	op(&r, 1, l3, 150 * US, 195 * US);	/* B, stream 2 */
+	op(&r, 0, l1, 200 * US, 300 * US);	/* A, stream 1 */
+	(void)l2;
+	CHECK(replay_build(&r.m, 0, UINT64_MAX, &why) == NULL);
+	CHECK(why && strstr(why, "impossible order"));
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	int i;
+
+	RUN(test_cycle);
 
 	RUN(test_readback);
 	RUN(test_event_wait);
