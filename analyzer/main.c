@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run a program under the shim: gpushim run [-o PATTERN] -- CMD..." },
 	{ "report", cmd_report, "explain where GPU time goes: counts, kernels, memory, causes" },
 	{ "diff", cmd_diff, "compare two runs; exit 1 when NEW is worse than BASE (--fail-on)" },
+	{ "whatif", cmd_whatif, "replay the run: what fixing each cause would save, and changes" },
 	{ "export", cmd_export, "timeline for Perfetto / chrome://tracing (--format chrome)" },
 	{ "dump", cmd_dump, "print every record as decoded (reference reader)" },
 	{ "info", cmd_info, "header, versions, counters, losses" },

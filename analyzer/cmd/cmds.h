@@ -16,6 +16,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_whatif(int argc, char **argv);
 
 /*
  * Shared by the commands that read traces: load @path whole (cmd_load_model) or analyze it

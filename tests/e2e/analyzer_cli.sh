@@ -71,4 +71,23 @@ for bad in "--steps 5" "--steps 9:3" "--window 2:1" "--whole --window 1:2"; do
 	grep -q "gpushim: report: " "$WORK/bad.err" || fail "report $bad: no message: $(cat "$WORK/bad.err")"
 done
 "$GPUSHIM_BIN" report --help | grep -q -- "--step-range NAME" || fail "report --help: no --step-range"
+
+# whatif: the replay of H200 traces whose cause is known. Replayed as recorded, the span comes
+# back; the cause whose change saves the most is the one each program was built around.
+h=$SOURCE_ROOT/tests/traces/h200
+expect "whatif usage" "$(code "$GPUSHIM_BIN" whatif)" 2
+expect "whatif bad speedup" "$(code "$GPUSHIM_BIN" whatif --cpu-speedup 0.5 "$h/launch_bound.trace")" 2
+expect "whatif missing trace" "$(code "$GPUSHIM_BIN" whatif "$WORK/none.trace")" 1
+for pair in launch_bound:launch_overhead pageable_copy:memcpy low_parallelism:low_parallelism \
+	torch_host_sync:host_sync torch_memcpy:memcpy cpu_bound:cpu_bound; do
+	name=${pair%%:*} want=${pair#*:}
+	"$GPUSHIM_BIN" whatif --format json "$h/$name.trace" >"$WORK/whatif.json"
+	expect "whatif $name: replay error" "$(jq '.replay_error_pct | fabs < 0.1' "$WORK/whatif.json")" true
+	expect "whatif $name: saves most" "$(jq -r '.causes[0].cause' "$WORK/whatif.json")" "$want"
+done
+# Changes together save at least what the largest alone does (here: launches and CPU time).
+"$GPUSHIM_BIN" whatif --format json --graph --cpu-speedup 2 "$h/launch_bound.trace" >"$WORK/whatif.json"
+expect "whatif together" "$(jq '.changes.saving_pct >= ([.causes[] | select(.cause == "launch_overhead" or .cause == "cpu_bound") | .saving_pct] | max)' "$WORK/whatif.json")" true
+"$GPUSHIM_BIN" whatif "$h/launch_bound.trace" | grep -q "^  launch_overhead .*launches at a CUDA graph" ||
+	fail "whatif text"
 echo "ok: command line"
