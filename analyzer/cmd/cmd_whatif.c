@@ -149,7 +149,9 @@ int cmd_whatif(int argc, char **argv)
 	}
 	r = replay_build(&m, lo, hi, &why);
 	if (!r) {
-		fprintf(stderr, "gpushim: whatif: %s: cannot replay: %s\n", argv[optind], why);
+		fputs("gpushim: whatif: ", stderr);
+		print_clean(stderr, argv[optind], 4096);
+		fprintf(stderr, ": cannot replay: %s\n", why);
 		stats_free(&s);
 		findings_free(&fd);
 		model_free(&m);

@@ -31,7 +31,7 @@ run() {
 size=$(stat -c %s "$WORK/bomb.trace")
 [ "$size" -lt 80000 ] || fail "the bomb is $size bytes"
 for c in "report" "report --format json" "info" "info --format json" "dump" "dump --format jsonl" \
-	"export --format chrome"; do
+	"export --format chrome" "whatif"; do
 	# shellcheck disable=SC2086 # the command's words
 	run "$WORK/out" "$WORK/err" "$G" $c "$WORK/bomb.trace" && rc=0 || rc=$?
 	expect "$c bomb: exit" "$rc" 1
@@ -66,6 +66,13 @@ for c in "info" "report" "report --no-header" "dump" "info --format json" "repor
 		only_printable "$c (stderr)" "$WORK/err"
 		n=$((n + 1))
 	done
+done
+# whatif replays only traces with GPU timestamps: it says why not, cleaned like the rest.
+for t in "$WORK/esc.trace" "$ctl" "$ctl.cut"; do
+	run "$WORK/out" "$WORK/err" "$G" whatif "$t" && rc=0 || rc=$?
+	[ "$rc" -le 1 ] || fail "whatif: exit $rc: $(cat -v "$WORK/err")"
+	only_printable "whatif" "$WORK/out"
+	only_printable "whatif (stderr)" "$WORK/err"
 done
 run "$WORK/out" "$WORK/err" "$G" report "$ctl" "$WORK/esc.trace" || fail "two traces: exit $?"
 only_printable "report of two traces" "$WORK/out"
