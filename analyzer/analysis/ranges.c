@@ -166,14 +166,14 @@ struct ranges_acc *ranges_begin(struct range_table *t, const struct model *m,
 	/* The window's: those beginning in [lo, hi) of the first look's, sorted by start. */
 	for (i = 0; i < r->nr_occ && r->occ[i].start < lo; i++)
 		;
-	a->occ = r->occ + i;
+	a->occ = r->nr_occ ? &r->occ[i < r->nr_occ ? i : 0] : NULL;
 	for (; i < r->nr_occ && r->occ[i].start < hi; i++) {
 		const struct nvtx_occ *o = &r->occ[i];
 
 		t->rows[a->row_of[o->name]].count++;
 		t->rows[a->row_of[o->name]].host_ns += o->end - o->start;
+		a->n++;
 	}
-	a->n = (size_t)(r->occ + i - a->occ);
 	t->nr_in_window = a->n;
 	a->max_end = xmalloc((a->n + 1) * sizeof(*a->max_end));
 	build(a, 0, a->n);

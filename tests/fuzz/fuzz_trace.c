@@ -22,6 +22,7 @@
 #include "analysis/diff.h"
 #include "output/export.h"
 #include "analysis/findings.h"
+#include "analysis/replay.h"
 #include "json_report.h"
 #include "model/model.h"
 #include "output/output.h"
@@ -100,9 +101,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd_mem);
 	if (trace_reader_open(&rd, path) == 0) {
 		if (model_load(&m, &rd) == 0) {
-			stats_compute(&s, &m);
-			findings_compute_gaps(&fd, &m, &s);
+			struct replay *rp;
+			const char *why;
+
+			/* one pass: the steps' and ranges' idle pieces too */
+			analyze_model(&m, &s, &fd, NULL, 1);
 			report_print_text(devnull, &m, &s, &fd, 1);
+			report_print_ranges(devnull, &s, 0);
+			rp = replay_build(&m, fd.window_start, fd.window_end, &why);
+			if (rp) {
+				struct replay_change c;
+				int k;
+
+				replay_run(rp, NULL);
+				for (k = 0; k < NR_CAUSES; k++)
+					if (replay_change_of_cause(k, &c) == 0)
+						replay_run(rp, &c);
+				replay_free(rp);
+			}
 			json_init(&j, devnull, 1);
 			json_object_begin(&j, NULL);
 			report_json_members(&j, &m, &s, &fd);
