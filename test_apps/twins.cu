@@ -4,13 +4,13 @@
  * that has it, and `fixed`, its twin with the usual fix, doing the same GPU math (the checksum
  * is the same). Ground truth for the what-if replay (issue 26): gpu_check.py's part `twins`
  * measures the fixed twin's real speedup and compares it with what the report predicts.
- *   sync    4 FMA kernels of ~70 us on a 16 MiB buffer, a 1-thread kernel adding the step's
+ *   sync    4 FMA kernels of ~85 us on a 16 MiB buffer, a 1-thread kernel adding the step's
  *           value to a device accumulator, then 100 us of host work (logging, bookkeeping).
  *           cause: a 4-byte cudaMemcpy of the value after every step drains the queue, so the
  *           host work is exposed. fixed: the accumulator is read back every 50 steps and at
  *           the end. Expected: primary host_sync.
- *   launch  200 tiny kernels a step (one warp, ~2-3 us each as launched), on a side stream.
- *           cause: launched one by one. fixed: captured once into a CUDA graph
+ *   launch  200 tiny kernels a step on a side stream (one warp; ~3.5 us each launched, ~0.8 us
+ *           replayed). cause: launched one by one. fixed: captured once into a CUDA graph
  *           (cudaStreamBeginCapture), replayed by cudaGraphLaunch every step.
  *           Expected: primary launch_overhead.
  *   memcpy  a 64 MiB batch copied to the device every step, then a kernel over it.
@@ -92,7 +92,7 @@ __global__ void init_ramp(float *x, size_t n)
 /* ---- sync: a per-step read-back ---- */
 
 #define SYNC_N (4 << 20)	/* 16 MiB of floats */
-#define SYNC_ITERS 512		/* FMAs per element: ~70 us a kernel on an H200 (4 M x 512 FMAs) */
+#define SYNC_ITERS 512		/* FMAs per element: ~85 us a kernel on an H200 (4 M x 512 FMAs) */
 #define SYNC_EVERY 50
 
 __global__ void fma_pass(float *x, int n, int iters)
@@ -371,7 +371,7 @@ static void run_alloc(struct run *r)
  * The step's input: each element an integer hash of (step, index), CPU_PASSES passes of 4
  * multiply-xorshift rounds over the whole array in @scratch, then scaled to [0, 1) into @dst.
  * Exact integer work: the same bits whichever thread makes it. CPU_PASSES was set for ~2 ms a
- * step on the H200 machine's host (~0.5 ms a pass); the program prints what it took (prep_ms)
+ * step on the H200 machine's host (1.7-2.9 ms seen); the program prints what it took (prep_ms)
  * so the balance can be checked.
  */
 static void cpu_prepare(int step, uint32_t *scratch, float *dst)
@@ -522,11 +522,11 @@ static const struct twin_case {
 	void (*run)(struct run *r);
 	int default_steps;	/* ~1-3 s of the cause variant on an H200 */
 } cases[] = {
-	{ "sync", run_sync, 4000 },	/* ~0.4 ms a step */
-	{ "launch", run_launch, 3000 },	/* 200 launches, ~0.5 ms a step */
-	{ "memcpy", run_memcpy, 200 },	/* 64 MiB pageable, ~5-10 ms a step */
-	{ "alloc", run_alloc, 2000 },	/* cudaMalloc + cudaFree of 256 MiB, ~0.5-1 ms */
-	{ "cpu", run_cpu, 500 },	/* 3.5 ms a step */
+	{ "sync", run_sync, 4000 },	/* 0.46 ms a step (fixed 0.34) */
+	{ "launch", run_launch, 3000 },	/* 200 launches, 0.7-0.8 ms a step (fixed 0.15) */
+	{ "memcpy", run_memcpy, 200 },	/* 64 MiB pageable, 6-13 ms a step (fixed 1.2) */
+	{ "alloc", run_alloc, 2000 },	/* cudaMalloc + cudaFree of 256 MiB, 0.5-0.6 ms */
+	{ "cpu", run_cpu, 500 },	/* 3.5-4.3 ms a step (fixed 2-3: the producer's) */
 };
 
 static int usage(void)
