@@ -51,6 +51,13 @@ Checks, by issue:
               hold one known cause, plain and under emit_nvtx(): "step" ranges are the steps,
               "data" (host work, nothing queued) idle with cpu_bound first, forward, backward
               and optimizer launching kernels, every step range the same launches
+  twins       each cause beside its fixed twin (test_apps/twins.cu, torch_twins.py: sync,
+              launch, memcpy, alloc, cpu): both variants plain, alternating, 3 rounds; the
+              fixed twin's measured speedup (medians, with the rounds' spread) must be above
+              3 % and the checksums equal; each variant once under the shim: the cause
+              variant's verdict and time per cause and, where gpushim has `whatif`, the saving
+              it predicts. One "TWINS name measured +X% (spread a..b) cause-verdict V" line a
+              pair. Not in the default set (about 6 minutes): ground truth for issue 26
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
               `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
@@ -733,6 +740,143 @@ class Checker:
                 aten = [r for r in rep.get("ranges", []) if r["name"].startswith("aten::")]
                 self.check(f"{name}: emit_nvtx's operator ranges in the table", len(aten) > 0,
                            f"{len(rows)} names")
+
+    # ---- cause and fixed twins: the real speedup of each fix (issue 26, what-if replay) ----
+
+    # case: (the cause it holds, whatif's change that takes it away, steps of twins.cu,
+    # steps of torch_twins.py). Steps: ~1-2 s of the cause variant on an H200; the part (10
+    # pairs, 3 plain rounds of both variants and one shim run of each, PyTorch's start-up
+    # ~4 s a run) took 5.5 minutes there.
+    TWINS = {
+        "sync": ("host_sync", ["--no-sync"], 4000, 400),
+        "launch": ("launch_overhead", ["--graph"], 3000, 2000),
+        "memcpy": ("memcpy", ["--pinned"], 200, 200),
+        "alloc": ("allocation", ["--no-alloc"], 2000, 1000),
+        "cpu": ("cpu_bound", None, 500, 400),
+    }
+    TWINS_LINE = r"steps (\d+) steady_steps_per_s ([0-9.]+) checksum (\S+)"
+
+    def twins(self):
+        """twins.cu and torch_twins.py: each case's cause variant against its fixed twin. Plain
+        runs alternate 3 rounds (the order turned each round, so drift hits both alike); the
+        speedup is the medians' ratio - 1, with the rounds' own ratios as its spread. Then each
+        variant once under the shim: the cause variant's verdict and causes, and, where this
+        gpushim has `whatif`, the saving it predicts for each cause."""
+        has_whatif = subprocess.run([self.gpushim, "whatif", "--help"], capture_output=True,
+                                    text=True).returncode == 0
+        self.say(f"TWINS gpushim whatif: {'present' if has_whatif else 'absent'}")
+        table = []
+        for case, (cause, change, c_steps, py_steps) in self.TWINS.items():
+            for name, cmd in ((f"twins_{case}",
+                               [os.path.join(self.apps, "twins"), case, "%s", str(c_steps)]),
+                              (f"torch_twins_{case}",
+                               [sys.executable, os.path.join(self.py, "torch_twins.py"), case,
+                                "%s", "--steps", str(py_steps)])):
+                table.append(self.twins_pair(name, cmd, cause, change, has_whatif))
+        for line in table:
+            self.say(line)
+
+    def twins_pair(self, name, cmd, cause, change, has_whatif):
+        """One pair (cmd has "%s" where the variant goes). Returns its TWINS summary line."""
+        variants = ("cause", "fixed")
+        argv = {v: [v if a == "%s" else a for a in cmd] for v in variants}
+        rates = {v: [] for v in variants}
+        sums = {v: [] for v in variants}
+        for rnd in range(3):
+            for v in (variants if rnd % 2 == 0 else variants[::-1]):
+                rc, out, _, dt = self.run(f"{name}_{v}_{rnd}", argv[v], shim=False, timeout=120)
+                m = re.search(self.TWINS_LINE, out)
+                if rc == 0 and m:
+                    rates[v].append(float(m.group(2)))
+                    sums[v].append(m.group(3))
+                else:
+                    self.say(f"   {name} {v} round {rnd}: exit {rc} after {dt:.1f}s, no rate")
+        measured = None
+        if self.check(f"{name}: 3 plain rounds of both", all(len(rates[v]) == 3 for v in variants),
+                      f"cause {rates['cause']}, fixed {rates['fixed']}"):
+            med = {v: statistics.median(rates[v]) for v in variants}
+            measured = 100 * (med["fixed"] / med["cause"] - 1)
+            spread = sorted(100 * (f / c - 1) for c, f in zip(rates["cause"], rates["fixed"]))
+            self.say(f"TWINS {name}: cause {med['cause']:.2f} steps/s "
+                     f"({', '.join(f'{x:.2f}' for x in rates['cause'])}), fixed "
+                     f"{med['fixed']:.2f} ({', '.join(f'{x:.2f}' for x in rates['fixed'])}): "
+                     f"measured {measured:+.1f} % (rounds {spread[0]:+.1f} .. {spread[-1]:+.1f}), "
+                     f"time a step saved {100 * (1 - med['cause'] / med['fixed']):.1f} %")
+            self.check(f"{name}: the fixed twin faster by more than 3 %", measured > 3,
+                       f"{measured:+.1f} %")
+        seen = set(sums["cause"] + sums["fixed"])
+        self.check(f"{name}: checksum the same in both variants",
+                   len(seen) == 1 and bool(sums["cause"]) and bool(sums["fixed"]),
+                   f"cause {sorted(set(sums['cause']))}, fixed {sorted(set(sums['fixed']))}")
+
+        verdict = "none"
+        predicted = ""
+        shim_rate = {}
+        for v in variants:
+            rep, out = self.record(f"{name}_{v}", argv[v], timeout=180)
+            m = re.search(self.TWINS_LINE, out or "")
+            if m:
+                shim_rate[v] = float(m.group(2))
+            if not rep:
+                continue
+            if name.startswith("twins_"):
+                self.check_expect(f"{name}_{v}", rep, out)
+            if v != "cause":
+                continue
+            verdict = rep.get("verdict", {}).get("primary") or "none"
+            self.say(f"TWINS {name} cause under the shim: verdict {verdict}, expected {cause}; " +
+                     ", ".join(f"{a['cause']} {a['time_ns']} ns {a['share_pct']:.1f} %"
+                               for a in rep.get("attribution", [])
+                               if a.get("time_ns") is not None) +
+                     f"; window {rep.get('span_ns')} ns")
+            trace = os.path.join(self.work, "traces", f"{name}_{v}.trace")
+            if has_whatif and os.path.exists(trace):
+                predicted = self.twins_whatif(name, trace, rep, cause, change)
+        # The replay predicts the traced run, whose calls the shim made slower: its own ratio.
+        traced = ""
+        if len(shim_rate) == 2:
+            traced = f"{100 * (shim_rate['fixed'] / shim_rate['cause'] - 1):+.1f}%"
+            self.say(f"TWINS {name} under the shim: cause {shim_rate['cause']:.2f} steps/s, "
+                     f"fixed {shim_rate['fixed']:.2f}: {traced}")
+        line = (f"TWINS {name} measured " +
+                (f"{measured:+.1f}% (spread {spread[0]:+.1f}..{spread[-1]:+.1f})"
+                 if measured is not None else "n/a") + f" cause-verdict {verdict}")
+        return (line + (f" traced {traced}" if traced else "") +
+                (f" {predicted}" if predicted else ""))
+
+    def twins_whatif(self, name, trace, rep, cause, change):
+        """What `gpushim whatif` predicts for the cause variant's trace: the saving of each
+        cause taken away alone (and of the pair's own change, where it has one), as a share
+        of the step time and as the speedup it means (1 / (1 - saving) - 1). Returns the
+        summary's words for the pair's cause."""
+        rc, w = self.gpushim_json(["whatif", "--format", "json", trace])
+        w = w if isinstance(w, dict) else {}
+        causes = w.get("causes")
+        if rc != 0 or not causes:
+            # an earlier shape: the saving beside each cause in the report
+            causes = [a for a in rep.get("causes", rep.get("attribution", []))
+                      if a.get("saving_pct") is not None]
+        if not causes:
+            self.say(f"TWINS {name} whatif: exit {rc}, no saving per cause "
+                     f"({str(w.get('error', ''))[:200]})")
+            return ""
+        speed = lambda pct: 100 * (1 / (1 - pct / 100) - 1) if pct < 100 else float("inf")
+        self.say(f"TWINS {name} whatif (replay error {w.get('replay_error_pct')} %): " +
+                 ", ".join(f"{c['cause']} saves {c['saving_pct']:.1f} % "
+                           f"({speed(c['saving_pct']):+.1f} %)" for c in causes
+                           if c.get("saving_pct") is not None))
+        mine = [c for c in causes if c.get("cause") == cause and c.get("saving_pct") is not None]
+        words = (f"predicted {cause} {speed(mine[0]['saving_pct']):+.1f}%" if mine else
+                 f"predicted {cause} n/a")
+        if change:
+            rc, w = self.gpushim_json(["whatif", "--format", "json"] + change + [trace])
+            ch = w.get("changes") if isinstance(w, dict) else None
+            ch = ch if isinstance(ch, dict) else None
+            if rc == 0 and ch and ch.get("saving_pct") is not None:
+                self.say(f"TWINS {name} whatif {' '.join(change)}: saves "
+                         f"{ch['saving_pct']:.1f} % ({speed(ch['saving_pct']):+.1f} %)")
+                words += f", {' '.join(change)} {speed(ch['saving_pct']):+.1f}%"
+        return words
 
     # ---- hardware counters ----
 
