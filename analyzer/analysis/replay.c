@@ -26,6 +26,7 @@ enum edge_kind {
 	E_LAUNCH,		/* a call's start -> an operation it issued */
 	E_STREAM,		/* the operation before on the stream -> the next */
 	E_DEP,			/* another stream's operation -> one that waited for it */
+	E_WAKE,			/* another thread's call's end -> a call it woke (a handoff) */
 };
 
 enum call_flag {
@@ -132,7 +133,15 @@ static int64_t waited_for(const struct model *m, const struct by_end *be, uint32
 	uint64_t dur = c->t1 - c->t0;
 	size_t k = last_ending_by(be, c->t1), walked;
 
-	if (dur < 2000 || k == SIZE_MAX)
+	/*
+	 * Calls that can block: synchronizations, blocking copies, allocations and frees (a free
+	 * synchronizes); any other only when long (a launch into a full queue). A short launch
+	 * that a kernel's end happened to fall in waited for nothing.
+	 */
+	if (k == SIZE_MAX || dur < 2000)
+		return -1;
+	if (c->kind != MC_SYNC && c->kind != MC_MEM && !findings_is_blocking_wait(c) &&
+	    !(c->kind == MC_COPY && !(c->flags & MCF_ASYNC)) && dur < REPLAY_LONG_CALL_NS)
 		return -1;
 	for (walked = 0; walked < 64 && k != SIZE_MAX; walked++, k--) {
 		const struct m_gpu_op *g = &m->gpu[be->v[k]];
@@ -171,12 +180,47 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * The call of another thread than @th that ended last at or before @t0, within
+ * REPLAY_WAKE_NS, after @after (the thread's own previous call's end): what woke the thread
+ * (a queue's handoff: PyTorch's autograd thread waits for the main thread's backward(), the
+ * main thread for the autograd thread's end). UINT32_MAX: none.
+ */
+static uint32_t woken_by(const struct model *m, const struct end_idx *ce, size_t n, uint32_t th,
+			 uint64_t t0, uint64_t after)
+{
+	size_t lo = 0, hi = n, k, walked;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ce[mid].end <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo, walked = 0; k-- > 0 && walked < 64; walked++) {
+		const struct m_call *o = &m->calls[ce[k].idx];
+
+		if (ce[k].end + REPLAY_WAKE_NS < t0 || ce[k].end <= after)
+			break;
+		if (o->thread != th)
+			return ce[k].idx;
+	}
+	return UINT32_MAX;
+}
+
 /* The calls' edges and flags. */
 static void build_calls(struct replay *r, const struct by_end *be)
 {
 	const struct model *m = r->m;
 	uint32_t *last_end = xmalloc((m->nr_threads + 1) * sizeof(*last_end));
+	struct end_idx *ce = xmalloc((r->nr_calls + 1) * sizeof(*ce));
 	uint32_t i;
+
+	for (i = 0; i < r->nr_calls; i++)	/* the calls by end, for handoffs */
+		ce[i] = (struct end_idx){ m->calls[i].t1, i };
+	xsort_by(ce, r->nr_calls, sizeof(*ce), key_end, cmp_end);
 
 	for (i = 0; i <= m->nr_threads; i++)
 		last_end[i] = UINT32_MAX;
@@ -197,9 +241,17 @@ static void build_calls(struct replay *r, const struct by_end *be)
 		if (p != UINT32_MAX) {
 			const struct m_call *pc = &m->calls[p];
 
-			if (c->t0 >= pc->t1)
+			uint32_t w = c->t0 >= pc->t1 + REPLAY_WAKE_MIN_GAP_NS ?
+					     woken_by(m, ce, r->nr_calls, c->thread, c->t0, pc->t1) :
+					     UINT32_MAX;
+
+			if (w != UINT32_MAX) {
+				/* the thread waited for another: that is what its start follows */
+				add_edge(r, 2 * w + 1, 2 * i, c->t0 - m->calls[w].t1, E_WAKE);
+				add_edge(r, 2 * p + 1, 2 * i, 0, E_GAP);
+			} else if (c->t0 >= pc->t1) {
 				add_edge(r, 2 * p + 1, 2 * i, c->t0 - pc->t1, E_GAP);
-			else	/* made inside the call before (a call that calls the driver) */
+			} else	/* made inside the call before (a call that calls the driver) */
 				add_edge(r, 2 * p, 2 * i, c->t0 - pc->t0, E_NEST);
 		}
 		if (p == UINT32_MAX || c->t1 > m->calls[p].t1)
@@ -215,6 +267,7 @@ static void build_calls(struct replay *r, const struct by_end *be)
 		}
 	}
 	free(last_end);
+	free(ce);
 }
 
 /* The least delay from a launch call's start to its operation's, per device (the first 64). */

@@ -6,8 +6,11 @@
  * The graph (README "What-if replay"):
  *   nodes    each call's start and end on its thread; each GPU operation's start
  *   host     a thread's call starts after its previous call ended, by the CPU time between
- *            them as recorded; a call lasts its own time as recorded, except a call that
- *            waited for the GPU: it ends when the operation it waited for ends (the
+ *            them as recorded — or, when the thread was idle 20 us and more and started
+ *            within 100 us after a call of another thread ended, after that call (a handoff:
+ *            the time between was waiting, not CPU work); a call lasts its own time as recorded, except a call that
+ *            waited for the GPU (a synchronization, a blocking copy, an allocation or free,
+ *            or any call of 100 us and more): it ends when the operation it waited for ends (the
  *            operation whose end came last before the call returned, submitted before it,
  *            the call having spent most of its time before that end), plus the time it took
  *            to return after it
@@ -35,11 +38,15 @@
 #define REPLAY_DEP_NS 5000u		/* a start this much later than its stream and launch
 					 * allow waits for another stream */
 /* What a kernel launch costs the host inside a CUDA graph's replay (the launch_overhead
- * change); provisional until measured on the H200 (gpu-check part twins). */
+ * change): measured on the H200 under the shim, `twins launch fixed` (200 kernels a graph):
+ * 3,000 cuGraphLaunch calls took 587.72 ms, 0.98 us a kernel (BENCHMARKS). */
 #define REPLAY_GRAPH_LAUNCH_NS 1000u
 /* What an asynchronous copy call costs the host (the memcpy change); provisional as above. */
 #define REPLAY_ASYNC_CALL_NS 5000u
-#define REPLAY_WAIT_SLACK_NS 20000u	/* a call returning within this of an operation's end
+#define REPLAY_WAIT_SLACK_NS 20000u
+#define REPLAY_LONG_CALL_NS 100000u	/* a call of another kind this long may have waited */
+#define REPLAY_WAKE_MIN_GAP_NS 20000u	/* a thread idle this long may have waited for another */
+#define REPLAY_WAKE_NS 100000u		/* ... when it started this soon after another's call */	/* a call returning within this of an operation's end
 					 * waited for it */
 
 /* What a replay changes (zeroed, with cpu_factor 1: the recorded run). */
