@@ -457,6 +457,7 @@ static uint64_t delay_of(const struct replay *r, const struct edge *e, const str
 
 	switch (e->kind) {
 	case E_GAP:
+	case E_WAKE:	/* the woken thread's CPU work before its call */
 		return c->cpu_factor == 1.0 ? e->delay : (uint64_t)((double)e->delay * c->cpu_factor);
 	case E_OWN:
 		f = r->call_flags[call];

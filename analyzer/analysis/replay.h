@@ -7,8 +7,8 @@
  *   nodes    each call's start and end on its thread; each GPU operation's start
  *   host     a thread's call starts after its previous call ended, by the CPU time between
  *            them as recorded — or, when the thread was idle 20 us and more and started
- *            within 100 us after a call of another thread ended, after that call (a handoff:
- *            the time between was waiting, not CPU work); a call lasts its own time as recorded, except a call that
+ *            within 1 ms after a call of another thread ended, after that call (a hand-off:
+ *            its own gap was waiting; the time since that call, its CPU work); a call lasts its own time as recorded, except a call that
  *            waited for the GPU (a synchronization, a blocking copy, an allocation or free,
  *            or any call of 100 us and more): it ends when the operation it waited for ends (the
  *            operation whose end came last before the call returned, submitted before it,
@@ -46,7 +46,7 @@
 #define REPLAY_WAIT_SLACK_NS 20000u
 #define REPLAY_LONG_CALL_NS 100000u	/* a call of another kind this long may have waited */
 #define REPLAY_WAKE_MIN_GAP_NS 20000u	/* a thread idle this long may have waited for another */
-#define REPLAY_WAKE_NS 100000u		/* ... when it started this soon after another's call */	/* a call returning within this of an operation's end
+#define REPLAY_WAKE_NS 1000000u		/* ... when it started this soon after another's call */	/* a call returning within this of an operation's end
 					 * waited for it */
 
 /* What a replay changes (zeroed, with cpu_factor 1: the recorded run). */
