@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_createCCtx_advanced, ZSTD_customMem */
 #include <zstd.h>
 
 #include "config.h"
@@ -63,6 +65,53 @@ struct writer {
 };
 
 static struct writer w;
+
+/* ---- Memory the way to END needs ---- */
+
+/*
+ * A thread that ends the process from a signal handler may have been stopped inside malloc with
+ * an arena's lock held for good, and that arena can be the writer's own: the meta stream's
+ * buffers go back and forth between the writer and the app threads (meta_swap), so a thread
+ * that grows one under the meta lock reallocs memory of the writer's arena. Seen: the writer
+ * found the meta lock held, counted what it could not write, then blocked in zstd's first
+ * workspace allocation until the exit's deadline, and the trace had no END.
+ *
+ * What this keeps: when the exit finds the meta lock held for good, the writer still reaches
+ * END, for from the moment meta_take gives that lock up (at its deadline) to END it takes no
+ * allocator lock: under the meta lock, rec_* allocate only once they hold it, and return
+ * before allocating when it was given up; what the writer allocates outside it - the
+ * compressor's memory, made at the first compression and again when a chunk needs more, and
+ * drain_all's ring heads - is mapped here, never malloc's.
+ */
+#define MAPPED_HDR 64u			/* the length, and zstd's alignment kept */
+
+static void *mapped_alloc(void *opaque, size_t size)
+{
+	size_t len = size + MAPPED_HDR;
+	uint8_t *p;
+
+	(void)opaque;
+	if (len < size)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, &len, sizeof(len));
+	return p + MAPPED_HDR;
+}
+
+static void mapped_free(void *opaque, void *addr)
+{
+	uint8_t *p;
+	size_t len;
+
+	(void)opaque;
+	if (!addr)
+		return;
+	p = (uint8_t *)addr - MAPPED_HDR;
+	memcpy(&len, p, sizeof(len));
+	munmap(p, len);
+}
 
 /* ---- Chunks ---- */
 
@@ -400,10 +449,13 @@ static void drain_all(int at_exit)
 	for (b = list; b; b = b->next) {
 		if (n == heads_cap) {
 			size_t cap = heads_cap ? heads_cap * 2 : 64;
-			uint64_t *p = realloc(heads, cap * sizeof(*heads));
+			uint64_t *p = mapped_alloc(NULL, cap * sizeof(*heads));
 
 			if (!p)
 				break;	/* the rest is drained next time */
+			if (heads)
+				memcpy(p, heads, n * sizeof(*heads));
+			mapped_free(NULL, heads);
 			heads = p;
 			heads_cap = cap;
 		}
@@ -895,7 +947,8 @@ int writer_start(void)
 
 	/* After a fork these already exist (copied from the parent). */
 	if (!w.cctx)
-		w.cctx = ZSTD_createCCtx();
+		w.cctx = ZSTD_createCCtx_advanced(
+			(ZSTD_customMem){ mapped_alloc, mapped_free, NULL });
 	if (!w.raw)
 		w.raw = malloc(CHUNK_RAW_BYTES);
 	w.out_cap = ZSTD_compressBound(CHUNK_RAW_BYTES);
