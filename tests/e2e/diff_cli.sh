@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# gpushim diff through the fake driver (host timestamps only; each launch made to cost 20 us):
-# the same program twice passes --fail-on 100 (its two spans are wall time: on a loaded 2-core
-# machine they were seen 50 % apart); doubling the launches is
-# reported as +2000 launches and a kernel run 2000 -> 4000 times and trips --fail-on 5 (exit 1);
-# added synchronizations are counted with the right sign; several traces per side add up;
-# a metric that needs GPU timestamps fails clearly; bad input and usage give 1 and 2.
+# gpushim diff. The gate is checked on traces whose times are exact (hostile_trace launches):
+# doubling back-to-back launches grows the span by exactly 100 %, which trips --fail-on 5 and
+# --fail-on 99.99 (exit 1) but not --fail-on 100 (the gate is "worse by more than"); a span
+# 4 % longer passes --fail-on 5, and a shorter one passes. Traces recorded through the fake
+# driver (host timestamps only) are compared on what does not depend on wall time: the same
+# program twice changes no count, kernel or API; doubling the launches is reported as +2000
+# launches and a kernel run 2000 -> 4000 times; added synchronizations are counted with the
+# right sign; several traces per side add up; a metric that needs GPU timestamps fails
+# clearly; bad input and usage give 1 and 2.
 . "$(dirname "$0")/lib.sh"
-export FAKE_CUDA_LAUNCH_NS=20000
-# No CUPTI search: loading a toolkit libcupti at cuInit takes tens of ms and would be the span.
+# No CUPTI search: loading a toolkit libcupti at cuInit takes tens of ms for nothing here.
 export GPUSHIM_CUPTI=0
 steps() {
 	run_shim "$WORK/$1.out" "$WORK/$1.trace" steps "$2" "$3"
@@ -17,28 +19,57 @@ steps a 2000 0
 steps b 2000 0
 steps more 4000 0
 steps syncs 2000 40
+# exact NAME N GAP_NS: N launches, each GAP_NS long and back to back: a span of N x GAP_NS.
+exact() {
+	"$HOSTILE_TRACE" launches "$WORK/$1.trace" "$2" "$3" || fail "hostile_trace launches $*"
+}
+exact x2000 2000 20000		# 40 ms
+exact x4000 4000 20000		# 80 ms: +100 %
+exact x2000_slow 2000 20800	# 41.6 ms: +4 %
 G=$GPUSHIM_BIN
 
-"$G" diff --fail-on 100 "$WORK/a.trace" "$WORK/b.trace" >"$WORK/same.txt" || fail "same program: exit $?"
-grep -Eq "^ok: span (grew|shrank) by" "$WORK/same.txt" || fail "same program: no gate line"
+# gate NAME WANT_EXIT WANT_LINE ARGS...: gpushim diff ARGS (text), its exit and gate line.
+gate() {
+	local name=$1 want_rc=$2 want_line=$3 rc
+	shift 3
+	"$G" diff "$@" >"$WORK/gate.txt" && rc=0 || rc=$?
+	expect "$name: exit" "$rc" "$want_rc"
+	expect "$name: gate line" "$(grep -E '^(ok|REGRESSION): ' "$WORK/gate.txt")" "$want_line"
+}
 
+# The gate on exact spans.
+gate "twice the launches, --fail-on 5" 1 \
+	"REGRESSION: span grew by 100.00% (--fail-on 5.00, metric span)" \
+	--fail-on 5 "$WORK/x2000.trace" "$WORK/x4000.trace"
+gate "twice the launches, --fail-on 99.99" 1 \
+	"REGRESSION: span grew by 100.00% (--fail-on 99.99, metric span)" \
+	--fail-on 99.99 "$WORK/x2000.trace" "$WORK/x4000.trace"
+gate "twice the launches, --fail-on 100" 0 \
+	"ok: span grew by 100.00% (--fail-on 100.00, metric span)" \
+	--fail-on 100 "$WORK/x2000.trace" "$WORK/x4000.trace"
+gate "4 % slower, --fail-on 5" 0 "ok: span grew by 4.00% (--fail-on 5.00, metric span)" \
+	--fail-on 5 "$WORK/x2000.trace" "$WORK/x2000_slow.trace"
+gate "half the launches, --fail-on 5" 0 "ok: span shrank by 50.00% (--fail-on 5.00, metric span)" \
+	--fail-on 5 "$WORK/x4000.trace" "$WORK/x2000.trace"
 set +e
-"$G" diff --fail-on 5 "$WORK/a.trace" "$WORK/more.trace" >"$WORK/more.txt"
-rc=$?
-"$G" diff --format json --fail-on 5 "$WORK/a.trace" "$WORK/more.trace" >"$WORK/more.json"
-rcj=$?
+"$G" diff --format json --fail-on 5 "$WORK/x2000.trace" "$WORK/x4000.trace" >"$WORK/x.json"
+expect "twice the launches: exit (json)" "$?" 1
 set -e
-[ "$rc" = 1 ] || fail "more kernels: exit $rc, want 1:
-$(cat "$WORK/more.txt")"
-expect "more kernels: exit (json)" "$rcj" 1
-grep -q "^REGRESSION: span grew by" "$WORK/more.txt" || fail "no REGRESSION line"
+expect "gate (json)" "$(jget "$WORK/x.json" '.gate | "\(.metric) \(.fail_on) \(.worse_by) \(.failed)"')" \
+	"span 5 100 true"
+expect "span (json)" "$(jget "$WORK/x.json" '.changes[] | select(.kind=="run" and .key=="span") | "\(.base) \(.new) \(.delta_pct) \(.status)"')" \
+	"40000000 80000000 100 worse"
+
+# Recorded runs, on counts only (their spans are wall time).
+"$G" diff --format json "$WORK/a.trace" "$WORK/b.trace" >"$WORK/same.json" || fail "same program: exit $?"
+expect "same program: count, kernel and API changes" \
+	"$(jget "$WORK/same.json" '[.changes[] | select(.kind=="count" or .kind=="kernel" or .kind=="api")] | length')" 0
+expect "same program: no gate" "$(jget "$WORK/same.json" .gate.failed)" false
+
+"$G" diff --format json "$WORK/a.trace" "$WORK/more.trace" >"$WORK/more.json" || fail "more kernels: exit $?"
 expect "launches delta" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="count" and .key=="launches") | .delta')" 2000
 expect "kernel counts" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="kernel") | "\(.key) \(.base_count) \(.new_count) \(.change)"')" "_Z4spinv 2000 4000 more"
-expect "gate" "$(jget "$WORK/more.json" '.gate | "\(.metric) \(.failed)"')" "span true"
-# Twice as many 20 us launches: the span grows by about 100 % (only its sign is checked
-# here, with a wide margin: wall time on a loaded CI machine is no exact figure).
-jq -e '.gate.worse_by > 20' "$WORK/more.json" >/dev/null ||
-	fail "span growth $(jget "$WORK/more.json" .gate.worse_by) % is not a clear growth"
+expect "API counts" "$(jget "$WORK/more.json" '.changes[] | select(.kind=="api") | "\(.key) \(.base) \(.new) \(.status)"')" "cuLaunchKernel 2000 4000 changed"
 
 "$G" diff --format json "$WORK/a.trace" "$WORK/syncs.trace" >"$WORK/syncs.json" || fail "syncs: exit $?"
 expect "syncs delta" "$(jget "$WORK/syncs.json" '.changes[] | select(.kind=="count" and .key=="syncs") | .delta')" 50

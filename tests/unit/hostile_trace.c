@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * hostile_trace.c - writes traces no shim writes, for tests/e2e/analyzer_hostile.sh (and the
- * bomb of tests/fuzz/regressions/reader_chunk_ratio_bomb.bin, written with NR_CHUNKS 1):
+ * bomb of tests/fuzz/regressions/reader_chunk_ratio_bomb.bin, written with NR_CHUNKS 1), and
+ * traces whose times are exact, for tests/e2e/diff_cli.sh:
  *   hostile_trace bomb OUT NR_CHUNKS  NR_CHUNKS chunks of 16 MiB of launch runs, 1.6 KB each
  *                                     (tb_launch_bomb): 8.4 M launches a chunk
  *   hostile_trace escapes OUT         a complete trace whose every string (header, API, device,
  *                                     kernel and note names) holds terminal controls, each
  *                                     tagged: "ESC]0;<TAG>BEL ESC[31m CSI(C1)2J"
+ *   hostile_trace launches OUT N GAP  a complete trace of N launches of _Z4spinv, each GAP ns
+ *                                     long and the next GAP ns after it: a span of exactly
+ *                                     N x GAP ns, host timestamps only
  * Test-only; follows trace_format.h through trace_builder.
  */
 #include <stdio.h>
@@ -67,12 +71,12 @@ static void alloc(struct tb *t, uint32_t dt, uint32_t seq)
 	tb_rec(t, &m, sizeof(m));
 }
 
-static void launch(struct tb *t, uint32_t dt, uint32_t seq)
+static void launch(struct tb *t, uint32_t dt, uint32_t dur, uint32_t seq)
 {
 	struct trace_rec_launch l;
 
 	memset(&l, 0, sizeof(l));
-	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, 5000, 0, seq);
+	tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), dt, API_LAUNCH, dur, 0, seq);
 	l.func = 1;
 	l.grid[0] = 264;
 	l.grid[1] = l.grid[2] = 1;
@@ -103,7 +107,7 @@ static void build_escapes(struct tb *t)
 	tb_block(t, TID, 0, BASE);
 	alloc(t, 0, 1);
 	for (i = 0; i < 4; i++)
-		launch(t, i ? 100000 : 10000, i + 2);
+		launch(t, i ? 100000 : 10000, 5000, i + 2);
 	for (i = 0; i < 4; i++) {
 		uint64_t call = BASE + 10000 + 100000ull * i;
 
@@ -112,6 +116,24 @@ static void build_escapes(struct tb *t)
 	}
 	tb_note(t, BASE + 900000, TRACE_NOTE_SIGNAL, S_SIGNAL);
 	tb_end(t, 25, BASE + 1000000, TRACE_END_SIGNAL);
+	tb_flush(t);
+}
+
+/* @n launches back to back, each @gap_ns long: the first starts at BASE, the last ends at
+ * BASE + @n x @gap_ns. */
+static void build_launches(struct tb *t, uint32_t n, uint32_t gap_ns)
+{
+	uint32_t i;
+
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(t, S_KERNEL, "_Z4spinv");
+	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	def_func(t);
+	tb_block(t, TID, 0, BASE);
+	for (i = 0; i < n; i++)
+		launch(t, i ? gap_ns : 0, gap_ns, i + 1);
+	tb_end(t, 4 + (uint64_t)n, BASE + (uint64_t)n * gap_ns, TRACE_END_EXIT);
 	tb_flush(t);
 }
 
@@ -141,8 +163,12 @@ int main(int argc, char **argv)
 		}
 	} else if (argc == 3 && !strcmp(argv[1], "escapes")) {
 		build_escapes(&t);
+	} else if (argc == 5 && !strcmp(argv[1], "launches") && atoi(argv[3]) > 0 &&
+		   atoi(argv[4]) > 0) {
+		build_launches(&t, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]));
 	} else {
-		fprintf(stderr, "usage: hostile_trace bomb OUT NR_CHUNKS | escapes OUT\n");
+		fprintf(stderr, "usage: hostile_trace bomb OUT NR_CHUNKS | escapes OUT | "
+				"launches OUT N GAP_NS\n");
 		return 2;
 	}
 	ret = write_file(&t, argv[2]);
