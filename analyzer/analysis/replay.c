@@ -84,16 +84,16 @@ static uint64_t key_from(const void *p)
 	return ((const struct edge *)p)->from;
 }
 
-/* Operation indices by end (for "the operation that ended last before t"). */
-struct by_end {
-	const struct model *m;
-	uint32_t *v;
-	size_t n;
-};
-
+/* An operation's or a call's index by its end. */
 struct end_idx {
 	uint64_t end;
 	uint32_t idx;
+};
+
+/* Operations or calls sorted by end (for "the one that ended last before t"). */
+struct by_end {
+	struct end_idx *v;
+	size_t n;
 };
 
 static uint64_t key_end(const void *p)
@@ -110,7 +110,30 @@ static int cmp_end(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* The last index in @be whose operation ends at or before @t, or SIZE_MAX. */
+/* @be over @n things, the end of the i-th being @end(@m, i). */
+static void by_end_make(struct by_end *be, const struct model *m, size_t n,
+			uint64_t (*end)(const struct model *, size_t))
+{
+	size_t i;
+
+	be->n = n;
+	be->v = xmalloc((n + 1) * sizeof(*be->v));
+	for (i = 0; i < n; i++)
+		be->v[i] = (struct end_idx){ end(m, i), (uint32_t)i };
+	xsort_by(be->v, n, sizeof(*be->v), key_end, cmp_end);
+}
+
+static uint64_t op_end(const struct model *m, size_t i)
+{
+	return m->gpu[i].end;
+}
+
+static uint64_t call_end(const struct model *m, size_t i)
+{
+	return m->calls[i].t1;
+}
+
+/* The last index in @be whose end is at or before @t, or SIZE_MAX. */
 static size_t last_ending_by(const struct by_end *be, uint64_t t)
 {
 	size_t lo = 0, hi = be->n;
@@ -118,7 +141,7 @@ static size_t last_ending_by(const struct by_end *be, uint64_t t)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (be->m->gpu[be->v[mid]].end <= t)
+		if (be->v[mid].end <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -144,16 +167,16 @@ static int64_t waited_for(const struct model *m, const struct by_end *be, uint32
 	    !(c->kind == MC_COPY && !(c->flags & MCF_ASYNC)) && dur < REPLAY_LONG_CALL_NS)
 		return -1;
 	for (walked = 0; walked < 64 && k != SIZE_MAX; walked++, k--) {
-		const struct m_gpu_op *g = &m->gpu[be->v[k]];
+		const struct m_gpu_op *g = &m->gpu[be->v[k].idx];
 
 		if (g->end < c->t0)
 			break;
 		if (g->call == i)	/* its own (a blocking copy), however long it took after */
-			return be->v[k];
+			return be->v[k].idx;
 		/* another's, submitted before the call began, that it returned right after */
 		if (c->t1 - g->end <= REPLAY_WAIT_SLACK_NS && g->end >= c->t0 + dur / 2 &&
 		    g->call != M_NO_CALL && m->calls[g->call].t0 < c->t0)
-			return be->v[k];
+			return be->v[k].idx;
 		if (!k)
 			break;
 	}
@@ -186,26 +209,20 @@ static uint64_t min64(uint64_t a, uint64_t b)
  * (a queue's handoff: PyTorch's autograd thread waits for the main thread's backward(), the
  * main thread for the autograd thread's end). UINT32_MAX: none.
  */
-static uint32_t woken_by(const struct model *m, const struct end_idx *ce, size_t n, uint32_t th,
+static uint32_t woken_by(const struct model *m, const struct by_end *ce, uint32_t th,
 			 uint64_t t0, uint64_t after)
 {
-	size_t lo = 0, hi = n, k, walked;
+	size_t k = last_ending_by(ce, t0), walked;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	for (walked = 0; walked < 64 && k != SIZE_MAX; walked++, k--) {
+		const struct end_idx *e = &ce->v[k];
 
-		if (ce[mid].end <= t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (k = lo, walked = 0; k-- > 0 && walked < 64; walked++) {
-		const struct m_call *o = &m->calls[ce[k].idx];
-
-		if (ce[k].end + REPLAY_WAKE_NS < t0 || ce[k].end <= after)
+		if (e->end + REPLAY_WAKE_NS < t0 || e->end <= after)
 			break;
-		if (o->thread != th)
-			return ce[k].idx;
+		if (m->calls[e->idx].thread != th)
+			return e->idx;
+		if (!k)
+			break;
 	}
 	return UINT32_MAX;
 }
@@ -215,12 +232,10 @@ static void build_calls(struct replay *r, const struct by_end *be)
 {
 	const struct model *m = r->m;
 	uint32_t *last_end = xmalloc((m->nr_threads + 1) * sizeof(*last_end));
-	struct end_idx *ce = xmalloc((r->nr_calls + 1) * sizeof(*ce));
+	struct by_end ce;		/* the calls by end, for hand-offs */
 	uint32_t i;
 
-	for (i = 0; i < r->nr_calls; i++)	/* the calls by end, for handoffs */
-		ce[i] = (struct end_idx){ m->calls[i].t1, i };
-	xsort_by(ce, r->nr_calls, sizeof(*ce), key_end, cmp_end);
+	by_end_make(&ce, m, r->nr_calls, call_end);
 
 	for (i = 0; i <= m->nr_threads; i++)
 		last_end[i] = UINT32_MAX;
@@ -242,7 +257,7 @@ static void build_calls(struct replay *r, const struct by_end *be)
 			const struct m_call *pc = &m->calls[p];
 
 			uint32_t w = c->t0 >= pc->t1 + REPLAY_WAKE_MIN_GAP_NS ?
-					     woken_by(m, ce, r->nr_calls, c->thread, c->t0, pc->t1) :
+					     woken_by(m, &ce, c->thread, c->t0, pc->t1) :
 					     UINT32_MAX;
 
 			if (w != UINT32_MAX) {
@@ -267,7 +282,7 @@ static void build_calls(struct replay *r, const struct by_end *be)
 		}
 	}
 	free(last_end);
-	free(ce);
+	free(ce.v);
 }
 
 /* The least delay from a launch call's start to its operation's, per device (the first 64). */
@@ -344,14 +359,14 @@ static void build_ops(struct replay *r, const struct by_end *be)
 			size_t i = last_ending_by(be, g->start), walked;
 
 			for (walked = 0; walked < 64 && i != SIZE_MAX; walked++, i--) {
-				const struct m_gpu_op *q = &m->gpu[be->v[i]];
+				const struct m_gpu_op *q = &m->gpu[be->v[i].idx];
 				const struct m_gpu_shape *qs = model_gpu_shape(m, q);
 
 				if (q->end < most)
 					break;
 				if (qs->device == sh->device && qs->stream != sh->stream &&
-				    be->v[i] != o) {
-					x = be->v[i];
+				    be->v[i].idx != o) {
+					x = be->v[i].idx;
 					bind = 3;
 					break;
 				}
@@ -408,19 +423,7 @@ struct replay *replay_build(const struct model *m, uint64_t lo, uint64_t hi, con
 	r->rec = xcalloc(r->nr_nodes + 1, sizeof(*r->rec));
 	r->call_flags = xcalloc(r->nr_calls + 1, 1);
 	r->dur = xcalloc(r->nr_ops + 1, sizeof(*r->dur));
-	be.m = m;
-	be.n = m->nr_gpu;
-	be.v = xmalloc((be.n + 1) * sizeof(*be.v));
-	{
-		struct end_idx *ei = xmalloc((be.n + 1) * sizeof(*ei));
-
-		for (i = 0; i < be.n; i++)
-			ei[i] = (struct end_idx){ m->gpu[i].end, (uint32_t)i };
-		xsort_by(ei, be.n, sizeof(*ei), key_end, cmp_end);
-		for (i = 0; i < be.n; i++)
-			be.v[i] = ei[i].idx;
-		free(ei);
-	}
+	by_end_make(&be, m, m->nr_gpu, op_end);
 	build_calls(r, &be);
 	build_ops(r, &be);
 	free(be.v);
@@ -505,11 +508,32 @@ static uint64_t dur_under(struct replay *r, uint32_t o, const struct replay_chan
 	return r->dur[o];
 }
 
+/* The window's span with nodes at @t and operations lasting @dur: from the first node the
+ * recording had in the window to the last end (0: none, or no length). */
+static uint64_t window_span(const struct replay *r, const uint64_t *t, const uint64_t *dur)
+{
+	uint64_t first = UINT64_MAX, last = 0;
+	size_t i;
+
+	for (i = 0; i < r->nr_nodes; i++) {
+		uint64_t e = t[i];
+
+		if (r->rec[i] < r->lo || r->rec[i] > r->hi)
+			continue;
+		if (i >= 2 * r->nr_calls)
+			e += dur[i - 2 * r->nr_calls];
+		first = min64(first, t[i]);
+		if (e > last)
+			last = e;
+	}
+	return last > first ? last - first : 0;
+}
+
 uint64_t replay_run(struct replay *r, const struct replay_change *c)
 {
 	static const struct replay_change none = { .cpu_factor = 1.0 };
 	size_t head = 0, tail = 0, done = 0, i;
-	uint64_t first = UINT64_MAX, last = 0;
+	uint64_t span;
 
 	if (!c)
 		c = &none;
@@ -540,37 +564,13 @@ uint64_t replay_run(struct replay *r, const struct replay_change *c)
 	}
 	if (done < r->nr_nodes)
 		return 0;	/* a cycle */
-	for (i = 0; i < r->nr_nodes; i++) {
-		uint64_t s = r->t[i], e = s;
-
-		if (r->rec[i] < r->lo || r->rec[i] > r->hi)
-			continue;
-		if (i >= 2 * r->nr_calls)
-			e += r->dur_now[i - 2 * r->nr_calls];
-		first = min64(first, s);
-		if (e > last)
-			last = e;
-	}
-	return last > first ? last - first : 1;
+	span = window_span(r, r->t, r->dur_now);
+	return span ? span : 1;		/* 0 says a cycle */
 }
 
 uint64_t replay_recorded_span(const struct replay *r)
 {
-	uint64_t first = UINT64_MAX, last = 0;
-	size_t i;
-
-	for (i = 0; i < r->nr_nodes; i++) {
-		uint64_t s = r->rec[i], e = s;
-
-		if (s < r->lo || s > r->hi)
-			continue;
-		if (i >= 2 * r->nr_calls)
-			e += r->dur[i - 2 * r->nr_calls];
-		first = min64(first, s);
-		if (e > last)
-			last = e;
-	}
-	return last > first ? last - first : 0;
+	return window_span(r, r->rec, r->dur);
 }
 
 double replay_pinned_bw(const struct replay *r, int *measured)
