@@ -26,10 +26,10 @@ struct ranges_acc {
 	uint64_t *best;			/* per row: the most overlap of the piece in hand */
 	uint32_t *touched;		/* rows the piece in hand overlaps */
 	size_t nr_touched, touched_cap;
-	size_t *hits;			/* occurrences over the call in hand */
+	size_t *hits;			/* occurrences over the call or piece in hand */
 	size_t nr_hits, hits_cap;
 	uint64_t now;			/* the event in hand's stamp */
-	uint64_t g0, g1;		/* the idle piece in hand */
+	uint64_t g0, g1;		/* what find looks over */
 };
 
 static uint64_t build(struct ranges_acc *a, size_t lo, size_t hi)
@@ -182,24 +182,34 @@ struct ranges_acc *ranges_begin(struct range_table *t, const struct model *m,
 	return a;
 }
 
-/* Every occurrence over time @t into a->hits. */
-static void stab(struct ranges_acc *a, size_t lo, size_t hi, uint64_t t)
+/* Every occurrence overlapping [a->g0, a->g1) into a->hits. */
+static void find(struct ranges_acc *a, size_t lo, size_t hi)
 {
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct nvtx_occ *o = &a->occ[mid];
 
-		if (a->max_end[mid] <= t)
+		if (a->max_end[mid] <= a->g0)
 			return;
-		stab(a, lo, mid, t);
-		if (o->start > t)
+		find(a, lo, mid);
+		if (o->start >= a->g1)
 			return;
-		if (o->end > t) {
+		if (o->end > a->g0) {
 			XGROW(a->hits, a->hits_cap, a->nr_hits + 1);
 			a->hits[a->nr_hits++] = mid;
 		}
 		lo = mid + 1;
 	}
+}
+
+/* The occurrences over [@g0, @g1) into a->hits, a new stamp for what they count. */
+static void find_over(struct ranges_acc *a, uint64_t g0, uint64_t g1)
+{
+	a->now++;
+	a->g0 = g0;
+	a->g1 = g1;
+	a->nr_hits = 0;
+	find(a, 0, a->n);
 }
 
 /*
@@ -214,9 +224,7 @@ static void count_call(struct ranges_acc *a, uint32_t thread, uint64_t t,
 	int is_own = 0;
 	size_t i;
 
-	a->now++;
-	a->nr_hits = 0;
-	stab(a, 0, a->n, t);
+	find_over(a, t, t + 1);		/* open at @t */
 	for (i = 0; i < a->nr_hits; i++)
 		is_own |= a->occ[a->hits[i]].thread == thread;
 	for (i = 0; i < a->nr_hits; i++) {
@@ -257,48 +265,29 @@ void ranges_op(struct ranges_acc *a, const struct m_gpu_op *g, const struct m_ca
 	count_call(a, call->thread, call->t0, add_gpu, g->end - g->start);
 }
 
-/* Each occurrence overlapping the piece in hand: the most overlap per name. */
-static void overlap(struct ranges_acc *a, size_t lo, size_t hi)
-{
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct nvtx_occ *o = &a->occ[mid];
-		uint64_t from, to;
-
-		if (a->max_end[mid] <= a->g0)
-			return;
-		overlap(a, lo, mid);
-		if (o->start >= a->g1)
-			return;
-		from = o->start > a->g0 ? o->start : a->g0;
-		to = o->end < a->g1 ? o->end : a->g1;
-		if (to > from) {
-			uint32_t row = a->row_of[o->name];
-
-			if (a->stamp[row] != a->now) {
-				a->stamp[row] = a->now;
-				a->best[row] = 0;
-				XGROW(a->touched, a->touched_cap, a->nr_touched + 1);
-				a->touched[a->nr_touched++] = row;
-			}
-			if (to - from > a->best[row])
-				a->best[row] = to - from;
-		}
-		lo = mid + 1;
-	}
-}
-
 void ranges_idle(struct ranges_acc *a, uint64_t start, uint64_t end, int part)
 {
 	size_t i;
 
 	if (!a->n || end <= start)
 		return;
-	a->now++;
-	a->g0 = start;
-	a->g1 = end;
+	find_over(a, start, end);
 	a->nr_touched = 0;
-	overlap(a, 0, a->n);
+	for (i = 0; i < a->nr_hits; i++) {	/* the most overlap per row */
+		const struct nvtx_occ *o = &a->occ[a->hits[i]];
+		uint32_t row = a->row_of[o->name];
+		uint64_t from = o->start > start ? o->start : start;
+		uint64_t to = o->end < end ? o->end : end;
+
+		if (a->stamp[row] != a->now) {
+			a->stamp[row] = a->now;
+			a->best[row] = 0;
+			XGROW(a->touched, a->touched_cap, a->nr_touched + 1);
+			a->touched[a->nr_touched++] = row;
+		}
+		if (to - from > a->best[row])
+			a->best[row] = to - from;
+	}
 	for (i = 0; i < a->nr_touched; i++) {
 		struct range_row *row = &a->t->rows[a->touched[i]];
 
