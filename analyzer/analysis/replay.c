@@ -34,6 +34,7 @@ enum call_flag {
 	CF_PAGEABLE = 1u << 1,	/* a copy of pageable memory */
 	CF_LAUNCH = 1u << 2,	/* a kernel or graph launch */
 	CF_ALLOC = 1u << 3,	/* device memory allocated or freed */
+	CF_READBACK = 1u << 4,	/* a copy to the host: the host waits for what it brings */
 };
 
 struct edge {
@@ -337,6 +338,9 @@ static void build_ops(struct replay *r, const struct by_end *be)
 		if (sh->kind == MG_MEMCPY && g->call != M_NO_CALL &&
 		    (sh->src_kind == TRACE_GPU_MEM_PAGEABLE || sh->dst_kind == TRACE_GPU_MEM_PAGEABLE))
 			r->call_flags[g->call] |= CF_PAGEABLE;
+		if (sh->kind == MG_MEMCPY && g->call != M_NO_CALL &&
+		    (sh->copy_kind == 2 || sh->copy_kind == 4))	/* device or array to host */
+			r->call_flags[g->call] |= CF_READBACK;
 		if (sh->kind == MG_MEMCPY && sh->bytes >= (1u << 20) && r->dur[o] &&
 		    sh->src_kind != TRACE_GPU_MEM_PAGEABLE && sh->dst_kind != TRACE_GPU_MEM_PAGEABLE &&
 		    (sh->copy_kind == 1 || sh->copy_kind == 2)) {	/* host to device, back */
@@ -466,7 +470,7 @@ static uint64_t delay_of(const struct replay *r, const struct edge *e, const str
 		f = r->call_flags[call];
 		if ((f & CF_ALLOC) && c->no_alloc)
 			return 0;
-		if ((f & CF_PAGEABLE) && c->pinned)	/* an asynchronous copy's call */
+		if ((f & CF_PAGEABLE) && !(f & CF_READBACK) && c->pinned)	/* asynchronous */
 			return min64(e->delay, REPLAY_ASYNC_CALL_NS);
 		if ((f & CF_LAUNCH) && c->has_launch_ns)
 			return min64(e->delay, c->launch_ns);
@@ -474,14 +478,14 @@ static uint64_t delay_of(const struct replay *r, const struct edge *e, const str
 	case E_WAIT:
 		f = r->call_flags[call];
 		if (((f & CF_WAITS) && c->no_sync) || ((f & CF_ALLOC) && c->no_alloc) ||
-		    ((f & CF_PAGEABLE) && c->pinned))
+		    ((f & CF_PAGEABLE) && !(f & CF_READBACK) && c->pinned))
 			return UINT64_MAX;
 		return e->delay;
 	case E_POST:
 		f = r->call_flags[call];
 		if ((f & CF_ALLOC) && c->no_alloc)
 			return 0;
-		if ((f & CF_PAGEABLE) && c->pinned)
+		if ((f & CF_PAGEABLE) && !(f & CF_READBACK) && c->pinned)
 			return min64(e->delay, REPLAY_ASYNC_CALL_NS);
 		return e->delay;
 	default:

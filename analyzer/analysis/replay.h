@@ -23,7 +23,7 @@
  *            first call, an operation joined to none) at its recorded time
  * Replayed as recorded, the graph gives the recorded times back (the replay error says how
  * closely). Changes: syncs that do not block, launch calls of a given cost, CPU time between
- * calls scaled, pageable copies pinned and asynchronous, allocations free, kernels at full SM
+ * calls scaled, pageable copies pinned (uploads asynchronous), allocations free, kernels at full SM
  * fill. The span is the window's (the steady state when steps are found): from its first
  * node to its last end, replayed. Memory: ~60 bytes a call and an operation. Pure.
  */
@@ -55,7 +55,9 @@ struct replay_change {
 	int has_launch_ns;		/* launch calls cost at most launch_ns */
 	uint64_t launch_ns;
 	double cpu_factor;		/* CPU time between calls x this (1: as recorded) */
-	int pinned;			/* pageable copies: pinned bandwidth, the call does not wait */
+	int pinned;			/* pageable copies at the pinned bandwidth; an upload's call
+					 * does not wait (a read-back's does: the host reads what it
+					 * brings; not blocking there is no_sync's change) */
 	int no_alloc;			/* allocation and free calls cost nothing, never wait */
 	int full_fill;			/* kernels take time x their SM fill */
 };
