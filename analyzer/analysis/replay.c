@@ -269,6 +269,16 @@ static void build_calls(struct replay *r, const struct by_end *be)
 				add_edge(r, 2 * p + 1, 2 * i, c->t0 - pc->t1, E_GAP);
 			} else	/* made inside the call before (a call that calls the driver) */
 				add_edge(r, 2 * p, 2 * i, c->t0 - pc->t0, E_NEST);
+		} else {
+			/*
+			 * A thread's first call: after the call of another thread that ended
+			 * last before it (what started it, or its time), not at its recorded
+			 * time: a run replayed shorter would otherwise wait for it.
+			 */
+			size_t k = last_ending_by(&ce, c->t0);
+
+			if (k != SIZE_MAX)
+				add_edge(r, 2 * ce.v[k].idx + 1, 2 * i, c->t0 - ce.v[k].end, E_WAKE);
 		}
 		if (p == UINT32_MAX || c->t1 > m->calls[p].t1)
 			last_end[th] = i;
@@ -351,7 +361,9 @@ static void build_ops(struct replay *r, const struct by_end *be)
 			r->pinned_measured = 1;
 		}
 		HASH_FIND(hh, streams, &k, sizeof(k), s);
-		if (s)
+		/* The stream's operation that ended last; none when it ran on past this one's
+		 * start (kernels of a CUDA graph run side by side on their launch's stream). */
+		if (s && m->gpu[s->op].end <= g->start)
 			prev = s->op;
 		if (c && lmin != UINT64_MAX)
 			a = c->t0 + lmin, bind = 1;
@@ -391,9 +403,11 @@ static void build_ops(struct replay *r, const struct by_end *be)
 		if (!s) {
 			s = xcalloc(1, sizeof(*s));
 			s->k = k;
+			s->op = UINT32_MAX;
 			HASH_ADD(hh, streams, k, sizeof(s->k), s);
 		}
-		s->op = o;
+		if (s->op == UINT32_MAX || g->end >= m->gpu[s->op].end)
+			s->op = o;
 	}
 	HASH_ITER(hh, streams, s, tmp) {
 		HASH_DEL(streams, s);
@@ -541,8 +555,11 @@ uint64_t replay_run(struct replay *r, const struct replay_change *c)
 
 	if (!c)
 		c = &none;
+	/* The change applies in the window: what comes before it runs as recorded. */
 	for (i = 0; i < r->nr_ops; i++)
-		r->dur_now[i] = dur_under(r, (uint32_t)i, c);
+		r->dur_now[i] = r->rec[op_node(r, (uint32_t)i)] < r->lo ?
+					r->dur[i] :
+					dur_under(r, (uint32_t)i, c);
 	memcpy(r->left, r->indeg, r->nr_nodes * sizeof(*r->left));
 	for (i = 0; i < r->nr_nodes; i++) {
 		r->t[i] = r->left[i] ? 0 : r->rec[i];	/* nothing before it: as recorded */
@@ -558,7 +575,7 @@ uint64_t replay_run(struct replay *r, const struct replay_change *c)
 			from += r->dur_now[n - 2 * r->nr_calls];
 		for (i = r->first[n]; i < r->first[n + 1]; i++) {
 			const struct edge *e = &r->e[i];
-			uint64_t d = delay_of(r, e, c);
+			uint64_t d = r->rec[e->to] < r->lo ? e->delay : delay_of(r, e, c);
 
 			if (d != UINT64_MAX && from + d > r->t[e->to])
 				r->t[e->to] = from + d;

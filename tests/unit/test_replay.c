@@ -260,6 +260,61 @@ static void test_cycle(void)
 	run_free(&r);
 }
 
+/*
+ * A thread's first call follows the other thread's call that ended last before it: with the
+ * CPU time halved it comes earlier with it (thread 0: A [0, 10], 200 us of CPU, B [210, 220];
+ * thread 1: C [300, 310], 80 us after B, its kernel 315..415 us).
+ */
+static void test_second_thread(void)
+{
+	struct run r;
+	struct replay *rp;
+	struct replay_change c;
+	const char *why = NULL;
+	uint32_t k;
+
+	run_init(&r, 2);
+	call(&r, MC_OTHER, 0, 0, 0, 10 * US);
+	call(&r, MC_OTHER, 0, 0, 210 * US, 220 * US);
+	k = call(&r, MC_LAUNCH, 0, 1, 300 * US, 310 * US);
+	op(&r, 0, k, 315 * US, 415 * US);
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (rp) {
+		CHECK_EQ(replay_run(rp, NULL), 415 * US);
+		CHECK_EQ(replay_change_of_cause(CAUSE_CPU_BOUND, &c), 0);
+		/* B at 110, C at 120 + 40, its kernel 15 us after: 175 .. 275 */
+		CHECK_EQ(replay_run(rp, &c), 275 * US);
+		replay_free(rp);
+	}
+	run_free(&r);
+}
+
+/*
+ * Kernels of a CUDA graph side by side on their launch's stream: replayed as recorded, none
+ * waits for the one it overlaps (one launch [0, 5]; 10..110, 20..60, then 110..150).
+ */
+static void test_side_by_side(void)
+{
+	struct run r;
+	struct replay *rp;
+	const char *why = NULL;
+	uint32_t g;
+
+	run_init(&r, 1);
+	g = call(&r, MC_GRAPH_LAUNCH, 0, 0, 0, 5 * US);
+	op(&r, 0, g, 10 * US, 110 * US);
+	op(&r, 0, g, 20 * US, 60 * US);
+	op(&r, 0, g, 110 * US, 150 * US);
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (rp) {
+		CHECK_EQ(replay_run(rp, NULL), 150 * US);
+		replay_free(rp);
+	}
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	int i;
@@ -270,6 +325,8 @@ int main(int argc, char **argv)
 	RUN(test_event_wait);
 	RUN(test_pageable);
 	RUN(test_odd_order);
+	RUN(test_second_thread);
+	RUN(test_side_by_side);
 	for (i = 1; i < argc; i++)
 		test_fixture(argv[i]);
 	return TEST_RESULT();
