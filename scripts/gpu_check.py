@@ -498,6 +498,11 @@ class Checker:
                 self.check(f"{name}: counter {rule[1]} {rule[2]} {rule[3]} %", ok,
                            f"{got} ({(rep.get('counters') or {}).get('samples')} samples; "
                            f"{(rep.get('counters') or {}).get('absent_reason') or ''})")
+            elif rule[0] == "saves":
+                got = (causes.get(rule[1]) or {}).get("saving_pct")
+                self.check(f"{name}: fixing {rule[1]} alone saves {rule[2]} % or more (replay)",
+                           got is not None and got >= float(rule[2]),
+                           f"saving {got}; replay {json.dumps(rep.get('replay'))[:200]}")
             elif rule[0] == "host_below":
                 worst = max([causes[c]["share_pct"] or 0 for c in host if c in causes] or [0])
                 self.check(f"{name}: no host-side cause above {rule[1]} %",

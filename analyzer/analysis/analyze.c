@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "savings.h"
 #include "model/first_look.h"
 #include "trace/trace_reader.h"
 
@@ -28,6 +29,7 @@ struct analyses {
 	int is_begun;
 	struct loop_acc *la;
 	struct ranges_acc *ra;
+	struct savings_acc *va;
 };
 
 /* The tap's sink, NULL when there is none. */
@@ -77,6 +79,8 @@ static void sink_begin(void *ctx, const struct model *m, const struct first_look
 		a->ra = ranges_begin(&a->s->ranges, m, p, lo, hi);
 	if (a->f)
 		a->fa = findings_begin_window(a->f, m, p, a->want_gaps, lo, hi);
+	if (a->f && a->s)	/* what fixing each cause would save: a replay of the window */
+		a->va = savings_begin(m, lo, hi);
 	if (a->fa && t && a->tap->gap)
 		findings_gaps_to(a->fa, a->tap->gap, t->ctx);
 	if (a->fa && (a->la || a->ra))
@@ -100,6 +104,8 @@ static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
 		ranges_call(a->ra, c);
 	if (a->fa)
 		findings_call(a->fa, c, id);
+	if (a->va)
+		savings_call(a->va, c, id);
 	if (a->feed)
 		run_feed_call(a->feed, c);
 	if (tap_of(a))
@@ -118,6 +124,8 @@ static void sink_op(void *ctx, const struct m_gpu_op *g, const struct m_call *ca
 		ranges_op(a->ra, g, call);
 	if (a->fa)
 		findings_op(a->fa, g, call, id);
+	if (a->va)
+		savings_op(a->va, g, id);
 	if (a->feed)
 		run_feed_op(a->feed, g);
 	if (tap_of(a))
@@ -153,7 +161,8 @@ static const struct model_sink sink_ops = { sink_begin, sink_call, sink_op, sink
 
 /*
  * The analyses begun are ended: the statistics first, which the findings' end reads; the steps
- * and ranges last, as the findings' end hands on the last gaps.
+ * and ranges after, as the findings' end hands on the last gaps; the savings last (they rank
+ * the findings' causes, measured over the steps).
  */
 static void end(struct analyses *a)
 {
@@ -165,7 +174,10 @@ static void end(struct analyses *a)
 		loop_end(a->la);
 	if (a->ra)
 		ranges_end(a->ra);
+	if (a->va)
+		savings_end(a->va, a->s, a->f);
 	a->sa = NULL;
+	a->va = NULL;
 	a->fa = NULL;
 	a->la = NULL;
 	a->ra = NULL;

@@ -858,6 +858,55 @@ static void summarize_left_out(struct findings *f, const struct stats *s)
 	strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
 }
 
+/* The largest share of the time a replayed cause lost. */
+static double idle_share_max(const struct findings *f)
+{
+	double most = 0;
+	int k;
+
+	for (k = 0; k < NR_CAUSES; k++)
+		if (f->causes[k].has_saving && f->causes[k].share_pct > most)
+			most = f->causes[k].share_pct;
+	return most;
+}
+
+/* The verdict's end for a primary cause with a saving: what to fix and what it buys. */
+static void summarize_saving(const struct findings *f, char *tail, size_t size)
+{
+	static const char *const fix[NR_CAUSES] = {
+		[CAUSE_HOST_SYNC] = "not blocking in synchronizations and read-backs",
+		[CAUSE_LAUNCH_OVERHEAD] = "launching at a CUDA graph's cost",
+		[CAUSE_CPU_BOUND] = "halving the CPU time between CUDA calls",
+		[CAUSE_MEMCPY] = "pinned, asynchronous copies",
+		[CAUSE_ALLOCATION] = "allocating once (a caching allocator)",
+		[CAUSE_LOW_PARALLELISM] = "kernels that fill the SMs (a bound)",
+	};
+	const struct f_cause *c = &f->causes[f->primary];
+	const char *how = fix[f->primary] ? fix[f->primary] : "fixing it";
+	const struct f_cause *busy = NULL;
+	char more[96] = "";
+	int k;
+
+	/* The busy time's class, when one is large, said beside it: no replay can size it. */
+	for (k = CAUSE_MEMORY_BANDWIDTH; k <= CAUSE_COMPUTE_BOUND; k++)
+		if (f->causes[k].status == CS_MEASURED && f->causes[k].share_pct >= PRIMARY_MIN_PCT &&
+		    (!busy || f->causes[k].share_pct > busy->share_pct))
+			busy = &f->causes[k];
+	if (busy)
+		snprintf(more, sizeof(more), "; %s %.1f%% of the time",
+			 busy == &f->causes[CAUSE_MEMORY_BANDWIDTH] ? "bandwidth-bound" :
+								      "compute-bound",
+			 busy->share_pct);
+	if (f->replay.steps)
+		snprintf(tail, size, "fix first %s: %s saves ~%.1f%% of a step (replay of %llu "
+			 "steps)%s",
+			 cause_name(f->primary), how, c->saving_pct,
+			 (unsigned long long)f->replay.steps, more);
+	else
+		snprintf(tail, size, "fix first %s: %s saves ~%.1f%% of the time (replay)%s",
+			 cause_name(f->primary), how, c->saving_pct, more);
+}
+
 static void summarize(struct findings *f)
 {
 	const struct counters *c = &f->ctr;
@@ -888,6 +937,11 @@ static void summarize(struct findings *f)
 	if (!f->has_gpu) {
 		snprintf(tail, sizeof(tail), "the trace has no GPU timestamps, so idle time cannot "
 					     "be attributed (run with CUPTI available)");
+	} else if (f->primary < 0 && f->replay.done && f->nr_ranked &&
+		   f->causes[f->ranked[0]].has_saving && idle_share_max(f) >= PRIMARY_MIN_PCT) {
+		snprintf(tail, sizeof(tail), "no single fix saves 5%% or more (replay): the most, "
+			 "%s, saves %.1f%%",
+			 cause_name(f->ranked[0]), f->causes[f->ranked[0]].saving_pct);
 	} else if (f->primary < 0) {
 		snprintf(tail, sizeof(tail), "no cause costs more than 5%% of the time; the GPU is "
 					     "kept busy and its SMs filled");
@@ -901,6 +955,8 @@ static void summarize(struct findings *f)
 			 "compute-bound: the SMs compute near peak (SM throughput %.0f%%, tensor "
 			 "%.0f%%) for %.1f%% of the time; the GPU is used well",
 			 c->compute_sm, c->compute_tensor, f->causes[f->primary].share_pct);
+	} else if (f->causes[f->primary].has_saving) {
+		summarize_saving(f, tail, sizeof(tail));
 	} else {
 		snprintf(tail, sizeof(tail), "%s costs the most (%.1f%% of the time)",
 			 cause_name(f->primary), f->causes[f->primary].share_pct);
@@ -1097,6 +1153,50 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 		c->count = s->mem.nr_live_at_peak;
 		if (f->is_memory_full)
 			c->status = CS_SIGNAL;
+	}
+	summarize(f);
+	summarize_left_out(f, s);
+}
+
+/* Replayed causes by saving, then the others by time. */
+static int cmp_saving(const void *x, const void *y, void *ctx)
+{
+	const struct findings *f = ctx;
+	const struct f_cause *a = &f->causes[*(const int *)x], *b = &f->causes[*(const int *)y];
+
+	if (a->has_saving != b->has_saving)
+		return a->has_saving ? -1 : 1;
+	if (a->has_saving && a->saving_pct != b->saving_pct)
+		return a->saving_pct > b->saving_pct ? -1 : 1;
+	return cmp_rank(x, y, ctx);
+}
+
+void findings_rank_by_saving(struct findings *f, const struct stats *s)
+{
+	int k, r;
+
+	if (!f->replay.done)
+		return;
+	/* A cause whose fix saves time is ranked, idle time of its own or not. */
+	for (k = 0; k < NR_CAUSES; k++) {
+		struct f_cause *c = &f->causes[k];
+
+		if (c->has_saving && c->saving_pct >= RANK_MIN_SAVING_PCT &&
+		    c->status != CS_MEASURED) {
+			c->status = CS_MEASURED;
+			c->time_ns = 0;
+			c->share_pct = 0;
+			f->ranked[f->nr_ranked++] = k;
+		}
+	}
+	qsort_r(f->ranked, f->nr_ranked, sizeof(int), cmp_saving, f);
+	f->primary = -1;
+	for (r = 0; r < f->nr_ranked && f->primary < 0; r++) {
+		const struct f_cause *c = &f->causes[f->ranked[r]];
+
+		if (c->has_saving ? c->saving_pct >= PRIMARY_MIN_SAVING_PCT :
+				    c->share_pct >= PRIMARY_MIN_PCT)
+			f->primary = f->ranked[r];
 	}
 	summarize(f);
 	summarize_left_out(f, s);

@@ -78,6 +78,23 @@ struct f_cause {
 	uint64_t pageable_bytes;	/* memcpy: bytes from/to pageable memory */
 	struct f_site sites[MAX_SITES];
 	int nr_sites;
+	/* What fixing it alone would save, by the replay (savings.h); has_saving 0: not replayed */
+	int has_saving;
+	double saving_pct;		/* of the replayed span */
+	uint64_t saving_ns;		/* the share applied to the window */
+	uint64_t saving_step_ns;	/* ... to the median steady step (0: no steps) */
+};
+
+/* What the report's replay replayed (savings.h). */
+struct f_replay {
+	int done;			/* the causes have savings */
+	const char *why;		/* not done: why (static text); NULL when not asked */
+	uint64_t start, end;		/* the stretch measured (recorded times) */
+	uint64_t steps;			/* whole steps in it (0: measured without steps) */
+	uint64_t items;			/* calls and operations replayed */
+	int is_part;			/* a part of the window: the replay's budget ran out */
+	uint64_t recorded_ns, replayed_ns;	/* its span, and replayed as recorded */
+	double error_pct;
 };
 
 /* Parts of an idle gap beyond the causes: not lost time. */
@@ -122,6 +139,7 @@ struct findings {
 	double kernels_per_s;
 	double copy_bytes_per_s;
 	struct counters ctr;		/* hardware counters over the window */
+	struct f_replay replay;		/* the savings' replay (savings.h) */
 	char summary[512];
 	size_t calls_held_max;		/* the most calls the gap walks held at once */
 	/* Every idle gap in time order per device, with findings_compute_gaps() only (or
@@ -137,11 +155,24 @@ struct findings {
 #define MEMORY_FULL_PCT 90.0
 /* A cause below this share of the window is not named as the verdict's primary cause. */
 #define PRIMARY_MIN_PCT 5.0
+/* ... nor one whose fix saves less than this share of the replayed span. */
+#define PRIMARY_MIN_SAVING_PCT 5.0
+/* A cause whose fix saves this much is ranked even without idle time of its own (a wait that
+ * is no idle gap: the host blocked while the GPU ran, instead of preparing the next work). */
+#define RANK_MIN_SAVING_PCT 1.0
 
 void findings_compute(struct findings *f, const struct model *m, const struct stats *s);
 /* The same, also keeping every gap (f->gaps); release with findings_free(). */
 void findings_compute_gaps(struct findings *f, const struct model *m, const struct stats *s);
 void findings_free(struct findings *f);
+/*
+ * findings_rank_by_saving - once the causes have savings (f->replay.done): rank the causes the
+ * replay can take away by saving, most first, then the others (bandwidth-, compute-bound) by
+ * time; the verdict's primary cause is the first with a saving of PRIMARY_MIN_SAVING_PCT or
+ * more, else the first other cause of PRIMARY_MIN_PCT of the time or more; the summary says
+ * what fixing it saves. Without savings: nothing changes.
+ */
+void findings_rank_by_saving(struct findings *f, const struct stats *s);
 
 /*
  * The same as the calls and operations come: findings_begin with what a first look at them all

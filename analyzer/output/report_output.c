@@ -176,8 +176,20 @@ static void text_causes(FILE *f, const struct findings *fd)
 		fprintf(f, "\ncauses: unknown without GPU timestamps\n");
 		return;
 	}
-	fprintf(f, "\ncauses (time lost, share of the %s window)\n",
-		fmt_ns(a, sizeof(a), fd->window_ns));
+	fprintf(f, "\ncauses (time lost, share of the %s window%s)\n",
+		fmt_ns(a, sizeof(a), fd->window_ns),
+		fd->replay.done ? "; saving if fixed alone, ranked by it" : "");
+	if (fd->replay.done && fd->replay.steps)
+		fprintf(f, "  replayed %llu%s steps (%s), replay error %+.2f%%\n",
+			(unsigned long long)fd->replay.steps,
+			fd->replay.is_part ? " of the steady" : " steady",
+			fmt_ns(b, sizeof(b), fd->replay.recorded_ns), fd->replay.error_pct);
+	else if (fd->replay.done)
+		fprintf(f, "  replayed %s%s, replay error %+.2f%%\n",
+			fmt_ns(b, sizeof(b), fd->replay.recorded_ns),
+			fd->replay.is_part ? " of the window" : "", fd->replay.error_pct);
+	else if (fd->replay.why)
+		fprintf(f, "  not replayed: %s\n", fd->replay.why);
 	for (r = 0; r < fd->nr_ranked; r++) {
 		const struct f_cause *c = &fd->causes[fd->ranked[r]];
 		int i;
@@ -185,6 +197,10 @@ static void text_causes(FILE *f, const struct findings *fd)
 		k = fd->ranked[r];
 		fprintf(f, "  %d. %-16s %10s %5.1f%%", r + 1, cause_name(k),
 			fmt_ns(a, sizeof(a), c->time_ns), c->share_pct);
+		if (c->has_saving)
+			fprintf(f, "  saves %5.1f%%", c->saving_pct);
+		else if (fd->replay.done)
+			fprintf(f, "  %-12s", "(no replay)");
 		if (k == CAUSE_LOW_PARALLELISM)
 			fprintf(f, "   kernels fill %.1f%% of the SMs on average", c->value);
 		else if (k == CAUSE_MEMCPY)
@@ -964,6 +980,15 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 		json_null(j, "time_ns");
 		json_null(j, "share_pct");
 	}
+	if (c->has_saving) {
+		json_u64(j, "saving_ns", c->saving_ns);
+		json_double(j, "saving_pct", c->saving_pct, 2);
+		json_u64(j, "saving_step_ns", c->saving_step_ns);
+	} else {
+		json_null(j, "saving_ns");
+		json_null(j, "saving_pct");
+		json_null(j, "saving_step_ns");
+	}
 	json_object_begin(j, "evidence");
 	switch (k) {
 	case CAUSE_MEMCPY:
@@ -1083,6 +1108,23 @@ static void json_attribution(struct json *j, const struct stats *s, const struct
 	for (r = 0; r < fd->nr_ranked; r++)
 		json_str(j, NULL, cause_name(fd->ranked[r]));
 	json_array_end(j);
+	json_object_end(j);
+
+	json_object_begin(j, "replay");
+	json_bool(j, "done", fd->replay.done);
+	if (fd->replay.done) {
+		json_null(j, "why_not");
+		json_u64(j, "start_ns", fd->replay.start);
+		json_u64(j, "end_ns", fd->replay.end);
+		json_u64(j, "steps", fd->replay.steps);
+		json_bool(j, "part", fd->replay.is_part);
+		json_u64(j, "items", fd->replay.items);
+		json_u64(j, "recorded_ns", fd->replay.recorded_ns);
+		json_u64(j, "replayed_ns", fd->replay.replayed_ns);
+		json_double(j, "error_pct", fd->replay.error_pct, 3);
+	} else {
+		json_str(j, "why_not", fd->replay.why ? fd->replay.why : "not asked");
+	}
 	json_object_end(j);
 }
 

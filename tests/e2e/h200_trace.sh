@@ -50,12 +50,16 @@ if [ -f "$expected" ]; then
 		primary) check "primary cause" ".verdict.primary == \"$arg\"" ;;
 		flagged) check "cause reported" "[.attribution[] | select(.status == \"measured\" or .status == \"signal\") | .cause] | index(\"$arg\") != null" ;;
 		counter) check "counter mean" ".counters.mean.$arg $op $val" ;;
+		saves) check "saving of the cause's fix (replay)" "cause(\"$arg\").saving_pct >= $op" ;;
 		host_below) check "host-side causes" "[share(\"host_sync\"), share(\"launch_overhead\"), share(\"cpu_bound\"), share(\"memcpy\"), share(\"allocation\")] | max < $arg" ;;
 		""|\#*) ;;
 		*) fail "unknown rule '$rule' in $expected" ;;
 		esac
 	done <"$expected"
 fi
+# The report's replay: as recorded it gives the span back (2 %), and a saving is a share.
+check "replay error" ".replay.done == false or (.replay.error_pct | fabs) <= 2"
+check "savings are shares" "[.attribution[] | .saving_pct // 0] | all(. >= -2 and . <= 100)"
 while IFS= read -r pin; do
 	case $pin in
 	""|\#*) continue ;;

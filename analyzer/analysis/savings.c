@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * savings.c - the report's what-if (savings.h): the window's calls and operations collected
+ * into a model of their own (the run's dictionaries shared), replayed once as recorded and
+ * once without each cause the replay can take away. Pure.
+ */
+#include "savings.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+#include "util/util.h"
+
+/* Each kind's share of the budget: calls and operations come each in order of start, but
+ * interleaved as the stream releases them; a prefix of each is the same either way. */
+#define SAVINGS_MAX_KIND (SAVINGS_MAX_ITEMS / 2)
+
+struct savings_acc {
+	const struct model *m;
+	uint64_t lo, hi;
+	uint64_t cut_calls, cut_ops;	/* where each kind's budget ran out (hi: it did not) */
+	struct m_call *calls;
+	size_t nr_calls, calls_cap;
+	struct m_gpu_op *ops;
+	size_t nr_ops, ops_cap;
+	/* the calls taken, by their number: open addressing, (number + 1, index) */
+	uint64_t *slot;
+	size_t nr_slots;
+};
+
+struct savings_acc *savings_begin(const struct model *m, uint64_t lo, uint64_t hi)
+{
+	struct savings_acc *a = xcalloc(1, sizeof(*a));
+
+	a->m = m;
+	a->lo = lo;
+	a->hi = hi;
+	a->cut_calls = a->cut_ops = hi;
+	return a;
+}
+
+static size_t slot_of(uint32_t id, size_t nr_slots)
+{
+	return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 20) & (nr_slots - 1);
+}
+
+/* Whether an item starting at @t, @n of its kind taken, is taken; *@cut: where its kind's
+ * budget ran out. */
+static int take(const struct savings_acc *a, uint64_t t, size_t n, uint64_t *cut)
+{
+	if (t < a->lo || t >= *cut)
+		return 0;
+	if (n >= SAVINGS_MAX_KIND) {
+		*cut = t;
+		return 0;
+	}
+	return 1;
+}
+
+void savings_call(struct savings_acc *a, const struct m_call *c, uint32_t id)
+{
+	size_t j;
+
+	if (!take(a, c->t0, a->nr_calls, &a->cut_calls))
+		return;
+	if (!a->slot) {
+		for (a->nr_slots = 1; a->nr_slots < 2 * (size_t)SAVINGS_MAX_KIND; a->nr_slots <<= 1)
+			;
+		a->slot = xcalloc(a->nr_slots, sizeof(*a->slot));
+	}
+	for (j = slot_of(id, a->nr_slots); a->slot[j]; j = (j + 1) & (a->nr_slots - 1))
+		;
+	a->slot[j] = ((uint64_t)id + 1) << 32 | (uint32_t)a->nr_calls;
+	XGROW(a->calls, a->calls_cap, a->nr_calls + 1);
+	a->calls[a->nr_calls++] = *c;
+}
+
+/* The index of the call numbered @id among those taken, or M_NO_CALL. */
+static uint32_t call_index(const struct savings_acc *a, uint32_t id)
+{
+	size_t j;
+
+	if (!a->slot || id == M_NO_CALL)
+		return M_NO_CALL;
+	for (j = slot_of(id, a->nr_slots); a->slot[j]; j = (j + 1) & (a->nr_slots - 1))
+		if (a->slot[j] >> 32 == (uint64_t)id + 1)
+			return (uint32_t)a->slot[j];
+	return M_NO_CALL;
+}
+
+void savings_op(struct savings_acc *a, const struct m_gpu_op *g, uint32_t call_id)
+{
+	if (!take(a, g->start, a->nr_ops, &a->cut_ops))
+		return;
+	XGROW(a->ops, a->ops_cap, a->nr_ops + 1);
+	a->ops[a->nr_ops] = *g;
+	a->ops[a->nr_ops++].call = call_index(a, call_id);
+}
+
+/* The stretch to measure: whole steady steps that end by the cut, else the window's part. */
+static void stretch(const struct savings_acc *a, const struct loop *l, const struct findings *f,
+		    uint64_t *lo, uint64_t *hi, uint64_t *steps)
+{
+	size_t i, first = SIZE_MAX, last = SIZE_MAX, n = 0;
+
+	*lo = a->lo > f->window_start ? a->lo : f->window_start;
+	*hi = a->cut_calls < a->cut_ops ? a->cut_calls : a->cut_ops;
+	*hi = *hi < f->window_end ? *hi : f->window_end;
+	*steps = 0;
+	if (l->found.source == STEPS_NONE)
+		return;
+	for (i = 0; i < l->nr_series; i++) {
+		const struct loop_step *s = &l->series[i];
+
+		if (!loop_is_steady(l, i) || s->start < a->lo || s->end > *hi)
+			continue;
+		if (first == SIZE_MAX)
+			first = i;
+		last = i;
+		n++;
+	}
+	if (!n)
+		return;
+	if (n >= 3) {		/* the first step: the replay's lead-in */
+		first++;
+		n--;
+	}
+	*lo = l->series[first].start;
+	*hi = l->series[last].end;
+	*steps = n;
+}
+
+void savings_end(struct savings_acc *a, const struct stats *s, struct findings *f)
+{
+	const struct loop *l = &s->loop;
+	struct f_replay *rp = &f->replay;
+	struct model sm;
+	struct replay *r;
+	uint64_t lo, hi, as_is, window;
+	int k;
+
+	memset(rp, 0, sizeof(*rp));
+	if (!f->has_gpu) {
+		rp->why = "no GPU timestamps";
+		goto out;
+	}
+	stretch(a, l, f, &lo, &hi, &rp->steps);
+	/* The run's dictionaries with the stretch's calls and operations. */
+	sm = *a->m;
+	sm.calls = a->calls;
+	sm.nr_calls = a->nr_calls;
+	sm.gpu = a->ops;
+	sm.nr_gpu = a->nr_ops;
+	r = replay_build(&sm, lo, hi, &rp->why);
+	if (!r)
+		goto out;
+	rp->start = lo;
+	rp->end = hi;
+	rp->items = a->nr_calls + a->nr_ops;
+	rp->is_part = hi < f->window_end && (a->cut_calls < a->hi || a->cut_ops < a->hi);
+	rp->recorded_ns = replay_recorded_span(r);
+	rp->replayed_ns = as_is = replay_run(r, NULL);
+	rp->error_pct = rp->recorded_ns ? 100.0 * ((double)as_is - (double)rp->recorded_ns) /
+						  (double)rp->recorded_ns :
+					  0;
+	window = l->found.source != STEPS_NONE && l->phase[PHASE_STEADY].end >
+							   l->phase[PHASE_STEADY].start ?
+			 l->phase[PHASE_STEADY].end - l->phase[PHASE_STEADY].start :
+			 f->window_end - f->window_start;
+	for (k = 0; k < NR_CAUSES; k++) {
+		struct f_cause *c = &f->causes[k];
+		struct replay_change one;
+		uint64_t span;
+
+		if (replay_change_of_cause(k, &one) < 0 || !as_is)
+			continue;
+		span = replay_run(r, &one);
+		c->has_saving = 1;
+		c->saving_pct = span < as_is ? 100.0 * (double)(as_is - span) / (double)as_is : 0;
+		c->saving_ns = (uint64_t)((double)window * c->saving_pct / 100.0);
+		c->saving_step_ns = l->steady ? (uint64_t)((double)l->p50_ns * c->saving_pct / 100.0) :
+						0;
+	}
+	rp->done = as_is > 0;
+	replay_free(r);
+	findings_rank_by_saving(f, s);
+out:
+	free(a->calls);
+	free(a->ops);
+	free(a->slot);
+	free(a);
+}
