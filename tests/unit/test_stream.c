@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/analyze.h"
+#include "analysis/savings.h"
 #include "check.h"
 #include "model/model.h"
 #include "json_report.h"
@@ -303,6 +304,46 @@ static void test_stream_long(void)
 	CHECK(walk_2 < walk_1 + walk_1 / 4);
 	fprintf(stderr, "held at most: %zu and %zu calls and operations, the walks %zu and %zu calls "
 			"(30,000 and 60,000 steps)\n", held_1, held_2, walk_1, walk_2);
+}
+
+/*
+ * The report's replay (analysis/savings.h) keeps at most SAVINGS_MAX_ITEMS calls and operations
+ * of the window, streamed or loaded whole: a long run is replayed in part, a short one whole.
+ */
+static void replay_of(const char *path, struct f_replay *out)
+{
+	struct model_load_opts opts;
+	struct trace_reader rd;
+	struct findings f;
+	struct model m;
+	struct stats s;
+
+	CHECK_EQ(trace_reader_open(&rd, path), 0);
+	CHECK_EQ(analyze_stream(&rd, &m, &s, &f, NULL, &opts), 1);
+	trace_reader_close(&rd);
+	*out = f.replay;
+	findings_free(&f);
+	stats_free(&s);
+	model_free(&m);
+}
+
+static void test_stream_replay_budget(void)
+{
+	struct f_replay long_run, short_run;
+	struct tb t;
+
+	replay_of(build_run(&t, 60000, "stream_replay_60k.trace"), &long_run);
+	tb_free(&t);
+	replay_of(build_run(&t, 2000, "stream_replay_2k.trace"), &short_run);
+	tb_free(&t);
+	CHECK(long_run.done && long_run.is_part);
+	CHECK(long_run.items <= SAVINGS_MAX_ITEMS && long_run.items > SAVINGS_MAX_ITEMS / 2);
+	CHECK(long_run.error_pct < 2 && long_run.error_pct > -2);
+	CHECK(short_run.done && !short_run.is_part);
+	CHECK(short_run.items < SAVINGS_MAX_ITEMS / 2);
+	fprintf(stderr, "replayed %llu items (%s) of 60,000 steps, %llu of 2,000 (%s)\n",
+		(unsigned long long)long_run.items, long_run.is_part ? "part" : "whole",
+		(unsigned long long)short_run.items, short_run.is_part ? "part" : "whole");
 }
 
 /*
@@ -666,6 +707,7 @@ static void test_stream_traces(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	RUN(test_stream_long);
+	RUN(test_stream_replay_budget);
 	RUN(test_stream_calls_only);
 	RUN(test_stream_whole);
 	RUN(test_stream_edges);
