@@ -228,7 +228,12 @@ void run_summary_add(struct run_summary *r, const struct stats *s, const struct 
 			if (k != CAUSE_COMPUTE_BOUND)
 				r->lost_total_ns += fd->causes[k].time_ns;
 		}
+		for (k = 0; k < NR_CAUSES; k++)
+			if (fd->causes[k].has_saving)
+				r->saving_ns[k] += fd->causes[k].saving_ns;
 	}
+	/* Savings compare only when every trace of the run was replayed. */
+	r->has_saving = (r->nr_traces == 1 || r->has_saving) && fd->replay.done;
 
 	r->counts[RC_LAUNCHES] += c->launches;
 	r->counts[RC_KERNEL_LAUNCHES] += c->kernel_launches;
@@ -487,6 +492,26 @@ static void cause_rows(struct diff_result *d, const struct run_summary *a,
 	}
 }
 
+/* What fixing each cause alone saves (the replay): more is worse, the cause costs more. */
+static void saving_rows(struct diff_result *d, const struct run_summary *a,
+			const struct run_summary *b, double noise_pct)
+{
+	int k;
+
+	if (!a->has_saving || !b->has_saving)
+		return;
+	for (k = 0; k < NR_CAUSES; k++) {
+		struct diff_row *w;
+
+		if (!a->saving_ns[k] && !b->saving_ns[k])
+			continue;
+		w = row_add(d, DK_SAVING, DU_NS, cause_name(k), (double)a->saving_ns[k],
+			    (double)b->saving_ns[k]);
+		judge_time(w, (double)a->span_ns, noise_pct, 1);
+		w->impact_ns = fabs(w->delta);
+	}
+}
+
 static void count_rows(struct diff_result *d, const struct run_summary *a,
 		       const struct run_summary *b)
 {
@@ -643,6 +668,7 @@ void diff_compute(struct diff_result *d, const struct run_summary *a,
 	run_rows(d, a, b, noise_pct);
 	nr_run = d->nr_rows;
 	cause_rows(d, a, b, noise_pct);
+	saving_rows(d, a, b, noise_pct);
 	count_rows(d, a, b);
 	kernel_rows(d, a, b, noise_pct);
 	api_rows(d, a, b);

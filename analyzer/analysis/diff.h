@@ -13,7 +13,9 @@
  * The mean steady step (both runs with 2 steady steps or more) changed when the 95 %
  * confidence interval of its change, from Welch's t-test over the steps of each side
  * (analysis/welch.h), excludes 0: its noise is the runs' own spread, not the fixed share, and
- * runs of different lengths compare step for step.
+ * runs of different lengths compare step for step. What fixing a cause alone saves (the
+ * report's replay, savings.h) changed under the same rule as time lost: a saving that grew is
+ * worse (the cause costs more), when both runs were replayed.
  */
 #ifndef GPUSHIM_DIFF_H
 #define GPUSHIM_DIFF_H
@@ -53,6 +55,8 @@ struct run_summary {
 	uint64_t filled_ns;		/* busy time weighted by SM fill */
 	uint64_t lost_ns[NR_CAUSES];
 	uint64_t lost_total_ns;		/* the causes that cost time */
+	uint64_t saving_ns[NR_CAUSES];	/* what fixing each alone saves (replay), summed */
+	int has_saving;			/* every trace was replayed */
 	uint64_t counts[NR_RUN_COUNTS];
 	uint64_t peak_bytes;		/* the largest per-process peak */
 	double peak_pct;		/* -1 unknown */
@@ -118,6 +122,7 @@ const char *copy_dir_name(int dir);
 enum diff_kind {
 	DK_RUN,				/* span, busy, fill, lost, memory peak */
 	DK_CAUSE,
+	DK_SAVING,			/* what fixing a cause alone saves (replay) */
 	DK_COUNT,
 	DK_KERNEL,
 	DK_API,

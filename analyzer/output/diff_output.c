@@ -19,6 +19,8 @@ static const char *kind_name(int kind)
 		return "run";
 	case DK_CAUSE:
 		return "cause";
+	case DK_SAVING:
+		return "saving";
 	case DK_COUNT:
 		return "count";
 	case DK_KERNEL:
@@ -300,6 +302,8 @@ void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_si
 					    base->summary->has_gpu && new->summary->has_gpu),
 				  26);
 	print_section(f, d, DK_CAUSE, "time lost by cause (biggest change first)");
+	print_section(f, d, DK_SAVING,
+		      "what fixing each cause alone saves (replay; biggest change first)");
 	print_section(f, d, DK_COUNT, "counts");
 	print_section(f, d, DK_KERNEL, "kernels (biggest change in GPU time first)");
 	print_section(f, d, DK_COPY, "copies by direction (bytes)");
