@@ -35,6 +35,7 @@ enum call_flag {
 	CF_LAUNCH = 1u << 2,	/* a kernel or graph launch */
 	CF_ALLOC = 1u << 3,	/* device memory allocated or freed */
 	CF_READBACK = 1u << 4,	/* a copy to the host: the host waits for what it brings */
+	CF_LAUNCH_RUN = 1u << 5,	/* a launch right after the thread's previous launch */
 };
 
 struct edge {
@@ -267,6 +268,9 @@ static void build_calls(struct replay *r, const struct by_end *be)
 				add_edge(r, 2 * p + 1, 2 * i, 0, E_GAP);
 			} else if (c->t0 >= pc->t1) {
 				add_edge(r, 2 * p + 1, 2 * i, c->t0 - pc->t1, E_GAP);
+				if ((r->call_flags[i] & CF_LAUNCH) && (r->call_flags[p] & CF_LAUNCH) &&
+				    c->t0 - pc->t1 < REPLAY_GRAPH_GAP_NS)
+					r->call_flags[i] |= CF_LAUNCH_RUN;
 			} else	/* made inside the call before (a call that calls the driver) */
 				add_edge(r, 2 * p, 2 * i, c->t0 - pc->t0, E_NEST);
 		} else {
@@ -478,6 +482,10 @@ static uint64_t delay_of(const struct replay *r, const struct edge *e, const str
 
 	switch (e->kind) {
 	case E_GAP:
+		/* a CUDA graph replays a run of launches without the host between them */
+		if ((r->call_flags[call] & CF_LAUNCH_RUN) && c->has_launch_ns)
+			return 0;
+		/* fall through */
 	case E_WAKE:	/* the woken thread's CPU work before its call */
 		return c->cpu_factor == 1.0 ? e->delay : (uint64_t)((double)e->delay * c->cpu_factor);
 	case E_OWN:

@@ -38,9 +38,14 @@
 #define REPLAY_DEP_NS 5000u		/* a start this much later than its stream and launch
 					 * allow waits for another stream */
 /* What a kernel launch costs the host inside a CUDA graph's replay (the launch_overhead
- * change): measured on the H200 under the shim, `twins launch fixed` (200 kernels a graph):
- * 3,000 cuGraphLaunch calls took 587.72 ms, 0.98 us a kernel (BENCHMARKS). */
-#define REPLAY_GRAPH_LAUNCH_NS 1000u
+ * change): cuGraphLaunch's time per kernel of the graph, measured on the H200 under the shim
+ * (BENCHMARKS "What-if"): `twins launch fixed` (200 kernels a graph) 0.98 and 1.63 us in two
+ * runs, `torch_twins.py launch fixed` (81) 1.28 us; the median. */
+#define REPLAY_GRAPH_LAUNCH_NS 1300u
+/* ... and the host's time between two launches of a thread, when shorter than this (a
+ * framework's dispatch between operations: PyTorch eager on the H200, torch_twins.py launch,
+ * 4.0 us median, 9.0 us p99), which the graph's replay does not have. */
+#define REPLAY_GRAPH_GAP_NS 20000u
 /* What an asynchronous copy call costs the host (the memcpy change); provisional as above. */
 #define REPLAY_ASYNC_CALL_NS 5000u
 #define REPLAY_WAIT_SLACK_NS 20000u

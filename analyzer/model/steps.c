@@ -373,8 +373,8 @@ static struct candidate *pick_anchor(struct steps_finder *f, const char **why)
 		    (!is_graph && c->best_gap < STEPS_AUTO_MIN_LAUNCHES))
 			continue;
 		launches = c->thread < f->launches_cap ? f->launches[c->thread] : 0;
-		if (!is_graph && c->count * STEPS_AUTO_MIN > launches)
-			continue;	/* more than a fifth of its thread's launches */
+		if (!is_graph && c->count * STEPS_AUTO_MIN_LAUNCHES > launches)
+			continue;	/* more than one launch in STEPS_AUTO_MIN_LAUNCHES */
 		if ((double)c->equal_gaps < STEPS_AUTO_REGULAR * (double)(c->count - 2))
 			continue;	/* not the same sequence step after step */
 		/* The loop that explains the most launches; then the longest period, the earliest. */

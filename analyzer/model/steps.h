@@ -13,8 +13,9 @@
  *                           STEPS_AUTO_MIN times, always the same number of launches apart
  *                           (the same sequence between them) in at least STEPS_AUTO_REGULAR of
  *                           its repetitions, at least STEPS_AUTO_MIN_LAUNCHES apart and at
- *                           most a fifth of its thread's launches (a CUDA graph's launches,
- *                           one key for all graphs, need neither: a graph can be a step); of
+ *                           most one in STEPS_AUTO_MIN_LAUNCHES of its thread's launches (a
+ *                           CUDA graph's launches, one key for all graphs, need neither: a
+ *                           graph can be a step); of
  *                           those, the one explaining the most launches (count x period),
  *                           then the longest period, then the earliest
  *   none                    and why

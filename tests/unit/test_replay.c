@@ -315,6 +315,41 @@ static void test_side_by_side(void)
 	run_free(&r);
 }
 
+/*
+ * Ten launches 15 us apart (10 us calls, 5 us of dispatch between them), each kernel 1 us,
+ * 12 us after its call began: in a CUDA graph's replay the launches cost
+ * REPLAY_GRAPH_LAUNCH_NS each and the dispatch between them nothing; a gap of 30 us (real host
+ * work, REPLAY_GRAPH_GAP_NS and more) stays.
+ */
+static void test_launch_run(void)
+{
+	struct run r;
+	struct replay *rp;
+	struct replay_change c;
+	const char *why = NULL;
+	uint64_t t = 0, g = REPLAY_GRAPH_LAUNCH_NS;
+	int i;
+
+	run_init(&r, 1);
+	for (i = 0; i < 10; i++) {
+		uint32_t l = call(&r, MC_LAUNCH, 0, 0, t, t + 10 * US);
+
+		op(&r, 0, l, t + 12 * US, t + 13 * US);
+		t += i == 4 ? 40 * US : 15 * US;	/* after the fifth: 30 us of host work */
+	}
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (rp) {
+		CHECK_EQ(replay_run(rp, NULL), 9 * 15 * US + 25 * US + 13 * US);
+		CHECK_EQ(replay_change_of_cause(CAUSE_LAUNCH_OVERHEAD, &c), 0);
+		/* calls back to back at g each, but 30 us kept after the fifth; the last kernel
+		 * 12 us after its call */
+		CHECK_EQ(replay_run(rp, &c), 9 * g + 30 * US + 13 * US);
+		replay_free(rp);
+	}
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	int i;
@@ -327,6 +362,7 @@ int main(int argc, char **argv)
 	RUN(test_odd_order);
 	RUN(test_second_thread);
 	RUN(test_side_by_side);
+	RUN(test_launch_run);
 	for (i = 1; i < argc; i++)
 		test_fixture(argv[i]);
 	return TEST_RESULT();
