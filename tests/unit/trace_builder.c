@@ -4,9 +4,11 @@
  */
 #include "trace_builder.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zstd.h>
 
@@ -239,17 +241,40 @@ void tb_flush(struct tb *t)
 	t->chunk_len = 0;
 }
 
+/* The test's directory of traces, removed with what it holds when the test exits. */
+static char tb_dir[64];
+static pid_t tb_pid;		/* its creator's: a forked child that exits leaves it */
+
+static void tb_cleanup(void)
+{
+	struct dirent *e;
+	char path[512];
+	DIR *d;
+
+	if (getpid() != tb_pid || !(d = opendir(tb_dir)))
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", tb_dir, e->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	rmdir(tb_dir);
+}
+
 const char *tb_write(struct tb *t, const char *name, size_t cut)
 {
-	static char dir[64], path[512];
+	static char path[512];
 	FILE *f;
 
-	if (!dir[0]) {
-		strcpy(dir, "/tmp/gpushim-unit-XXXXXX");
-		if (!mkdtemp(dir))
+	if (!tb_dir[0]) {
+		strcpy(tb_dir, "/tmp/gpushim-unit-XXXXXX");
+		if (!mkdtemp(tb_dir))
 			abort();
+		tb_pid = getpid();
+		atexit(tb_cleanup);
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", tb_dir, name);
 	f = fopen(path, "wb");
 	if (!f)
 		abort();
