@@ -582,6 +582,25 @@ static struct walk_device *dev_of(struct findings_acc *a, uint32_t device)
 }
 
 /* Exposed copy time goes to memcpy, with the bytes and how much of them were pageable. */
+/*
+ * A copy with host memory on a side (to, from or within the host): the memcpy cause's. A copy
+ * between device memories (device, array, peer) is GPU work of the bandwidth family: a
+ * materialized tensor (clone, contiguous, an out-of-place mask), not a transfer.
+ */
+static int copy_touches_host(const struct m_gpu_shape *sh)
+{
+	switch (sh->copy_kind) {
+	case TRACE_GPU_COPY_DTOD:
+	case TRACE_GPU_COPY_PTOP:
+	case 5:		/* array to array */
+	case 6:		/* array to device */
+	case 7:		/* device to array */
+		return 0;
+	default:
+		return 1;
+	}
+}
+
 static void copy_evidence(struct findings_acc *a, const struct m_gpu_op *g,
 			  const struct m_gpu_shape *sh)
 {
@@ -638,7 +657,7 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 		ds->cur_end = g->end;
 		ds->prev = *sh;
 	}
-	if (sh->kind != MG_MEMCPY)
+	if (sh->kind != MG_MEMCPY || !copy_touches_host(sh))
 		stats_union_add(&ds->work, g->start, g->end);
 
 	if (sh->kind == MG_KERNEL) {
@@ -822,7 +841,7 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 	if (gap_left_out(a, ds, g))
 		counters_exclude(a->ctr, sh->device, ds->cur_end, g->start);
 	counters_op(a->ctr, g);
-	if (sh->kind == MG_MEMCPY)
+	if (sh->kind == MG_MEMCPY && copy_touches_host(sh))
 		copy_evidence(a, g, sh);
 	/* Kernels shorter than the call that launched them (HTA's "short GPU kernels"). */
 	if (sh->kind == MG_KERNEL && call && call->kind == MC_LAUNCH &&

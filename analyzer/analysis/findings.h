@@ -11,8 +11,9 @@
  *               the application's profiler held CUPTI) is left out of it: the GPU ran work
  *               the trace cannot see, so the gap's length is unknown. Busy, idle and every
  *               share are of the window that is left.
- *   partition   window = GPU work (kernels, memsets) + exposed copies (copies while no kernel
- *               runs) + idle (nothing on the GPU).
+ *   partition   window = GPU work (kernels, memsets, copies between device memories) +
+ *               exposed copies (copies to, from or within the host while no work runs) + idle
+ *               (nothing on the GPU).
  *   idle gaps   each gap is assigned by what the thread that issued the GPU's next operation
  *               was doing: blocked in a synchronization when the GPU ran dry -> host_sync;
  *               inside launch calls (and the launch latency after) -> launch_overhead; inside

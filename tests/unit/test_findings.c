@@ -371,6 +371,32 @@ static void test_memcpy_and_alloc(void)
 	done(&m, &s);
 }
 
+/*
+ * A device-to-device copy (a materialized tensor: clone, contiguous) is GPU work, not a
+ * transfer: kernel 0..10 us, the copy 10..110 us, a kernel 110..120 us, all queued ahead.
+ */
+static void test_device_copy(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+	struct m_gpu_op *g;
+
+	base(&m);
+	op(&m, MG_KERNEL, 0, 10 * US, call(&m, MC_LAUNCH, 1, 0, 2 * US));
+	g = op(&m, MG_MEMCPY, 10 * US, 110 * US, call(&m, MC_COPY, 3, 3 * US, 5 * US));
+	gpu_shape(&m, g, (struct m_gpu_shape){ .bytes = 1 << 30, .src_kind = 3, .dst_kind = 3,
+					       .copy_kind = TRACE_GPU_COPY_DTOD });
+	op(&m, MG_KERNEL, 110 * US, 120 * US, call(&m, MC_LAUNCH, 1, 6 * US, 8 * US));
+	run(&m, &s, &f);
+	CHECK_EQ(f.exposed_copy_ns, 0);
+	CHECK_EQ(f.work_ns, 120 * US);
+	CHECK_EQ(f.causes[CAUSE_MEMCPY].time_ns, 0);
+	CHECK_EQ(f.causes[CAUSE_MEMCPY].bytes, 0);
+	CHECK(f.busy_pct > 99.9);
+	done(&m, &s);
+}
+
 /* Weights uploaded, then a second of setup before the first kernel: start-up, not idle time. */
 static void test_startup(void)
 {
@@ -681,6 +707,7 @@ int main(void)
 	RUN(test_lazy_load);
 	RUN(test_small_gaps);
 	RUN(test_memcpy_and_alloc);
+	RUN(test_device_copy);
 	RUN(test_startup);
 	RUN(test_low_parallelism_and_memory);
 	RUN(test_healthy_and_host_only);
