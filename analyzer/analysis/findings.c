@@ -27,7 +27,8 @@ static const char *const names[NR_CAUSES] = {
 	[CAUSE_COMPUTE_BOUND] = "compute_bound",
 };
 
-static const char *const advice[NR_CAUSES] = {
+/* Advice in PyTorch's terms. */
+static const char *const advice_torch[NR_CAUSES] = {
 	[CAUSE_HOST_SYNC] =
 		"The host waits for the GPU and the queue runs dry: drop per-step .item(), .cpu(), "
 		"print() of GPU values and torch.cuda.synchronize() from the loop (keep metrics on "
@@ -65,14 +66,126 @@ static const char *const advice[NR_CAUSES] = {
 		"better kernels (cuBLAS/cuDNN/FlashAttention), or less work.",
 };
 
+/* In JAX's terms (XLA compiles the step; dispatch is asynchronous until a value is read). */
+static const char *const advice_jax[NR_CAUSES] = {
+	[CAUSE_HOST_SYNC] =
+		"The host waits for the GPU and the queue runs dry: drop per-step float(), "
+		"np.asarray(), .block_until_ready() and print() of device arrays from the loop "
+		"(keep metrics on the device, fetch them every N steps).",
+	[CAUSE_LAUNCH_OVERHEAD] =
+		"Kernels finish faster than the host dispatches them: jit the whole step (lax.scan or "
+		"fori_loop for inner loops) so that XLA fuses it, or give each kernel more work (a "
+		"larger batch).",
+	[CAUSE_CPU_BOUND] =
+		"The GPU waits while the host works outside CUDA (input pipeline, Python): prefetch "
+		"the next batches to the device in the background (jax.device_put ahead of the step), "
+		"or move the preprocessing into the jitted step.",
+	[CAUSE_MEMCPY] =
+		"Host-device transfers stall the GPU: put inputs on the device ahead of the step "
+		"(prefetch with jax.device_put), keep arrays on the device between steps.",
+	[CAUSE_ALLOCATION] =
+		"Allocation calls stall the GPU: keep XLA's preallocated pool "
+		"(XLA_PYTHON_CLIENT_PREALLOCATE, XLA_PYTHON_CLIENT_ALLOCATOR not 'platform'), and "
+		"keep shapes fixed so that buffers are reused.",
+	[CAUSE_LOW_PARALLELISM] =
+		"The GPU is busy but most SMs are empty: kernels launch too few blocks. Increase the "
+		"batch, vmap independent work into one computation, or jit larger pieces together.",
+	[CAUSE_MEMORY_CAPACITY] =
+		"Device memory is nearly full, which says data is resident (XLA preallocates most of "
+		"it by default), not that the GPU computes; the time is lost to the causes ranked "
+		"above. If memory limits the batch: rematerialization (jax.checkpoint), bf16.",
+	[CAUSE_MEMORY_BANDWIDTH] =
+		"The GPU is busy but its SMs wait on memory: DRAM throughput is high while the SMs "
+		"issue little. Jit the step whole so that XLA fuses elementwise chains, keep "
+		"activations in bf16, avoid materialized transposes and copies; more SMs will not "
+		"help.",
+	[CAUSE_COMPUTE_BOUND] =
+		"The SMs are busy computing: the GPU is used well. Speed-ups come from the maths "
+		"itself: tensor cores (bf16/fp8 matmuls, jax.default_matmul_precision), better "
+		"kernels, or less work.",
+};
+
+/* In the CUDA API's terms: a program that is neither. */
+static const char *const advice_cuda[NR_CAUSES] = {
+	[CAUSE_HOST_SYNC] =
+		"The host waits for the GPU and the queue runs dry: take cudaDeviceSynchronize, "
+		"cudaStreamSynchronize and blocking read-backs (cudaMemcpy to the host) out of the "
+		"loop; read results every N iterations with cudaMemcpyAsync into pinned memory and "
+		"an event, so that the host keeps the GPU's queue ahead.",
+	[CAUSE_LAUNCH_OVERHEAD] =
+		"Kernels finish faster than the host launches them: capture the loop body in a CUDA "
+		"graph (stream capture, cudaGraphLaunch), fuse small kernels, or give each kernel "
+		"more work.",
+	[CAUSE_CPU_BOUND] =
+		"The GPU waits while the host works outside CUDA: prepare the next input while the "
+		"GPU runs (a producer thread, double-buffered pinned memory, streams and events), or "
+		"move the work to the GPU.",
+	[CAUSE_MEMCPY] =
+		"Host-device copies stall the GPU: use pinned host memory (cudaMallocHost, "
+		"cudaHostRegister) and cudaMemcpyAsync on a stream of its own to overlap copies with "
+		"kernels, and keep data resident on the GPU.",
+	[CAUSE_ALLOCATION] =
+		"Allocation and release calls stall the GPU (cudaFree synchronizes the device): "
+		"allocate once and reuse buffers, or allocate stream-ordered (cudaMallocAsync, "
+		"memory pools).",
+	[CAUSE_LOW_PARALLELISM] =
+		"The GPU is busy but most SMs are empty: kernels launch too few blocks. Give each "
+		"kernel more blocks (more work per launch, smaller blocks), merge independent small "
+		"kernels, or run independent work concurrently on several streams.",
+	[CAUSE_MEMORY_CAPACITY] =
+		"Device memory is nearly full, which says data is resident, not that the GPU "
+		"computes; the time is lost to the causes ranked above.",
+	[CAUSE_MEMORY_BANDWIDTH] =
+		"The GPU is busy but its SMs wait on memory: DRAM throughput is high while the SMs "
+		"issue little. Fuse kernels that stream the same data, use narrower types, avoid "
+		"device-to-device copies; more SMs will not help.",
+	[CAUSE_COMPUTE_BOUND] =
+		"The SMs are busy computing: the GPU is used well. Speed-ups come from the maths "
+		"itself: tensor cores (cuBLAS or CUTLASS in bf16, fp8 or TF32), better algorithms, or "
+		"less work.",
+};
+
 const char *cause_name(int id)
 {
 	return id >= 0 && id < NR_CAUSES ? names[id] : "none";
 }
 
-const char *cause_advice(int id)
+const char *cause_advice(int id, int framework)
 {
-	return id >= 0 && id < NR_CAUSES ? advice[id] : "";
+	const char *const *t = framework == FW_PYTORCH ? advice_torch :
+			       framework == FW_JAX     ? advice_jax :
+							 advice_cuda;
+
+	return id >= 0 && id < NR_CAUSES ? t[id] : "";
+}
+
+const char *framework_name(int framework)
+{
+	return framework == FW_PYTORCH ? "pytorch" : framework == FW_JAX ? "jax" : "cuda";
+}
+
+/*
+ * The framework behind a run, from its kernels' names: PyTorch's (ATen, c10, or Triton's from
+ * torch.compile), XLA's (JAX: stream_executor's, fusions); a Python command with neither is
+ * told in the CUDA API's terms like a native program.
+ */
+int findings_framework(const struct model *m)
+{
+	size_t i, torch = 0, xla = 0;
+
+	for (i = 0; i < m->nr_funcs; i++) {
+		const char *n = model_string(m, m->funcs[i].name, "");
+
+		if (strstr(n, "2at6native") || strstr(n, "at::native") || strstr(n, "3c10") ||
+		    !strncmp(n, "triton_", 7))
+			torch++;
+		else if (strstr(n, "15stream_executor") || strstr(n, "_fusion") ||
+			 !strncmp(n, "fusion", 6))
+			xla++;
+	}
+	if (!torch && !xla)
+		return FW_CUDA;
+	return torch >= xla ? FW_PYTORCH : FW_JAX;
 }
 
 /* ---- Sites: where a cause happens, aggregated by (what, after) ---- */
@@ -1052,6 +1165,7 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	int k;
 
 	f->primary = -1;
+	f->framework = findings_framework(m);
 	f->is_memory_full = -1;
 	f->memory_pct = s->mem.peak_pct;
 	f->busy_pct = -1;

@@ -141,6 +141,7 @@ struct findings {
 	double copy_bytes_per_s;
 	struct counters ctr;		/* hardware counters over the window */
 	struct f_replay replay;		/* the savings' replay (savings.h) */
+	int framework;			/* enum framework: the advice's terms */
 	char summary[512];
 	size_t calls_held_max;		/* the most calls the gap walks held at once */
 	/* Every idle gap in time order per device, with findings_compute_gaps() only (or
@@ -225,6 +226,11 @@ const char *gap_part_name(int part);	/* cause ids, then "noise", "dependency", "
 int findings_is_blocking_wait(const struct m_call *c);
 
 const char *cause_name(int id);		/* "host_sync", ... (the JSON cause ids) */
-const char *cause_advice(int id);	/* what to do about it */
+/* The framework whose terms the advice is in (findings_framework). */
+enum framework { FW_CUDA, FW_PYTORCH, FW_JAX };
+int findings_framework(const struct model *m);
+const char *framework_name(int framework);	/* "cuda", "pytorch", "jax" */
+/* What to do about cause @id, in @framework's terms. */
+const char *cause_advice(int id, int framework);
 
 #endif /* GPUSHIM_FINDINGS_H */

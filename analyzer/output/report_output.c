@@ -240,7 +240,7 @@ static void text_causes(FILE *f, const struct findings *fd)
 		}
 		if (r < 3) {
 			fprintf(f, "     fix: ");
-			print_clean(f, cause_advice(k), 400);
+			print_clean(f, cause_advice(k, fd->framework), 400);
 			fprintf(f, "\n");
 		}
 	}
@@ -1045,7 +1045,7 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 	}
 	json_array_end(j);
 	json_object_end(j);
-	json_str(j, "advice", cause_advice(k));
+	json_str(j, "advice", cause_advice(k, fd->framework));
 	json_object_end(j);
 }
 
@@ -1068,6 +1068,7 @@ static void json_attribution(struct json *j, const struct stats *s, const struct
 						   "unknown");
 	json_str(j, "summary", fd->summary);
 	json_str(j, "excluded", left_out(line, sizeof(line), s, fd));
+	json_str(j, "framework", framework_name(fd->framework));
 	json_object_begin(j, "signals");
 	if (fd->is_memory_full >= 0)
 		json_bool(j, "memory_full", fd->is_memory_full);

@@ -59,6 +59,8 @@ if [ -f "$expected" ]; then
 fi
 # The report's replay: as recorded it gives the span back (2 %), and a saving is a share.
 check "replay error" ".replay.done == false or (.replay.error_pct | fabs) <= 2"
+# Advice in the program's terms: no PyTorch words for a CUDA or JAX program.
+check "advice fits the program" '(.verdict.framework != "pytorch") as $other | [.attribution[].advice] | all(($other and test("torch|DataLoader|[.]item[(]")) | not)'
 check "savings are shares" "[.attribution[] | .saving_pct // 0] | all(. >= -2 and . <= 100)"
 while IFS= read -r pin; do
 	case $pin in
