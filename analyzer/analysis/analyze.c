@@ -97,7 +97,7 @@ static void sink_call(void *ctx, const struct m_call *c, uint32_t id)
 	struct analyses *a = ctx;
 
 	if (a->sa)
-		stats_call(a->sa, c);
+		stats_call(a->sa, c, id);
 	if (a->la)
 		loop_call(a->la, c);
 	if (a->ra)

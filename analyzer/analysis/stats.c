@@ -515,17 +515,85 @@ static size_t dev_slot(struct s_memory *mem, const struct model *m, int device)
 struct mem_call {
 	struct m_call c;
 	struct m_call_args arg;
+	uint32_t result;		/* the CUresult of a failed call */
 };
+
+/* What follows the calls for memory pressure (struct s_pressure). */
+struct pressure_acc {
+	int pending;			/* a failure not yet retried with success */
+	uint64_t fail_t0;
+	uint64_t frees, freed;
+	struct { uint64_t t, bytes, ns; } recent[MEM_CHURN_FREES];	/* the last frees */
+	size_t nr_recent, next;
+};
+
+static void pressure_failed(struct s_pressure *p, struct pressure_acc *a, const struct m_call *c,
+			    const struct m_call_args *arg, uint64_t live)
+{
+	if (p->failed < MEM_FAILED_KEPT)
+		p->first[p->failed] = (struct s_failed_alloc){ c->t0, arg->bytes, live, c->api,
+							       c->device };
+	p->failed++;
+	if (!a->pending) {
+		a->pending = 1;
+		a->fail_t0 = c->t0;
+		a->frees = a->freed = 0;
+	}
+}
+
+static void pressure_freed(struct pressure_acc *a, const struct m_call *c, uint64_t bytes)
+{
+	if (a->pending) {
+		a->frees++;
+		a->freed += bytes;
+	}
+	a->recent[a->next].t = c->t1;
+	a->recent[a->next].bytes = bytes;
+	a->recent[a->next].ns = c->t1 - c->t0;
+	a->next = (a->next + 1) % MEM_CHURN_FREES;
+	if (a->nr_recent < MEM_CHURN_FREES)
+		a->nr_recent++;
+}
+
+static void pressure_allocated(struct s_pressure *p, struct pressure_acc *a,
+			       const struct m_call *c, uint64_t bytes)
+{
+	size_t i;
+
+	if (a->pending && c->t0 - a->fail_t0 <= MEM_RECLAIM_NS && a->frees) {
+		p->reclaims++;
+		p->reclaim_frees += a->frees;
+		p->reclaim_freed_bytes += a->freed;
+		p->reclaim_ns += c->t1 - a->fail_t0;
+	}
+	a->pending = 0;
+	/* The most recent free of this size, soon enough before: taken back. */
+	for (i = 0; i < a->nr_recent; i++) {
+		size_t k = (a->next + MEM_CHURN_FREES - 1 - i) % MEM_CHURN_FREES;
+
+		if (c->t0 < a->recent[k].t || c->t0 - a->recent[k].t > MEM_CHURN_NS)
+			break;
+		if (a->recent[k].bytes == bytes) {
+			p->churn_allocs++;
+			p->churn_bytes += bytes;
+			p->churn_ns += (c->t1 - c->t0) + a->recent[k].ns;
+			a->recent[k].bytes = 0;	/* one allocation a free */
+			break;
+		}
+	}
+}
 
 static void compute_memory(struct s_memory *mem, const struct model *m, const struct mem_call *v,
 			   size_t nr_v)
 {
+	struct pressure_acc pa;
 	struct live_entry *live = NULL, *e, *tmp;
 	struct alloc_seq *seq = NULL;
 	uint64_t cur = 0, order = 0, peak_order = 0, *dev_cur = NULL;
 	size_t i, cap = 0, seq_cap = 0, nr_dev_cur = 0;
 
 	memset(mem, 0, sizeof(*mem));
+	memset(&pa, 0, sizeof(pa));
 	mem->peak_device = -1;
 	mem->peak_pct = -1;
 	for (i = 0; i < nr_v; i++) {
@@ -535,6 +603,10 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 
 		if (stats_is_device_mem(c->sub) || c->sub == TRACE_MEM_HOST)
 			mem->alloc_ns += c->t1 - c->t0;
+		/* Out of memory (CUDA_ERROR_OUT_OF_MEMORY, 2): not a refused handle type, say. */
+		if (stats_is_device_mem(c->sub) && (c->flags & MCF_ERROR) &&
+		    c->op == TRACE_MEM_ALLOC && v[i].result == 2)
+			pressure_failed(&mem->pressure, &pa, c, arg, cur);
 		if (!stats_is_device_mem(c->sub) || (c->flags & MCF_ERROR))
 			continue;
 		memset(&key, 0, sizeof(key));
@@ -576,6 +648,7 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 			HASH_ADD(hh, live, key, sizeof(e->key), e);
 			cur += a->bytes;
 			mem->alloc_bytes_total += a->bytes;
+			pressure_allocated(&mem->pressure, &pa, c, a->bytes);
 			d = dev_slot(mem, m, a->device);
 			if (mem->nr_devices > nr_dev_cur) {
 				dev_cur = xrealloc(dev_cur, mem->nr_devices * sizeof(*dev_cur));
@@ -601,6 +674,7 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 			seq[e->alloc].f = order;
 			mem->allocs[e->alloc].t_free = c->t0;
 			cur -= mem->allocs[e->alloc].bytes;
+			pressure_freed(&pa, c, mem->allocs[e->alloc].bytes);
 			/* The device was given a slot when this allocation was made. */
 			dev_cur[dev_slot(mem, m, mem->allocs[e->alloc].device)] -=
 				mem->allocs[e->alloc].bytes;
@@ -761,7 +835,7 @@ struct stats_acc *stats_begin(struct stats *s, const struct model *m, const stru
 	return a;
 }
 
-void stats_call(struct stats_acc *a, const struct m_call *c)
+void stats_call(struct stats_acc *a, const struct m_call *c, uint32_t id)
 {
 	if (c->t0 < a->lo)
 		a->lo = c->t0;
@@ -777,7 +851,10 @@ void stats_call(struct stats_acc *a, const struct m_call *c)
 	}
 	if (c->kind == MC_MEM) {
 		XGROW(a->mem, a->mem_cap, a->nr_mem + 1);
-		a->mem[a->nr_mem++] = (struct mem_call){ *c, *model_call_args(a->m, c) };
+		a->mem[a->nr_mem++] = (struct mem_call){
+			*c, *model_call_args(a->m, c),
+			(c->flags & MCF_ERROR) && id != M_NO_CALL ? model_call_result(a->m, id) : 0
+		};
 	}
 }
 

@@ -95,6 +95,35 @@ struct s_device_mem {
 	double peak_pct;		/* -1 unknown */
 };
 
+/* A device allocation that failed for want of memory (CUDA_ERROR_OUT_OF_MEMORY). */
+struct s_failed_alloc {
+	uint64_t t;			/* its call's start */
+	uint64_t bytes;			/* asked */
+	uint64_t live_bytes;		/* the run's device allocations live then */
+	uint16_t api;
+	int16_t device;
+};
+
+#define MEM_FAILED_KEPT 8		/* failed allocations kept (the first ones) */
+#define MEM_RECLAIM_NS 1000000000ull	/* a retry this soon after a failure is its reclaim's */
+#define MEM_CHURN_NS 100000000ull	/* an allocation this soon after a free of its size */
+#define MEM_CHURN_FREES 64		/* the last frees churn compares with */
+
+/*
+ * Memory pressure: failed allocations; reclaims (a failed allocation, frees, then a successful
+ * one within MEM_RECLAIM_NS: a caching allocator emptying its cache to retry); churn
+ * (allocations of a size freed within MEM_CHURN_NS before: memory given back and taken again,
+ * empty_cache() or cudaMalloc/cudaFree in the loop).
+ */
+struct s_pressure {
+	uint64_t failed;
+	struct s_failed_alloc first[MEM_FAILED_KEPT];
+	uint64_t reclaims, reclaim_frees, reclaim_freed_bytes;
+	uint64_t reclaim_ns;		/* failure's start to the successful retry's end, summed */
+	uint64_t churn_allocs, churn_bytes;
+	uint64_t churn_ns;		/* those allocations' and their frees' call time */
+};
+
 struct s_memory {
 	uint64_t peak_bytes;		/* all devices together */
 	uint64_t peak_ts;
@@ -111,6 +140,7 @@ struct s_memory {
 	uint64_t alloc_bytes_total;	/* churn: bytes allocated over the run */
 	uint64_t alloc_ns;		/* host time inside allocation/free calls */
 	uint64_t unmatched_frees;	/* frees of addresses never seen allocated */
+	struct s_pressure pressure;
 };
 
 struct s_gpu_device {
@@ -174,7 +204,8 @@ void stats_compute(struct stats *s, const struct model *m);
 struct first_look;
 struct stats_acc;
 struct stats_acc *stats_begin(struct stats *s, const struct model *m, const struct first_look *p);
-void stats_call(struct stats_acc *a, const struct m_call *c);
+/* @id: the call's number (findings_call's), for its result when it failed. */
+void stats_call(struct stats_acc *a, const struct m_call *c, uint32_t id);
 void stats_op(struct stats_acc *a, const struct m_gpu_op *g);
 void stats_sample(struct stats_acc *a, const struct m_pm_sample *s);
 /* No operation still to come starts before @t (streaming: what may be let go). */

@@ -344,6 +344,36 @@ static void text_apis(FILE *f, const struct stats *s)
 		fprintf(f, "  ... %zu more\n", s->nr_apis - TOP_APIS);
 }
 
+static uint64_t since(uint64_t t, uint64_t start)
+{
+	return t > start ? t - start : 0;
+}
+
+/* Memory pressure: failed allocations, reclaims, churn (stats.h, struct s_pressure). */
+static void text_pressure(FILE *f, const struct stats *s)
+{
+	const struct s_pressure *p = &s->mem.pressure;
+	char a[32], b[32], c[32];
+
+	if (p->failed)
+		fprintf(f, "  failed   %llu allocations (the first at +%s: %s asked, %s live)\n",
+			(unsigned long long)p->failed,
+			fmt_ns(a, sizeof(a), since(p->first[0].t, s->span_start)),
+			fmt_bytes(b, sizeof(b), p->first[0].bytes),
+			fmt_bytes(c, sizeof(c), p->first[0].live_bytes));
+	if (p->reclaims)
+		fprintf(f, "  reclaim  %llu times a failed allocation, then %llu frees (%s), then the "
+			   "retry: %s\n",
+			(unsigned long long)p->reclaims, (unsigned long long)p->reclaim_frees,
+			fmt_bytes(a, sizeof(a), p->reclaim_freed_bytes),
+			fmt_ns(b, sizeof(b), p->reclaim_ns));
+	if (p->churn_allocs)
+		fprintf(f, "  churn    %llu allocations of a size freed under 100 ms before (%s "
+			   "given back and taken again), %s in those calls\n",
+			(unsigned long long)p->churn_allocs, fmt_bytes(a, sizeof(a), p->churn_bytes),
+			fmt_ns(b, sizeof(b), p->churn_ns));
+}
+
 static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 {
 	char a[32], b[32];
@@ -354,6 +384,7 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 	fprintf(f, "\nmemory: %zu device allocations, %s allocated in total, %s live at the end\n",
 		s->mem.nr_allocs, fmt_bytes(a, sizeof(a), s->mem.alloc_bytes_total),
 		fmt_bytes(b, sizeof(b), s->mem.final_bytes));
+	text_pressure(f, s);
 	if (s->mem.nr_live_at_peak) {
 		fprintf(f, "  live at the peak (+%s):\n",
 			fmt_ns(a, sizeof(a), s->mem.peak_ts - s->span_start));
@@ -807,6 +838,31 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_u64(j, "allocated_bytes_total", s->mem.alloc_bytes_total);
 	json_u64(j, "alloc_call_ns", s->mem.alloc_ns);
 	json_u64(j, "unmatched_frees", s->mem.unmatched_frees);
+	{
+		const struct s_pressure *p = &s->mem.pressure;
+
+		json_object_begin(j, "pressure");
+		json_u64(j, "failed_allocations", p->failed);
+		json_array_begin(j, "failed");
+		for (i = 0; i < p->failed && i < MEM_FAILED_KEPT; i++) {
+			json_object_begin(j, NULL);
+			json_u64(j, "at_ns", since(p->first[i].t, s->span_start));
+			json_u64(j, "bytes", p->first[i].bytes);
+			json_u64(j, "live_bytes", p->first[i].live_bytes);
+			json_str(j, "api", model_api_name(m, p->first[i].api));
+			json_i64(j, "device", p->first[i].device);
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_u64(j, "reclaims", p->reclaims);
+		json_u64(j, "reclaim_frees", p->reclaim_frees);
+		json_u64(j, "reclaim_freed_bytes", p->reclaim_freed_bytes);
+		json_u64(j, "reclaim_ns", p->reclaim_ns);
+		json_u64(j, "churn_allocations", p->churn_allocs);
+		json_u64(j, "churn_bytes", p->churn_bytes);
+		json_u64(j, "churn_ns", p->churn_ns);
+		json_object_end(j);
+	}
 	json_array_begin(j, "devices");
 	for (i = 0; i < s->mem.nr_devices; i++) {
 		const struct s_device_mem *d = &s->mem.devices[i];

@@ -182,6 +182,55 @@ static void test_memory_peak(void)
 	free_base(&m);
 }
 
+/* Call @c of @m failed with @result (kept in call order, as the loader keeps them). */
+static void set_result(struct model *m, struct m_call *c, uint32_t result)
+{
+	XGROW(m->results, m->results_cap, m->nr_results + 1);
+	m->results[m->nr_results++] = (struct m_call_result){ (uint32_t)(c - m->calls), result };
+	c->flags |= MCF_ERROR;
+}
+
+/*
+ * Memory pressure: an allocation refused for want of memory, two frees, then the retry (a
+ * reclaim); a refusal of another kind (not memory); and a buffer freed and allocated again
+ * at the same size within 100 ms (churn), then once more a second later (not churn).
+ */
+static void test_memory_pressure(void)
+{
+	const uint64_t ms = 1000000;
+	struct model m;
+	struct stats s;
+
+	base_model(&m);
+	add_mem(&m, 1 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x1000, 600);
+	add_mem(&m, 2 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x2000, 300);
+	set_result(&m, add_mem(&m, 3 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0, 500), 2);
+	add_mem(&m, 4 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x1000, 0);
+	add_mem(&m, 5 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x2000, 0);
+	add_mem(&m, 6 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x3000, 500);	/* the retry */
+	/* not memory: CUDA_ERROR_NOT_SUPPORTED (801) */
+	set_result(&m, add_mem(&m, 7 * ms, TRACE_MEM_VMM_PHYS, TRACE_MEM_ALLOC, 0, 64), 801);
+	add_mem(&m, 8 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x3000, 0);
+	add_mem(&m, 50 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x4000, 500);	/* churn */
+	add_mem(&m, 60 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x4000, 0);
+	add_mem(&m, 1060 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x5000, 500);	/* too late */
+	stats_compute(&s, &m);
+	CHECK_EQ(s.mem.pressure.failed, 1);
+	CHECK_EQ(s.mem.pressure.first[0].bytes, 500);
+	CHECK_EQ(s.mem.pressure.first[0].live_bytes, 900);
+	CHECK_EQ(s.mem.pressure.first[0].t, 3 * ms);
+	CHECK_EQ(s.mem.pressure.reclaims, 1);
+	CHECK_EQ(s.mem.pressure.reclaim_frees, 2);
+	CHECK_EQ(s.mem.pressure.reclaim_freed_bytes, 900);
+	CHECK_EQ(s.mem.pressure.reclaim_ns, 3 * ms + 1);
+	CHECK_EQ(s.mem.pressure.churn_allocs, 1);
+	CHECK_EQ(s.mem.pressure.churn_bytes, 500);
+	CHECK_EQ(s.mem.pressure.churn_ns, 2);
+	stats_free(&s);
+	free(m.results);
+	free_base(&m);
+}
+
 static void test_gpu_busy(void)
 {
 	struct model m;
@@ -292,7 +341,7 @@ static void test_host_only(void)
 	first_look_of_model(&p, &m);
 	a = stats_begin(&s, &m, &p);
 	for (i = 0; i < 10; i++) {
-		stats_call(a, &m.calls[i]);
+		stats_call(a, &m.calls[i], (uint32_t)i);
 		if (i == 1)
 			stats_op(a, &m.gpu[0]);
 	}
@@ -326,6 +375,7 @@ int main(void)
 {
 	RUN(test_counts);
 	RUN(test_memory_peak);
+	RUN(test_memory_pressure);
 	RUN(test_gpu_busy);
 	RUN(test_fill);
 	RUN(test_host_only);
