@@ -17,7 +17,8 @@ Checks, by issue:
               the profiler, with no launch between; the stretches the shim held CUPTI have a
               GPU record for (nearly) every launch; the report's counter coverage and busy
               share are at most 100 % and it says which launches it left out
-  findings    every test app's primary cause as in test_apps/expected/<app>.findings
+  findings    every test app's primary cause as in test_apps/expected/<app>.findings; memory
+              pressure (oom_retry.cu, torch_oom_retry.py: refusals and one reclaim)
   diff        two runs of one program within noise (exit 0 at --fail-on 50); a per-step
               read-back added, and kernels added, reported with the right sign and size and
               tripping --fail-on 5; every trace's Chrome export valid, counts as reported
@@ -523,6 +524,21 @@ class Checker:
         rep, _ = self.record("torch_train", [sys.executable, os.path.join(self.py, "torch_train.py")])
         if rep:
             self.check_findings("torch_train", rep)
+        # Memory pressure: refusals for want of memory, a reclaim (frees, then the retry).
+        for name, cmd, failed, frees in (
+                ("oom_retry", [os.path.join(self.apps, "oom_retry")], 1, 2),
+                ("torch_oom_retry",
+                 [sys.executable, os.path.join(self.py, "torch_oom_retry.py")], 3, None)):
+            rep, _ = self.record(name, cmd)
+            if not rep:
+                continue
+            p = (rep.get("memory") or {}).get("pressure") or {}
+            self.check(f"{name}: {failed} allocation(s) refused for want of memory",
+                       p.get("failed_allocations") == failed, json.dumps(p)[:300])
+            self.check(f"{name}: one reclaim (frees, then a successful retry)",
+                       p.get("reclaims") == 1 and (frees is None or
+                                                   p.get("reclaim_frees") == frees),
+                       json.dumps(p)[:300])
 
     # ---- diff and export ----
 
