@@ -286,7 +286,7 @@ static void site_of(struct replay *r, struct site_slot **slots, uint32_t i, uint
 								 0, 0 };
 	}
 	r->call_site[i] = s->idx;
-	if (c->t0 >= r->lo && c->t0 <= r->hi) {	/* the window, as window_span has it */
+	if (c->t0 <= r->hi && c->t1 >= r->lo) {	/* a wait in the window, whenever it began */
 		r->sites[s->idx].nr_calls++;
 		r->sites[s->idx].waited_ns += sub0(c->t1, c->t0);
 	}

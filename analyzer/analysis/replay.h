@@ -24,8 +24,9 @@
  * Replayed as recorded, the graph gives the recorded times back (the replay error says how
  * closely). Changes: syncs that do not block (all, or those of the sites asked), launch calls
  * of a given cost, CPU time between calls scaled, pageable copies pinned (uploads
- * asynchronous), allocations free, kernels at full SM fill. The span is the window's (the steady state when steps are found): from its first
- * node to its last end, replayed. Memory: ~64 bytes a call and an operation. Pure.
+ * asynchronous), allocations free, kernels at full SM fill. The span is the window's (the
+ * steady state when steps are found): from its first node to its last end, replayed.
+ * Memory: ~64 bytes a call and an operation. Pure.
  */
 #ifndef GPUSHIM_REPLAY_H
 #define GPUSHIM_REPLAY_H
@@ -78,7 +79,7 @@ struct replay_change {
 struct replay_site {
 	const char *entry;		/* the call's entry point */
 	const char *after;		/* what it waited for */
-	uint64_t nr_calls;		/* its calls that start in the window */
+	uint64_t nr_calls;		/* its calls in the window (from start to return) */
 	uint64_t waited_ns;		/* their recorded time, from start to return */
 };
 

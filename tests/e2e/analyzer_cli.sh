@@ -96,4 +96,59 @@ expect "whatif torch_twins_sync: within 10 points of the measured 25.4 %" \
 expect "whatif together" "$(jq '.changes.saving_pct >= ([.causes[] | select(.cause == "launch_overhead" or .cause == "cpu_bound") | .saving_pct] | max)' "$WORK/whatif.json")" true
 "$GPUSHIM_BIN" whatif "$h/launch_bound.trace" | grep -q "^  launch_overhead .*launches at a CUDA graph" ||
 	fail "whatif text"
+
+# host_sync sites: the site that saves the most is the report's top host_sync site, named the
+# same; with one site (these programs have one read-back) it alone saves what not blocking at
+# all does; "ENTRY" alone names every site of that entry point.
+for pair in host_sync:"cuMemcpyDtoH_v2 after memcpy DtoH" \
+	torch_twins_sync:"cuStreamSynchronize after memcpy DtoH"; do
+	name=${pair%%:*} want=${pair#*:}
+	"$GPUSHIM_BIN" whatif --format json "$h/$name.trace" >"$WORK/whatif.json"
+	site=$(jq -r '.host_sync_sites.sites[0].site' "$WORK/whatif.json")
+	expect "whatif $name: top site" "$site" "$want"
+	expect "whatif $name: the report's top host_sync site" "$site" \
+		"$("$GPUSHIM_BIN" report --format json "$h/$name.trace" |
+			jq -r '[.. | objects | select(.cause? == "host_sync")][0].evidence.sites[0] | "\(.what) after \(.after)"')"
+	all=$(jq '.causes[] | select(.cause == "host_sync") | .saving_pct' "$WORK/whatif.json")
+	expect "whatif $name: the top site's own saving is all sites'" \
+		"$(jq --argjson all "$all" '.host_sync_sites.sites[0].saving_pct - $all | fabs <= 0.5' "$WORK/whatif.json")" true
+	for spec in "$site" "${site%% after *}"; do
+		"$GPUSHIM_BIN" whatif --format json --no-sync="$spec" "$h/$name.trace" >"$WORK/site.json"
+		expect "whatif $name --no-sync='$spec': the site's saving is all sites'" \
+			"$(jq --argjson all "$all" '.changes.saving_pct - $all | fabs <= 0.5' "$WORK/site.json")" true
+		expect "whatif $name --no-sync='$spec': the site among those asked" \
+			"$(jq --arg s "$site" '.changes.no_sync_sites | index($s) != null' "$WORK/site.json")" true
+	done
+	expect "whatif $name --no-sync='$site': that site only" \
+		"$("$GPUSHIM_BIN" whatif --format json --no-sync="$site" "$h/$name.trace" | jq -r '.changes.no_sync_sites | join("; ")')" "$site"
+done
+# Where sites add up to more than each alone: driver_api.cu's three syncs; the three named
+# together are --no-sync.
+d=$h/driver_api.trace
+"$GPUSHIM_BIN" whatif --format json --no-sync "$d" >"$WORK/all.json"
+"$GPUSHIM_BIN" whatif --format json --no-sync=cuStreamSynchronize --no-sync=cuEventSynchronize \
+	--no-sync="cuMemcpyDtoH_v2 after memcpy DtoH" "$d" >"$WORK/three.json"
+expect "whatif driver_api: three sites" "$(jq '.host_sync_sites.count' "$WORK/three.json")" 3
+expect "whatif driver_api: the three sites together are --no-sync" \
+	"$(jq .changes.span_ns "$WORK/three.json")" "$(jq .changes.span_ns "$WORK/all.json")"
+expect "whatif driver_api: each site alone saves less than all" \
+	"$(jq '([.host_sync_sites.sites[].saving_pct] | max) < (.causes[] | select(.cause == "host_sync") | .saving_pct) - 1' "$WORK/three.json")" true
+"$GPUSHIM_BIN" whatif --no-sync="cuEventSynchronize after memset" "$d" >"$WORK/site.txt"
+grep -q "^  syncs that do not wait: those of cuEventSynchronize after memset$" "$WORK/site.txt" ||
+	fail "whatif text: the sites asked: $(cat "$WORK/site.txt")"
+grep -Eq "^ +1 +[0-9.]+ us +[0-9.]+ us +1\.[0-9]%   cuEventSynchronize after memset$" "$WORK/site.txt" ||
+	fail "whatif text: the site table: $(cat "$WORK/site.txt")"
+# A site that is none: exit 2, and the sites there are.
+set +e
+"$GPUSHIM_BIN" whatif --no-sync="cuStreamSynchronize after nothing" "$h/torch_twins_sync.trace" \
+	>/dev/null 2>"$WORK/err"
+rc=$?
+set -e
+expect "whatif unknown site: exit" "$rc" 2
+grep -q "^gpushim: whatif: --no-sync=cuStreamSynchronize after nothing: no such host_sync site" "$WORK/err" &&
+	grep -q "^  cuStreamSynchronize after memcpy DtoH$" "$WORK/err" ||
+	fail "whatif unknown site: $(cat "$WORK/err")"
+expect "whatif: an entry point's start is no site" \
+	"$(code "$GPUSHIM_BIN" whatif --no-sync=cuStream "$h/torch_twins_sync.trace")" 2
+
 echo "ok: command line"

@@ -2,8 +2,9 @@
 /*
  * test_replay.c - the what-if replay (analysis/replay.h) on hand-built runs whose answers are
  * known — a read-back per step, two streams and an event wait between them, a blocking
- * pageable copy, slow launches, a cycle, two sync sites of which one stops blocking — and, replayed as recorded, every H200 fixture given as
- * an argument gives its recorded span back (within REPLAY_MAX_ERROR_PCT).
+ * pageable copy, slow launches, a cycle, two sync sites of which one stops blocking — and,
+ * replayed as recorded, every H200 fixture given as an argument gives its recorded span back
+ * (within REPLAY_MAX_ERROR_PCT).
  */
 #include <math.h>
 #include <stdio.h>
@@ -283,6 +284,14 @@ static void test_sync_sites(void)
 		CHECK_EQ(replay_call_times(rp, 1, REPLAY_RECORDED, &t0, &t1), 0);
 		CHECK_EQ(replay_op_times(rp, 10, REPLAY_RECORDED, &t0, &t1), 1);
 		CHECK_EQ(t0, 5 * 680 * US + 5 * US);
+		replay_free(rp);
+	}
+	/* ... and a wait that began before the window and ended in it (step 4's second) */
+	rp = replay_build(&r.m, 4 * 680 * US + 400 * US, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (rp) {
+		CHECK_EQ(replay_site(rp, 0)->nr_calls, 5);
+		CHECK_EQ(replay_site(rp, 1)->nr_calls, 6);
 		replay_free(rp);
 	}
 	r.m.strings = NULL;
