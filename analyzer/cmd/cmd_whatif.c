@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_whatif.c - `gpushim whatif [--format text|json] [CHANGES] [STEPS] TRACE`: replays the
- * recorded run (analysis/replay.h) as recorded (the replay error) and with each cause taken
- * away alone — what fixing it would save, the causes ranked by it — and each host_sync site
- * alone (where in the code); with CHANGES, with those changes together. The trace is loaded
- * whole.
+ * cmd_whatif.c - `gpushim whatif [--format text|json] [CHANGES] [STEPS] [--export FILE] TRACE`:
+ * replays the recorded run (analysis/replay.h) as recorded (the replay error) and with each
+ * cause taken away alone — what fixing it would save, the causes ranked by it — and each
+ * host_sync site alone (where in the code); with CHANGES, with those changes together, and
+ * --export writes the window recorded and replayed with them (output/export_whatif.h). The
+ * trace is loaded whole.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "cmds.h"
 #include "model/model.h"
 #include "model/steps.h"
+#include "output/export_whatif.h"
 #include "output/output.h"
 #include "util/util.h"
 
@@ -32,7 +35,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpushim whatif [--format text|json] [--no-sync[=SITE]] [--graph]\n"
 		"                      [--cpu-speedup K] [--pinned] [--no-alloc] [--full-fill]\n"
-		"                      [STEPS] TRACE\n"
+		"                      [STEPS] [--export FILE] TRACE\n"
 		"\nReplays the recorded run as a graph of its calls and GPU operations: as recorded\n"
 		"(the replay error), and with each cause taken away alone, which ranks the causes by\n"
 		"what fixing them would save in the window (the steady state when steps are\n"
@@ -49,7 +52,9 @@ static void usage(FILE *f)
 		"  --pinned           pageable copies pinned and asynchronous\n"
 		"  --no-alloc         allocations and frees cost nothing\n"
 		"  --full-fill        kernels take their time x their SM fill\n"
-		"STEPS: --step-range NAME, --steps A:B, --window START:END, --whole (see report)\n",
+		"STEPS: --step-range NAME, --steps A:B, --window START:END, --whole (see report)\n"
+		"--export FILE: the window as recorded and as replayed with the changes (none: as\n"
+		"recorded) as Chrome trace-event JSON (Perfetto), both from 0 us\n",
 		MAX_SITES_SHOWN, REPLAY_GRAPH_LAUNCH_NS);
 }
 
@@ -164,6 +169,30 @@ static int match_sites(const struct replay *r, char **specs, int nr, uint8_t *ma
 	return -1;
 }
 
+/* The changes asked, as given: the replayed timeline's name. */
+static void changes_label(struct strbuf *sb, const struct replay_change *c, int all_sites,
+			  char **specs, int nr_specs, const char *speedup)
+{
+	int k;
+
+	if (all_sites)
+		sb_puts(sb, " --no-sync");
+	for (k = 0; k < nr_specs && !all_sites; k++)
+		sb_printf(sb, " --no-sync=%s", specs[k]);
+	if (c->has_launch_ns)
+		sb_puts(sb, " --graph");
+	if (speedup)
+		sb_printf(sb, " --cpu-speedup %s", speedup);
+	if (c->pinned)
+		sb_puts(sb, " --pinned");
+	if (c->no_alloc)
+		sb_puts(sb, " --no-alloc");
+	if (c->full_fill)
+		sb_puts(sb, " --full-fill");
+	if (!sb->len)
+		sb_puts(sb, " as recorded");
+}
+
 int cmd_whatif(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -174,6 +203,7 @@ int cmd_whatif(int argc, char **argv)
 		{ "pinned", no_argument, NULL, 'P' },
 		{ "no-alloc", no_argument, NULL, 'A' },
 		{ "full-fill", no_argument, NULL, 'F' },
+		{ "export", required_argument, NULL, 'E' },
 		{ "step-range", required_argument, NULL, CMD_OPT_STEP_RANGE },
 		{ "steps", required_argument, NULL, CMD_OPT_STEPS },
 		{ "window", required_argument, NULL, CMD_OPT_WINDOW },
@@ -190,7 +220,7 @@ int cmd_whatif(int argc, char **argv)
 	struct model m;
 	struct stats s;
 	struct json j;
-	const char *why = NULL;
+	const char *why = NULL, *export_path = NULL, *speedup = NULL;
 	char **specs = NULL;
 	uint8_t *mask = NULL, *site_mask = NULL;
 	uint64_t lo, hi, rec, as_is, combined = 0;
@@ -229,6 +259,7 @@ int cmd_whatif(int argc, char **argv)
 				goto usage_said;
 			}
 			chg.cpu_factor = 1.0 / chg.cpu_factor;
+			speedup = optarg;
 			has_change = 1;
 			break;
 		case 'P':
@@ -239,6 +270,9 @@ int cmd_whatif(int argc, char **argv)
 			break;
 		case 'F':
 			chg.full_fill = has_change = 1;
+			break;
+		case 'E':
+			export_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -312,6 +346,30 @@ int cmd_whatif(int argc, char **argv)
 	xqsort(ss, nr_replayed, sizeof(*ss), cmp_site_saving);
 	if (has_change)
 		combined = replay_run(r, &chg);
+	if (export_path) {
+		struct strbuf label;
+		FILE *f;
+		int bad;
+
+		errno = 0;
+		f = fopen(export_path, "w");
+		bad = !f;
+		if (f) {
+			sb_init(&label);
+			changes_label(&label, &chg, all_sites, specs, nr_specs, speedup);
+			replay_run(r, has_change ? &chg : NULL);
+			bad = export_whatif_chrome(f, &m, r, label.buf + 1) < 0;
+			bad |= fclose(f) != 0;
+			sb_free(&label);
+		}
+		if (bad) {
+			fputs("gpushim: whatif: ", stderr);
+			print_clean(stderr, export_path, 4096);
+			fprintf(stderr, ": %s\n", errno ? strerror(errno) : "cannot write");
+			ret = 1;
+			goto out;
+		}
+	}
 	if (is_json) {
 		json_init(&j, stdout, 1);
 		json_object_begin(&j, NULL);
@@ -434,6 +492,11 @@ int cmd_whatif(int argc, char **argv)
 				}
 				putchar('\n');
 			}
+		}
+		if (export_path) {
+			printf("\ntimeline: ");
+			print_clean(stdout, export_path, 4096);
+			printf(" (the window recorded and replayed, for Perfetto)\n");
 		}
 	}
 out:

@@ -15,6 +15,7 @@
 #include "analysis/findings.h"
 #include "analysis/replay.h"
 #include "model/model.h"
+#include "output/export_whatif.h"
 #include "trace/trace_reader.h"
 
 #define REPLAY_MAX_ERROR_PCT 2.0
@@ -299,6 +300,78 @@ static void test_sync_sites(void)
 	run_free(&r);
 }
 
+/* How many times @needle occurs in @s. */
+static int count_of(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle)) != NULL)
+		n++, s++;
+	return n;
+}
+
+/*
+ * The timeline export: ten kernels on one stream, each launched 10 us after the one before and
+ * lasting 100 us, overlap as recorded (a clock that disagrees, or CUPTI's word for concurrent
+ * copies; the replay keeps them side by side): each goes to a lane of its own beside the
+ * stream, up to 8, and the ninth and tenth are cut to end with the eighth (by 10 and 20 us).
+ * Replayed without CPU time between the launches (1 us each), the kernels start 1 us apart:
+ * the two cut by 1 and 2 us, the last at 9 + 5 us.
+ */
+static void test_export(void)
+{
+	struct run r;
+	struct replay *rp;
+	struct replay_change c = { .cpu_factor = 0 };
+	const char *why = NULL;
+	char *doc = NULL, *replayed;
+	size_t len = 0;
+	FILE *f;
+	int k;
+
+	run_init(&r, 1);
+	r.m.threads[0].tid = 77;
+	for (k = 0; k < 10; k++) {
+		uint32_t l = call(&r, MC_LAUNCH, 0, 0, k * 10 * US, k * 10 * US + US);
+
+		op(&r, 0, l, k * 10 * US + 5 * US, k * 10 * US + 105 * US);
+	}
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (!rp) {
+		run_free(&r);
+		return;
+	}
+	CHECK_EQ(replay_run(rp, NULL), 9 * 10 * US + 105 * US);
+	CHECK_EQ(replay_run(rp, &c), 9 * US + 105 * US);
+	f = open_memstream(&doc, &len);
+	CHECK_EQ(export_whatif_chrome(f, &r.m, rp, "--cpu-speedup inf"), 0);
+	fclose(f);
+	replayed = strstr(doc, "\"replayed (--cpu-speedup inf)\"");
+	CHECK(replayed != NULL);
+	if (replayed) {
+		replayed[-1] = 0;	/* doc: the recorded process, replayed: the other */
+		CHECK_EQ(count_of(doc, "\"ph\":\"X\""), 20);
+		CHECK_EQ(count_of(replayed, "\"ph\":\"X\""), 20);
+		CHECK_EQ(count_of(doc, "\"host thread 77\""), 1);
+		CHECK_EQ(count_of(doc, "(overlapping "), 7);
+		CHECK_EQ(count_of(doc, "\"GPU 0 stream 1 (overlapping 7)\""), 1);
+		CHECK_EQ(count_of(doc, "\"clipped_ns\":"), 2);
+		CHECK_EQ(count_of(doc, "\"clipped_ns\":10000}"), 1);
+		CHECK_EQ(count_of(doc, "\"clipped_ns\":20000}"), 1);
+		CHECK_EQ(count_of(doc, "\"ts\":95.000,\"dur\":80.000"), 1);	/* the tenth, cut */
+		CHECK_EQ(count_of(replayed, "(overlapping "), 7);
+		CHECK_EQ(count_of(replayed, "\"clipped_ns\":"), 2);
+		CHECK_EQ(count_of(replayed, "\"clipped_ns\":1000}"), 1);
+		CHECK_EQ(count_of(replayed, "\"clipped_ns\":2000}"), 1);
+		CHECK_EQ(count_of(replayed, "\"ts\":9.000,\"dur\":1.000,\"name\":\"api ?\""), 1);
+		CHECK_EQ(count_of(replayed, "\"ts\":14.000,\"dur\":98.000"), 1);
+	}
+	free(doc);
+	replay_free(rp);
+	run_free(&r);
+}
+
 /*
  * Two streams: stream 2's kernel waits (an event) for stream 1's, 50 us after the launch
  * would allow; replayed as recorded, and with stream 1's kernel faster (full SM fill is not
@@ -501,6 +574,7 @@ int main(int argc, char **argv)
 	RUN(test_event_wait);
 	RUN(test_pageable);
 	RUN(test_sync_sites);
+	RUN(test_export);
 	RUN(test_odd_order);
 	RUN(test_second_thread);
 	RUN(test_side_by_side);
