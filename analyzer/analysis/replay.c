@@ -53,6 +53,9 @@ struct replay {
 	struct edge *e;
 	size_t nr_e, e_cap;
 	uint8_t *call_flags;
+	uint32_t *call_site;		/* a waiting call's host_sync site; UINT32_MAX: none */
+	struct replay_site *sites;
+	size_t nr_sites, sites_cap;
 	uint64_t *dur;			/* each operation's recorded duration */
 	uint64_t lo, hi;		/* the window */
 	double pinned_bw;
@@ -229,12 +232,73 @@ static uint32_t woken_by(const struct model *m, const struct by_end *ce, uint32_
 	return UINT32_MAX;
 }
 
+/* An operation's name as a host_sync site's "after" (what findings.c names the operation
+ * the GPU ran before a gap: `gpushim report` prints the sites so). */
+static const char *op_name(const struct model *m, const struct m_gpu_shape *sh)
+{
+	switch (sh->kind) {
+	case MG_KERNEL:
+		return model_string(m, sh->name, "<kernel>");
+	case MG_MEMCPY:
+		return sh->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
+							      "memcpy";
+	default:
+		return "memset";
+	}
+}
+
+/* The sites by (entry point, name waited for), while the graph is built. Names are the
+ * model's (or op_name's constants): compared by address, as the findings' sites are. */
+struct site_key {
+	uint64_t api;
+	uintptr_t after;
+};
+
+struct site_slot {
+	UT_hash_handle hh;
+	struct site_key k;
+	uint32_t idx;
+};
+
+/* Waiting call @i, which waited for operation @o: its site, added when new. */
+static void site_of(struct replay *r, struct site_slot **slots, uint32_t i, uint32_t o)
+{
+	const struct model *m = r->m;
+	const struct m_call *c = &m->calls[i];
+	const char *after = op_name(m, model_gpu_shape(m, &m->gpu[o]));
+	struct site_key k;
+	struct site_slot *s;
+
+	memset(&k, 0, sizeof(k));
+	k.api = c->api;
+	k.after = (uintptr_t)after;
+	HASH_FIND(hh, *slots, &k, sizeof(k), s);
+	if (!s) {
+		s = xcalloc(1, sizeof(*s));
+		s->k = k;
+		s->idx = (uint32_t)r->nr_sites;
+		HASH_ADD(hh, *slots, k, sizeof(s->k), s);
+		XGROW(r->sites, r->sites_cap, r->nr_sites + 1);
+		r->sites[r->nr_sites++] = (struct replay_site){ model_api_name(m, c->api), after,
+								 0, 0 };
+	}
+	r->call_site[i] = s->idx;
+	if (c->t0 <= r->hi && c->t1 >= r->lo) {	/* a wait in the window, whenever it began */
+		r->sites[s->idx].nr_calls++;
+		r->sites[s->idx].waited_ns += sub0(c->t1, c->t0);
+	}
+}
+
 /* The calls' edges and flags. */
 static void build_calls(struct replay *r, const struct by_end *be)
 {
 	const struct model *m = r->m;
 	uint32_t *last_end = xmalloc((m->nr_threads + 1) * sizeof(*last_end));
 	struct by_end ce;		/* the calls by end, for hand-offs */
+	struct site_slot *slots = NULL, *s, *tmp;
 	uint32_t i;
 
 	by_end_make(&ce, m, r->nr_calls, call_end);
@@ -286,15 +350,22 @@ static void build_calls(struct replay *r, const struct by_end *be)
 		}
 		if (p == UINT32_MAX || c->t1 > m->calls[p].t1)
 			last_end[th] = i;
+		r->call_site[i] = UINT32_MAX;
 		x = waited_for(m, be, i);
 		if (x >= 0) {
 			uint64_t post = sub0(c->t1, m->gpu[x].end);
 
 			add_edge(r, 2 * i, 2 * i + 1, post, E_POST);
 			add_edge(r, op_node(r, (uint32_t)x), 2 * i + 1, post, E_WAIT);
+			if (r->call_flags[i] & CF_WAITS)
+				site_of(r, &slots, i, (uint32_t)x);
 		} else {
 			add_edge(r, 2 * i, 2 * i + 1, sub0(c->t1, c->t0), E_OWN);
 		}
+	}
+	HASH_ITER(hh, slots, s, tmp) {
+		HASH_DEL(slots, s);
+		free(s);
 	}
 	free(last_end);
 	free(ce.v);
@@ -444,6 +515,7 @@ struct replay *replay_build(const struct model *m, uint64_t lo, uint64_t hi, con
 	r->hi = hi;
 	r->rec = xcalloc(r->nr_nodes + 1, sizeof(*r->rec));
 	r->call_flags = xcalloc(r->nr_calls + 1, 1);
+	r->call_site = xmalloc((r->nr_calls + 1) * sizeof(*r->call_site));
 	r->dur = xcalloc(r->nr_ops + 1, sizeof(*r->dur));
 	by_end_make(&be, m, m->nr_gpu, op_end);
 	build_calls(r, &be);
@@ -499,7 +571,9 @@ static uint64_t delay_of(const struct replay *r, const struct edge *e, const str
 		return e->delay;
 	case E_WAIT:
 		f = r->call_flags[call];
-		if (((f & CF_WAITS) && c->no_sync) || ((f & CF_ALLOC) && c->no_alloc) ||
+		if (((f & CF_WAITS) && c->no_sync &&
+		     (!c->sync_sites || c->sync_sites[r->call_site[call]])) ||
+		    ((f & CF_ALLOC) && c->no_alloc) ||
 		    ((f & CF_PAGEABLE) && !(f & CF_READBACK) && c->pinned))
 			return UINT64_MAX;
 		return e->delay;
@@ -534,24 +608,40 @@ static uint64_t dur_under(struct replay *r, uint32_t o, const struct replay_chan
 	return r->dur[o];
 }
 
-/* The window's span with nodes at @t and operations lasting @dur: from the first node the
- * recording had in the window to the last end (0: none, or no length). */
-static uint64_t window_span(const struct replay *r, const uint64_t *t, const uint64_t *dur)
+/* Is node @n in the window (its recorded time in it)? */
+static int in_window(const struct replay *r, size_t n)
 {
-	uint64_t first = UINT64_MAX, last = 0;
+	return r->rec[n] >= r->lo && r->rec[n] <= r->hi;
+}
+
+/* With nodes at @t and operations lasting @dur: the first node the recording had in the
+ * window (*@first, UINT64_MAX: none) and the last end of one (*@last). */
+static void window_bounds(const struct replay *r, const uint64_t *t, const uint64_t *dur,
+			  uint64_t *first, uint64_t *last)
+{
 	size_t i;
 
+	*first = UINT64_MAX;
+	*last = 0;
 	for (i = 0; i < r->nr_nodes; i++) {
 		uint64_t e = t[i];
 
-		if (r->rec[i] < r->lo || r->rec[i] > r->hi)
+		if (!in_window(r, i))
 			continue;
 		if (i >= 2 * r->nr_calls)
 			e += dur[i - 2 * r->nr_calls];
-		first = min64(first, t[i]);
-		if (e > last)
-			last = e;
+		*first = min64(*first, t[i]);
+		if (e > *last)
+			*last = e;
 	}
+}
+
+/* The window's span: from its first node to its last end (0: none, or no length). */
+static uint64_t window_span(const struct replay *r, const uint64_t *t, const uint64_t *dur)
+{
+	uint64_t first, last;
+
+	window_bounds(r, t, dur, &first, &last);
 	return last > first ? last - first : 0;
 }
 
@@ -608,11 +698,83 @@ double replay_pinned_bw(const struct replay *r, int *measured)
 	return r->pinned_bw;
 }
 
+size_t replay_nr_sites(const struct replay *r)
+{
+	return r->nr_sites;
+}
+
+const struct replay_site *replay_site(const struct replay *r, size_t i)
+{
+	return &r->sites[i];
+}
+
+/* Does @name answer to NAME @want (@n bytes): the whole name, its end, or its start with
+ * "..." after it (the report's cut)? */
+static int name_matches(const char *name, const char *want, size_t n)
+{
+	size_t len = strlen(name);
+
+	if (n > 3 && !memcmp(want + n - 3, "...", 3) && len >= n - 3 &&
+	    !memcmp(name, want, n - 3))
+		return 1;
+	return n && len >= n && !memcmp(name + len - n, want, n);
+}
+
+size_t replay_sites_match(const struct replay *r, const char *spec, uint8_t *mask)
+{
+	static const char sep[] = " after ";
+	const char *a = strstr(spec, sep), *want = a ? a + strlen(sep) : NULL;
+	size_t entry_len = a ? (size_t)(a - spec) : strlen(spec), i, n = 0;
+
+	for (i = 0; i < r->nr_sites; i++) {
+		const struct replay_site *s = &r->sites[i];
+
+		if (strlen(s->entry) != entry_len || memcmp(s->entry, spec, entry_len))
+			continue;
+		if (want && !name_matches(s->after, want, strlen(want)))
+			continue;
+		mask[i] = 1;
+		n++;
+	}
+	return n;
+}
+
+int replay_call_times(const struct replay *r, size_t i, enum replay_clock clk, uint64_t *t0,
+		      uint64_t *t1)
+{
+	const uint64_t *t = clk == REPLAY_RECORDED ? r->rec : r->t;
+
+	*t0 = t[2 * i];
+	*t1 = t[2 * i + 1];
+	return in_window(r, 2 * i);
+}
+
+int replay_op_times(const struct replay *r, size_t o, enum replay_clock clk, uint64_t *start,
+		    uint64_t *end)
+{
+	size_t n = op_node(r, (uint32_t)o);
+
+	*start = clk == REPLAY_RECORDED ? r->rec[n] : r->t[n];
+	*end = *start + (clk == REPLAY_RECORDED ? r->dur[o] : r->dur_now[o]);
+	return in_window(r, n);
+}
+
+void replay_window_times(const struct replay *r, enum replay_clock clk, uint64_t *first,
+			 uint64_t *last)
+{
+	if (clk == REPLAY_RECORDED)
+		window_bounds(r, r->rec, r->dur, first, last);
+	else
+		window_bounds(r, r->t, r->dur_now, first, last);
+}
+
 void replay_free(struct replay *r)
 {
 	if (!r)
 		return;
 	free(r->rec);
+	free(r->call_site);
+	free(r->sites);
 	free(r->indeg);
 	free(r->first);
 	free(r->e);

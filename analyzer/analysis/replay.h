@@ -22,10 +22,11 @@
  *   time     each node at the latest of what it waits for; a node nothing precedes (a thread's
  *            first call, an operation joined to none) at its recorded time
  * Replayed as recorded, the graph gives the recorded times back (the replay error says how
- * closely). Changes: syncs that do not block, launch calls of a given cost, CPU time between
- * calls scaled, pageable copies pinned (uploads asynchronous), allocations free, kernels at full SM
- * fill. The span is the window's (the steady state when steps are found): from its first
- * node to its last end, replayed. Memory: ~60 bytes a call and an operation. Pure.
+ * closely). Changes: syncs that do not block (all, or those of the sites asked), launch calls
+ * of a given cost, CPU time between calls scaled, pageable copies pinned (uploads
+ * asynchronous), allocations free, kernels at full SM fill. The span is the window's (the
+ * steady state when steps are found): from its first node to its last end, replayed.
+ * Memory: ~64 bytes a call and an operation. Pure.
  */
 #ifndef GPUSHIM_REPLAY_H
 #define GPUSHIM_REPLAY_H
@@ -65,6 +66,21 @@ struct replay_change {
 					 * brings; not blocking there is no_sync's change) */
 	int no_alloc;			/* allocation and free calls cost nothing, never wait */
 	int full_fill;			/* kernels take time x their SM fill */
+	const uint8_t *sync_sites;	/* with no_sync: only the calls of site i (replay_site)
+					 * where sync_sites[i] is set; NULL: every site */
+};
+
+/*
+ * A host_sync site: the blocking calls of one entry point that waited for operations of one
+ * name, as `gpushim report` prints them under host_sync ("cuStreamSynchronize after memcpy
+ * DtoH"): @after is the operation the call waited for (its E_WAIT edge), named as the
+ * findings name what the GPU ran before (a kernel's name, "memcpy DtoH", "memset").
+ */
+struct replay_site {
+	const char *entry;		/* the call's entry point */
+	const char *after;		/* what it waited for */
+	uint64_t nr_calls;		/* its calls in the window (from start to return) */
+	uint64_t waited_ns;		/* their recorded time, from start to return */
 };
 
 struct replay;
@@ -81,6 +97,35 @@ uint64_t replay_recorded_span(const struct replay *r);
 /* The pinned copy bandwidth the pinned change uses (bytes/s) and whether the trace showed it. */
 double replay_pinned_bw(const struct replay *r, int *measured);
 void replay_free(struct replay *r);
+
+/*
+ * The host_sync sites: every synchronization or blocking read-back that waited for an
+ * operation, in the order their first call came; @i < replay_nr_sites(@r).
+ */
+size_t replay_nr_sites(const struct replay *r);
+const struct replay_site *replay_site(const struct replay *r, size_t i);
+/*
+ * replay_sites_match - set @mask[i] (replay_nr_sites bytes) for each site that @spec names:
+ * "ENTRY" (every site of that entry point) or "ENTRY after NAME", NAME the operation's name,
+ * or its end (a kernel's name without its start), or its start followed by "..." (a long
+ * name as the report cuts it). Return: the number of sites set (also those already set).
+ */
+size_t replay_sites_match(const struct replay *r, const char *spec, uint8_t *mask);
+
+/*
+ * Where things lay, as recorded (REPLAY_RECORDED) or in the last replay_run (REPLAY_LAST_RUN),
+ * on the recording's clock (ns). replay_call_times: call @i (model order) from *@t0 to *@t1;
+ * replay_op_times: operation @o from *@start to *@end. Each returns 1 when the thing belongs
+ * to the window (its start was recorded in it), else 0. replay_window_times: the window's
+ * first node and last end, whose difference replay_recorded_span or replay_run gave.
+ */
+enum replay_clock { REPLAY_RECORDED, REPLAY_LAST_RUN };
+int replay_call_times(const struct replay *r, size_t i, enum replay_clock clk, uint64_t *t0,
+		      uint64_t *t1);
+int replay_op_times(const struct replay *r, size_t o, enum replay_clock clk, uint64_t *start,
+		    uint64_t *end);
+void replay_window_times(const struct replay *r, enum replay_clock clk, uint64_t *first,
+			 uint64_t *last);
 
 /* The change that takes cause @cause (findings.h's cause ids) away; 0, or -1 for a cause the
  * replay cannot take away (the bandwidth, compute and capacity causes need a kernel model). */

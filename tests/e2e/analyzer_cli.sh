@@ -96,4 +96,106 @@ expect "whatif torch_twins_sync: within 10 points of the measured 25.4 %" \
 expect "whatif together" "$(jq '.changes.saving_pct >= ([.causes[] | select(.cause == "launch_overhead" or .cause == "cpu_bound") | .saving_pct] | max)' "$WORK/whatif.json")" true
 "$GPUSHIM_BIN" whatif "$h/launch_bound.trace" | grep -q "^  launch_overhead .*launches at a CUDA graph" ||
 	fail "whatif text"
+
+# host_sync sites: the site that saves the most is the report's top host_sync site, named the
+# same; with one site (these programs have one read-back) it alone saves what not blocking at
+# all does; "ENTRY" alone names every site of that entry point.
+for pair in host_sync:"cuMemcpyDtoH_v2 after memcpy DtoH" \
+	torch_twins_sync:"cuStreamSynchronize after memcpy DtoH"; do
+	name=${pair%%:*} want=${pair#*:}
+	"$GPUSHIM_BIN" whatif --format json "$h/$name.trace" >"$WORK/whatif.json"
+	site=$(jq -r '.host_sync_sites.sites[0].site' "$WORK/whatif.json")
+	expect "whatif $name: top site" "$site" "$want"
+	expect "whatif $name: the report's top host_sync site" "$site" \
+		"$("$GPUSHIM_BIN" report --format json "$h/$name.trace" |
+			jq -r '[.. | objects | select(.cause? == "host_sync")][0].evidence.sites[0] | "\(.what) after \(.after)"')"
+	all=$(jq '.causes[] | select(.cause == "host_sync") | .saving_pct' "$WORK/whatif.json")
+	expect "whatif $name: the top site's own saving is all sites'" \
+		"$(jq --argjson all "$all" '.host_sync_sites.sites[0].saving_pct - $all | fabs <= 0.5' "$WORK/whatif.json")" true
+	for spec in "$site" "${site%% after *}"; do
+		"$GPUSHIM_BIN" whatif --format json --no-sync="$spec" "$h/$name.trace" >"$WORK/site.json"
+		expect "whatif $name --no-sync='$spec': the site's saving is all sites'" \
+			"$(jq --argjson all "$all" '.changes.saving_pct - $all | fabs <= 0.5' "$WORK/site.json")" true
+		expect "whatif $name --no-sync='$spec': the site among those asked" \
+			"$(jq --arg s "$site" '.changes.no_sync_sites | index($s) != null' "$WORK/site.json")" true
+	done
+	expect "whatif $name --no-sync='$site': that site only" \
+		"$("$GPUSHIM_BIN" whatif --format json --no-sync="$site" "$h/$name.trace" | jq -r '.changes.no_sync_sites | join("; ")')" "$site"
+done
+# Where sites add up to more than each alone: driver_api.cu's three syncs; the three named
+# together are --no-sync.
+d=$h/driver_api.trace
+"$GPUSHIM_BIN" whatif --format json --no-sync "$d" >"$WORK/all.json"
+"$GPUSHIM_BIN" whatif --format json --no-sync=cuStreamSynchronize --no-sync=cuEventSynchronize \
+	--no-sync="cuMemcpyDtoH_v2 after memcpy DtoH" "$d" >"$WORK/three.json"
+expect "whatif driver_api: three sites" "$(jq '.host_sync_sites.count' "$WORK/three.json")" 3
+expect "whatif driver_api: the three sites together are --no-sync" \
+	"$(jq .changes.span_ns "$WORK/three.json")" "$(jq .changes.span_ns "$WORK/all.json")"
+expect "whatif driver_api: each site alone saves less than all" \
+	"$(jq '([.host_sync_sites.sites[].saving_pct] | max) < (.causes[] | select(.cause == "host_sync") | .saving_pct) - 1' "$WORK/three.json")" true
+"$GPUSHIM_BIN" whatif --no-sync="cuEventSynchronize after memset" "$d" >"$WORK/site.txt"
+grep -q "^  syncs that do not wait: those of cuEventSynchronize after memset$" "$WORK/site.txt" ||
+	fail "whatif text: the sites asked: $(cat "$WORK/site.txt")"
+grep -Eq "^ +1 +[0-9.]+ us +[0-9.]+ us +1\.[0-9]%   cuEventSynchronize after memset$" "$WORK/site.txt" ||
+	fail "whatif text: the site table: $(cat "$WORK/site.txt")"
+# A site that is none: exit 2, and the sites there are.
+set +e
+"$GPUSHIM_BIN" whatif --no-sync="cuStreamSynchronize after nothing" "$h/torch_twins_sync.trace" \
+	>/dev/null 2>"$WORK/err"
+rc=$?
+set -e
+expect "whatif unknown site: exit" "$rc" 2
+grep -q "^gpushim: whatif: --no-sync=cuStreamSynchronize after nothing: no such host_sync site" "$WORK/err" &&
+	grep -q "^  cuStreamSynchronize after memcpy DtoH$" "$WORK/err" ||
+	fail "whatif unknown site: $(cat "$WORK/err")"
+expect "whatif: an entry point's start is no site" \
+	"$(code "$GPUSHIM_BIN" whatif --no-sync=cuStream "$h/torch_twins_sync.trace")" 2
+
+# --export: the window recorded and replayed, one process each, from 0 us. Valid JSON; on a
+# track slices nest or follow (nest.jq counts those that overlap partly: it finds the one
+# made here); the replayed span is the replay's.
+cat >"$WORK/nest.jq" <<'JQ'
+[.traceEvents[] | select(.ph == "X") | {k: "\(.pid)/\(.tid)", s: (.ts * 1000 | round), e: ((.ts + .dur) * 1000 | round)}]
+| group_by(.k)
+| map(sort_by(.s, -.e)
+	| reduce .[] as $x ({stack: [], bad: 0};
+		.stack |= map(select(. > $x.s))
+		| (if (.stack | length) > 0 and .stack[-1] < $x.e then .bad += 1 else . end)
+		| .stack += [$x.e])
+	| .bad)
+| add // 0
+JQ
+echo '{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":10},{"ph":"X","pid":1,"tid":1,"ts":2,"dur":3},{"ph":"X","pid":1,"tid":1,"ts":9,"dur":2},{"ph":"X","pid":1,"tid":2,"ts":9,"dur":2}]}' >"$WORK/bad.json"
+expect "nest.jq finds a partial overlap" "$(jq -f "$WORK/nest.jq" "$WORK/bad.json")" 1
+# span PID FILE: the process's slices from the first start to the last end, in us.
+span() {
+	jq --argjson p "$1" '[.traceEvents[] | select(.ph == "X" and .pid == $p)] | (map(.ts + .dur) | max) - (map(.ts) | min)' "$2"
+}
+t=$h/torch_twins_sync.trace
+site="cuStreamSynchronize after memcpy DtoH"
+"$GPUSHIM_BIN" whatif --format json --no-sync="$site" --export "$WORK/tl.json" "$t" >"$WORK/site.json"
+jq -e . "$WORK/tl.json" >/dev/null || fail "whatif --export: not JSON"
+expect "whatif --export: processes" \
+	"$(jq -r '[.traceEvents[] | select(.name == "process_name") | .args.name] | join("|")' "$WORK/tl.json")" \
+	"recorded|replayed (--no-sync=$site)"
+expect "whatif --export: nested" "$(jq -f "$WORK/nest.jq" "$WORK/tl.json")" 0
+expect "whatif --export: the same slices in both" \
+	"$(jq '[.traceEvents[] | select(.ph == "X")] | group_by(.pid) | map(length) | .[0] == .[1] and .[0] > 20000' "$WORK/tl.json")" true
+rec=$(span 1 "$WORK/tl.json") rep=$(span 2 "$WORK/tl.json")
+expect "whatif --export: the replayed span shorter, by the replay's saving" \
+	"$(jq -n --argjson a "$rec" --argjson b "$rep" --argjson p "$(jq .changes.saving_pct "$WORK/site.json")" \
+		'$b < $a and (100 * ($a - $b) / $a - $p | fabs) <= 0.5')" true
+# No change: the replay as recorded, slice for slice the recording.
+"$GPUSHIM_BIN" whatif --export "$WORK/tl.json" "$t" | grep -q "^timeline: $WORK/tl.json " ||
+	fail "whatif --export: no timeline line"
+expect "whatif --export as recorded" \
+	"$(jq '[.traceEvents[] | select(.ph == "X")] | group_by(.pid) | map(map([.tid, .ts, .dur, .name]) | sort) | .[0] == .[1]' "$WORK/tl.json")" true
+expect "whatif --export as recorded: named" \
+	"$(jq -r '.traceEvents[] | select(.pid == 2 and .name == "process_name") | .args.name' "$WORK/tl.json")" "replayed (as recorded)"
+# JAX's copies overlap on their stream as recorded: a lane beside the stream, nothing cut.
+"$GPUSHIM_BIN" whatif --export "$WORK/tl.json" --no-sync "$h/jax_basic.trace" >/dev/null
+expect "whatif --export jax_basic: nested" "$(jq -f "$WORK/nest.jq" "$WORK/tl.json")" 0
+expect "whatif --export jax_basic: an overlapping lane, nothing cut" \
+	"$(jq '[.traceEvents[] | select(.name == "thread_name" and (.args.name | test("overlapping")))] | length > 0' "$WORK/tl.json") $(grep -c clipped_ns "$WORK/tl.json" || true)" "true 0"
+expect "whatif --export to nowhere" "$(code "$GPUSHIM_BIN" whatif --export "$WORK/none/x.json" "$t")" 1
 echo "ok: command line"

@@ -5,7 +5,8 @@
 # command: exit 1 and an error naming the file, the offset and the ratio, within a 256 MiB
 # address space. A trace whose every string holds terminal controls (window title, color, CSI
 # as C1) reaches no terminal raw: text output cleans them, JSON escapes them, UTF-8 text stays;
-# a file name with controls is cleaned on stdout and stderr alike.
+# a file name with controls is cleaned on stdout and stderr alike. whatif --export replays
+# damaged copies of an H200 trace into a timeline whose slices nest, or refuses them (exit 1).
 . "$(dirname "$0")/lib.sh"
 G=$GPUSHIM_BIN
 
@@ -31,7 +32,7 @@ run() {
 size=$(stat -c %s "$WORK/bomb.trace")
 [ "$size" -lt 80000 ] || fail "the bomb is $size bytes"
 for c in "report" "report --format json" "info" "info --format json" "dump" "dump --format jsonl" \
-	"export --format chrome" "whatif"; do
+	"export --format chrome" "whatif" "whatif --no-sync=cuStreamSynchronize --export $WORK/bomb.json"; do
 	# shellcheck disable=SC2086 # the command's words
 	run "$WORK/out" "$WORK/err" "$G" $c "$WORK/bomb.trace" && rc=0 || rc=$?
 	expect "$c bomb: exit" "$rc" 1
@@ -40,6 +41,7 @@ for c in "report" "report --format json" "info" "info --format json" "dump" "dum
 done
 run "$WORK/out" "$WORK/err" "$G" diff "$WORK/bomb.trace" "$WORK/bomb.trace" && rc=0 || rc=$?
 [ "$rc" = 1 ] && grep -q "decompression bomb" "$WORK/err" || fail "diff bomb: exit $rc: $(cat "$WORK/err")"
+[ ! -e "$WORK/bomb.json" ] || fail "whatif --export wrote a timeline of the bomb"
 
 # ---- Terminal controls in every string ----
 
@@ -67,13 +69,72 @@ for c in "info" "report" "report --no-header" "dump" "info --format json" "repor
 		n=$((n + 1))
 	done
 done
-# whatif replays only traces with GPU timestamps: it says why not, cleaned like the rest.
+# whatif replays only traces with GPU timestamps: it says why not, cleaned like the rest. Its
+# timeline escapes the trace's strings (valid JSON); a site asked with controls in it is no
+# site (exit 2), cleaned in the message.
 for t in "$WORK/esc.trace" "$ctl" "$ctl.cut"; do
-	run "$WORK/out" "$WORK/err" "$G" whatif "$t" && rc=0 || rc=$?
+	rm -f "$WORK/esc.json"
+	run "$WORK/out" "$WORK/err" "$G" whatif --export "$WORK/esc.json" "$t" && rc=0 || rc=$?
 	[ "$rc" -le 1 ] || fail "whatif: exit $rc: $(cat -v "$WORK/err")"
 	only_printable "whatif" "$WORK/out"
 	only_printable "whatif (stderr)" "$WORK/err"
+	[ "$rc" = 1 ] || jq -e '.traceEvents | map(select(.ph == "X")) | length > 0' "$WORK/esc.json" >/dev/null ||
+		fail "whatif --export: $(head -c 400 "$WORK/esc.json")"
+	run "$WORK/out" "$WORK/err" "$G" whatif --no-sync="cuSync$(printf '\033]0;SITE\007') after x" "$t" &&
+		rc=0 || rc=$?
+	[ "$rc" = 1 ] || { expect "whatif --no-sync=CONTROLS: exit" "$rc" 2 &&
+		grep -q "^gpushim: whatif: --no-sync=cuSync?]0;SITE? after x: no such host_sync site" "$WORK/err"; } ||
+		fail "whatif --no-sync=CONTROLS: $(cat -v "$WORK/err")"
+	only_printable "whatif --no-sync=CONTROLS (stderr)" "$WORK/err"
 done
+"$G" whatif --export "$WORK/esc.json" "$WORK/esc.trace" >/dev/null
+expect "whatif --export: the kernel's name escaped" \
+	"$(jq -r '[.traceEvents[] | select(.cat == "kernel")][0].name' "$WORK/esc.json")" \
+	"$(printf '_Z6kernelv\033]0;KERNEL\007\033[31m\303\202\302\2332J\302\2332J')"
+
+# whatif on damaged copies of an H200 trace (cut short, a byte changed) and on the fuzz
+# regressions and seeds: it replays what it reads (exit 0, and its timeline is JSON whose
+# slices nest or follow on each track) or says why not (exit 1) - never a crash, a hang, a
+# usage error or a silent failure.
+cat >"$WORK/nest.jq" <<'JQ'
+[.traceEvents[] | select(.ph == "X") | {k: "\(.pid)/\(.tid)", s: (.ts * 1000 | round), e: ((.ts + .dur) * 1000 | round)}]
+| group_by(.k)
+| map(sort_by(.s, -.e)
+	| reduce .[] as $x ({stack: [], bad: 0};
+		.stack |= map(select(. > $x.s))
+		| (if (.stack | length) > 0 and .stack[-1] < $x.e then .bad += 1 else . end)
+		| .stack += [$x.e])
+	| .bad)
+| add // 0
+JQ
+good=$SOURCE_ROOT/tests/traces/h200/host_sync.trace
+size=$(stat -c %s "$good")
+replayed=0 refused=0 i=0
+for f in $(seq 1 40) "$SOURCE_ROOT"/tests/fuzz/regressions/* "$SOURCE_ROOT"/tests/fuzz/seeds/*; do
+	i=$((i + 1))
+	if [ "$i" -le 16 ]; then
+		head -c $((size * i / 17)) "$good" >"$WORK/damaged.trace"
+	elif [ "$i" -le 40 ]; then
+		cp "$good" "$WORK/damaged.trace"
+		printf '\132' | dd of="$WORK/damaged.trace" bs=1 seek=$((size * (i - 16) / 25)) conv=notrunc 2>/dev/null
+	else
+		cp "$f" "$WORK/damaged.trace"
+	fi
+	rm -f "$WORK/damaged.json"
+	run "$WORK/out" "$WORK/err" "$G" whatif --no-sync --export "$WORK/damaged.json" "$WORK/damaged.trace" &&
+		rc=0 || rc=$?
+	case $rc in
+	0)
+		expect "whatif damaged $i: nested" "$(jq -f "$WORK/nest.jq" "$WORK/damaged.json")" 0
+		replayed=$((replayed + 1)) ;;
+	1)
+		grep -q '^gpushim: ' "$WORK/err" || fail "whatif damaged $i: exit 1 silently"
+		refused=$((refused + 1)) ;;
+	*) fail "whatif damaged $i: exit $rc: $(head -c 400 "$WORK/err")" ;;
+	esac
+done
+[ "$replayed" -gt 0 ] && [ "$refused" -gt 0 ] || fail "whatif damaged: $replayed replayed, $refused refused"
+echo "whatif on 40 damaged copies of host_sync.trace and $((i - 40)) fuzz inputs: $replayed replayed, $refused refused"
 run "$WORK/out" "$WORK/err" "$G" report "$ctl" "$WORK/esc.trace" || fail "two traces: exit $?"
 only_printable "report of two traces" "$WORK/out"
 for f in text json; do

@@ -2,8 +2,9 @@
 /*
  * test_replay.c - the what-if replay (analysis/replay.h) on hand-built runs whose answers are
  * known — a read-back per step, two streams and an event wait between them, a blocking
- * pageable copy, slow launches, a cycle — and, replayed as recorded, every H200 fixture given as
- * an argument gives its recorded span back (within REPLAY_MAX_ERROR_PCT).
+ * pageable copy, slow launches, a cycle, two sync sites of which one stops blocking — and,
+ * replayed as recorded, every H200 fixture given as an argument gives its recorded span back
+ * (within REPLAY_MAX_ERROR_PCT).
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "analysis/findings.h"
 #include "analysis/replay.h"
 #include "model/model.h"
+#include "output/export_whatif.h"
 #include "trace/trace_reader.h"
 
 #define REPLAY_MAX_ERROR_PCT 2.0
@@ -154,6 +156,218 @@ static void test_readback(void)
 	 * (the copy queued behind the kernels) plus the first launch latency */
 	CHECK_EQ(rec, 10 * (5 + 600 + 12 + 300) * US - 300 * US);
 	CHECK(no_sync <= 10 * 602 * US + 20 * US && no_sync >= 10 * 602 * US);
+	replay_free(rp);
+	run_free(&r);
+}
+
+/*
+ * Two host_sync sites a step, on two streams: launch kA (stream 1, 200 us), cuStreamSynchronize
+ * waits for it and returns 10 us after; 100 us of host work; launch kB (stream 2, 300 us),
+ * cuCtxSynchronize waits for it, returns 10 us after; 50 us of host work. A step is 680 us.
+ * Without the first site's wait the host goes on 10 us after the sync began: each step is
+ * that site's wait shorter (204 us: from the sync's start to kA's end); kB, on its own stream,
+ * does not wait for kA. Without the second's, each step is 304 us shorter but the last, whose
+ * end is then kB's (10 us earlier than the sync's return).
+ */
+static void test_sync_sites(void)
+{
+	static const char *const strings[] = { NULL, "_Z7kernelAv", "_Z7kernelBv" };
+	static const struct m_api apis[] = { { "cuLaunchKernel", 0, 0 },
+					     { "cuStreamSynchronize", 0, 0 },
+					     { "cuCtxSynchronize", 0, 0 } };
+	struct run r;
+	struct replay *rp;
+	struct replay_change c = { .cpu_factor = 1.0, .no_sync = 1 };
+	const struct replay_site *s0, *s1;
+	const char *why = NULL;
+	uint8_t mask[2];
+	uint64_t t = 0, rec, as_is, all, first, last, t0, t1;
+	int step;
+
+	run_init(&r, 1);
+	r.m.strings = (char **)strings;
+	r.m.nr_strings = 3;
+	r.m.apis = (struct m_api *)apis;
+	r.m.nr_apis = 3;
+	r.shapes[0].name = 1;			/* kA on stream 1 */
+	r.shapes[1].name = 2;			/* kB on stream 2 */
+	for (step = 0; step < 10; step++) {
+		uint32_t la, sa, lb, sb;
+
+		la = call(&r, MC_LAUNCH, 0, 0, t, t + 1 * US);
+		sa = call(&r, MC_SYNC, TRACE_SYNC_STREAM, 0, t + 1 * US, t + 215 * US);
+		lb = call(&r, MC_LAUNCH, 0, 0, t + 315 * US, t + 316 * US);
+		sb = call(&r, MC_SYNC, TRACE_SYNC_CTX, 0, t + 316 * US, t + 630 * US);
+		r.m.calls[sa].api = 1;
+		r.m.calls[sb].api = 2;
+		op(&r, 0, la, t + 5 * US, t + 205 * US);
+		op(&r, 1, lb, t + 320 * US, t + 620 * US);
+		t += 680 * US;
+	}
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (!rp) {
+		run_free(&r);
+		return;
+	}
+	rec = replay_recorded_span(rp);
+	as_is = replay_run(rp, NULL);
+	CHECK_EQ(rec, 9 * 680 * US + 630 * US);
+	CHECK_EQ(as_is, rec);
+	replay_window_times(rp, REPLAY_RECORDED, &first, &last);
+	CHECK_EQ(first, 0);
+	CHECK_EQ(last, rec);
+
+	/* The sites, named as the report names them, with their calls and recorded time */
+	CHECK_EQ(replay_nr_sites(rp), 2);
+	s0 = replay_site(rp, 0);
+	s1 = replay_site(rp, 1);
+	CHECK_STR(s0->entry, "cuStreamSynchronize");
+	CHECK_STR(s0->after, "_Z7kernelAv");
+	CHECK_EQ(s0->nr_calls, 10);
+	CHECK_EQ(s0->waited_ns, 10 * 214 * US);
+	CHECK_STR(s1->entry, "cuCtxSynchronize");
+	CHECK_STR(s1->after, "_Z7kernelBv");
+	CHECK_EQ(s1->nr_calls, 10);
+
+	/* What a site spec names: the entry point exact; the name whole, its end, its start... */
+	memset(mask, 0, sizeof(mask));
+	CHECK_EQ(replay_sites_match(rp, "cuStreamSynchronize", mask), 1);
+	CHECK(mask[0] && !mask[1]);
+	memset(mask, 0, sizeof(mask));
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after _Z7kernelBv", mask), 1);
+	CHECK(!mask[0] && mask[1]);
+	memset(mask, 0, sizeof(mask));
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelBv", mask), 1);
+	CHECK_EQ(replay_sites_match(rp, "cuStreamSynchronize after _Z7ker...", mask), 1);
+	CHECK(mask[0] && mask[1]);
+	memset(mask, 0, sizeof(mask));
+	CHECK_EQ(replay_sites_match(rp, "cuStream", mask), 0);
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after _Z7kernelAv", mask), 0);
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after ", mask), 0);
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelB", mask), 0);
+	CHECK(!mask[0] && !mask[1]);
+
+	/* No site asked: nothing changes; the first alone: its wait a step, 204 us */
+	c.sync_sites = mask;
+	CHECK_EQ(replay_run(rp, &c), as_is);
+	mask[0] = 1;
+	CHECK_EQ(replay_run(rp, &c), as_is - 10 * 204 * US);
+	/* where that replay put things: the sync returns 10 us after it began, kB (operation 1)
+	 * starts 5 us after its launch, 100 us later; as recorded, as they were */
+	CHECK_EQ(replay_call_times(rp, 1, REPLAY_LAST_RUN, &t0, &t1), 1);
+	CHECK(t0 == 1 * US && t1 == 11 * US);
+	CHECK_EQ(replay_call_times(rp, 1, REPLAY_RECORDED, &t0, &t1), 1);
+	CHECK(t0 == 1 * US && t1 == 215 * US);
+	CHECK_EQ(replay_op_times(rp, 1, REPLAY_LAST_RUN, &t0, &t1), 1);
+	CHECK(t0 == 116 * US && t1 == 416 * US);
+	replay_window_times(rp, REPLAY_LAST_RUN, &first, &last);
+	CHECK(first == 0 && last == as_is - 10 * 204 * US);
+	/* the second alone: 304 us a step, the last one's end kB's */
+	mask[0] = 0, mask[1] = 1;
+	CHECK_EQ(replay_run(rp, &c), as_is - 9 * 304 * US - 10 * US);
+	/* both: kA on stream 1 and kB on stream 2 pile up; kB's 300 us a step bound the run */
+	mask[0] = 1;
+	all = replay_run(rp, &c);
+	c.sync_sites = NULL;
+	CHECK_EQ(replay_run(rp, &c), all);
+	CHECK(all < as_is - 9 * 304 * US - 10 * US);
+	CHECK(all >= 10 * 300 * US);
+	replay_free(rp);
+
+	/* A window of the last 5 steps: the sites count their calls in it, and only its things
+	 * belong to it */
+	rp = replay_build(&r.m, 5 * 680 * US, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (rp) {
+		CHECK_EQ(replay_site(rp, 0)->nr_calls, 5);
+		CHECK_EQ(replay_site(rp, 1)->waited_ns, 5 * 314 * US);
+		CHECK_EQ(replay_call_times(rp, 1, REPLAY_RECORDED, &t0, &t1), 0);
+		CHECK_EQ(replay_op_times(rp, 10, REPLAY_RECORDED, &t0, &t1), 1);
+		CHECK_EQ(t0, 5 * 680 * US + 5 * US);
+		replay_free(rp);
+	}
+	/* ... and a wait that began before the window and ended in it (step 4's second) */
+	rp = replay_build(&r.m, 4 * 680 * US + 400 * US, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (rp) {
+		CHECK_EQ(replay_site(rp, 0)->nr_calls, 5);
+		CHECK_EQ(replay_site(rp, 1)->nr_calls, 6);
+		replay_free(rp);
+	}
+	r.m.strings = NULL;
+	r.m.apis = NULL;
+	run_free(&r);
+}
+
+/* How many times @needle occurs in @s. */
+static int count_of(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while ((s = strstr(s, needle)) != NULL)
+		n++, s++;
+	return n;
+}
+
+/*
+ * The timeline export: ten kernels on one stream, each launched 10 us after the one before and
+ * lasting 100 us, overlap as recorded (a clock that disagrees, or CUPTI's word for concurrent
+ * copies; the replay keeps them side by side): each goes to a lane of its own beside the
+ * stream, up to 8, and the ninth and tenth are cut to end with the eighth (by 10 and 20 us).
+ * Replayed without CPU time between the launches (1 us each), the kernels start 1 us apart:
+ * the two cut by 1 and 2 us, the last at 9 + 5 us.
+ */
+static void test_export(void)
+{
+	struct run r;
+	struct replay *rp;
+	struct replay_change c = { .cpu_factor = 0 };
+	const char *why = NULL;
+	char *doc = NULL, *replayed;
+	size_t len = 0;
+	FILE *f;
+	int k;
+
+	run_init(&r, 1);
+	r.m.threads[0].tid = 77;
+	for (k = 0; k < 10; k++) {
+		uint32_t l = call(&r, MC_LAUNCH, 0, 0, k * 10 * US, k * 10 * US + US);
+
+		op(&r, 0, l, k * 10 * US + 5 * US, k * 10 * US + 105 * US);
+	}
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (!rp) {
+		run_free(&r);
+		return;
+	}
+	CHECK_EQ(replay_run(rp, NULL), 9 * 10 * US + 105 * US);
+	CHECK_EQ(replay_run(rp, &c), 9 * US + 105 * US);
+	f = open_memstream(&doc, &len);
+	CHECK_EQ(export_whatif_chrome(f, &r.m, rp, "--cpu-speedup inf"), 0);
+	fclose(f);
+	replayed = strstr(doc, "\"replayed (--cpu-speedup inf)\"");
+	CHECK(replayed != NULL);
+	if (replayed) {
+		replayed[-1] = 0;	/* doc: the recorded process, replayed: the other */
+		CHECK_EQ(count_of(doc, "\"ph\":\"X\""), 20);
+		CHECK_EQ(count_of(replayed, "\"ph\":\"X\""), 20);
+		CHECK_EQ(count_of(doc, "\"host thread 77\""), 1);
+		CHECK_EQ(count_of(doc, "(overlapping "), 7);
+		CHECK_EQ(count_of(doc, "\"GPU 0 stream 1 (overlapping 7)\""), 1);
+		CHECK_EQ(count_of(doc, "\"clipped_ns\":"), 2);
+		CHECK_EQ(count_of(doc, "\"clipped_ns\":10000}"), 1);
+		CHECK_EQ(count_of(doc, "\"clipped_ns\":20000}"), 1);
+		CHECK_EQ(count_of(doc, "\"ts\":95.000,\"dur\":80.000"), 1);	/* the tenth, cut */
+		CHECK_EQ(count_of(replayed, "(overlapping "), 7);
+		CHECK_EQ(count_of(replayed, "\"clipped_ns\":"), 2);
+		CHECK_EQ(count_of(replayed, "\"clipped_ns\":1000}"), 1);
+		CHECK_EQ(count_of(replayed, "\"clipped_ns\":2000}"), 1);
+		CHECK_EQ(count_of(replayed, "\"ts\":9.000,\"dur\":1.000,\"name\":\"api ?\""), 1);
+		CHECK_EQ(count_of(replayed, "\"ts\":14.000,\"dur\":98.000"), 1);
+	}
+	free(doc);
 	replay_free(rp);
 	run_free(&r);
 }
@@ -359,6 +573,8 @@ int main(int argc, char **argv)
 	RUN(test_readback);
 	RUN(test_event_wait);
 	RUN(test_pageable);
+	RUN(test_sync_sites);
+	RUN(test_export);
 	RUN(test_odd_order);
 	RUN(test_second_thread);
 	RUN(test_side_by_side);
