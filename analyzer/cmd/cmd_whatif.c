@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"                     its end (a kernel's name without its start), or its start\n"
 		"                     and '...' (the report's cut); again: the sites together\n"
 		"  --graph            kernel launches cost what a CUDA graph's replay does (%u ns)\n"
-		"  --cpu-speedup K    CPU time between calls divided by K (K >= 1)\n"
+		"  --cpu-speedup K    CPU time between calls divided by K (K >= 1; inf: none)\n"
 		"  --pinned           pageable copies pinned and asynchronous\n"
 		"  --no-alloc         allocations and frees cost nothing\n"
 		"  --full-fill        kernels take their time x their SM fill\n"
@@ -64,6 +64,7 @@ struct saving {
 	uint64_t lost_ns;		/* the findings' time lost */
 	uint64_t span_ns;		/* replayed without it */
 	double pct;			/* of the replayed span as recorded */
+	double bound_pct;		/* launches or CPU time at zero: the most it can save; NAN */
 };
 
 static int cmp_saving(const void *a, const void *b)
@@ -253,12 +254,12 @@ int cmd_whatif(int argc, char **argv)
 			break;
 		case 'C':
 			chg.cpu_factor = strtod(optarg, &end);
-			if (*end || end == optarg || !(chg.cpu_factor >= 1.0) || isinf(chg.cpu_factor)) {
-				fprintf(stderr, "gpushim: whatif: --cpu-speedup wants a factor >= 1, "
-						"not '%s'\n", optarg);
+			if (*end || end == optarg || !(chg.cpu_factor >= 1.0)) {
+				fprintf(stderr, "gpushim: whatif: --cpu-speedup wants a factor >= 1 "
+						"(inf: no CPU time at all), not '%s'\n", optarg);
 				goto usage_said;
 			}
-			chg.cpu_factor = 1.0 / chg.cpu_factor;
+			chg.cpu_factor = isinf(chg.cpu_factor) ? 0 : 1.0 / chg.cpu_factor;
 			speedup = optarg;
 			has_change = 1;
 			break;
@@ -326,6 +327,17 @@ int cmd_whatif(int argc, char **argv)
 		sv[n].span_ns = replay_run(r, &one);
 		sv[n].pct = as_is ? 100.0 * ((double)as_is - (double)sv[n].span_ns) / (double)as_is :
 				    0;
+		sv[n].bound_pct = NAN;
+		/* The bounds the changes have: launches free, no CPU time at all. */
+		if (k == CAUSE_LAUNCH_OVERHEAD || k == CAUSE_CPU_BOUND) {
+			uint64_t b;
+
+			one.launch_ns = 0;
+			one.cpu_factor = k == CAUSE_CPU_BOUND ? 0 : 1.0;
+			b = replay_run(r, &one);
+			sv[n].bound_pct = as_is ? 100.0 * ((double)as_is - (double)b) / (double)as_is :
+						  0;
+		}
 		n++;
 	}
 	qsort(sv, (size_t)n, sizeof(*sv), cmp_saving);
@@ -386,6 +398,7 @@ int cmd_whatif(int argc, char **argv)
 			json_u64(&j, "span_ns", sv[k].span_ns);
 			json_u64(&j, "saving_ns", as_is > sv[k].span_ns ? as_is - sv[k].span_ns : 0);
 			json_double(&j, "saving_pct", sv[k].pct, 2);
+			json_double(&j, "bound_saving_pct", sv[k].bound_pct, 2);
 			json_object_end(&j);
 		}
 		json_array_end(&j);
@@ -441,15 +454,20 @@ int cmd_whatif(int argc, char **argv)
 				[CAUSE_HOST_SYNC] = "syncs and read-backs do not wait",
 				[CAUSE_LAUNCH_OVERHEAD] = "launches at a CUDA graph's cost",
 				[CAUSE_CPU_BOUND] = "CPU time between calls halved",
-				[CAUSE_MEMCPY] = "pageable copies pinned, asynchronous",
+				[CAUSE_MEMCPY] = "pageable copies pinned, uploads async",
 				[CAUSE_ALLOCATION] = "allocations and frees free",
 				[CAUSE_LOW_PARALLELISM] = "kernels at full SM fill",
 			};
 
-			printf("  %-17s %12s %12s %8.1f%%   %s\n", cause_name(sv[k].cause),
+			printf("  %-17s %12s %12s %8.1f%%   %s", cause_name(sv[k].cause),
 			       fmt_ns(a, sizeof(a), sv[k].lost_ns),
 			       fmt_ns(d, sizeof(d), as_is > sv[k].span_ns ? as_is - sv[k].span_ns : 0),
 			       sv[k].pct, how[sv[k].cause] ? how[sv[k].cause] : "");
+			if (!isnan(sv[k].bound_pct))
+				printf(" (%s: %.1f%%)",
+				       sv[k].cause == CAUSE_CPU_BOUND ? "none at all" : "at no cost",
+				       sv[k].bound_pct);
+			printf("\n");
 		}
 		printf("  (memory_bandwidth, compute_bound, memory_capacity: not replayed, they need a "
 		       "kernel model)\n");

@@ -93,6 +93,12 @@ expect "whatif torch_twins_sync: within 10 points of the measured 25.4 %" \
 	"$(jq '.causes[] | select(.cause == "host_sync") | (.saving_pct - 25.4) | fabs <= 10' "$WORK/whatif.json")" true
 # Changes together save at least what the largest alone does (here: launches and CPU time).
 "$GPUSHIM_BIN" whatif --format json --graph --cpu-speedup 2 "$h/launch_bound.trace" >"$WORK/whatif.json"
+# The bounds: launches at no cost, no CPU time at all, save at least what the changes do, and
+# --cpu-speedup inf is the second.
+"$GPUSHIM_BIN" whatif --format json "$h/torch_twins_cpu.trace" >"$WORK/bound.json"
+expect "whatif bounds above the changes" "$(jq '[.causes[] | select(.bound_saving_pct != null) | .bound_saving_pct >= .saving_pct] | (length == 2 and all)' "$WORK/bound.json")" true
+"$GPUSHIM_BIN" whatif --format json --cpu-speedup inf "$h/torch_twins_cpu.trace" >"$WORK/inf.json"
+expect "whatif --cpu-speedup inf is the CPU bound" "$(jq -n --slurpfile a "$WORK/bound.json" --slurpfile b "$WORK/inf.json" '($a[0].causes[] | select(.cause == "cpu_bound") | .bound_saving_pct) == $b[0].changes.saving_pct')" true
 expect "whatif together" "$(jq '.changes.saving_pct >= ([.causes[] | select(.cause == "launch_overhead" or .cause == "cpu_bound") | .saving_pct] | max)' "$WORK/whatif.json")" true
 "$GPUSHIM_BIN" whatif "$h/launch_bound.trace" | grep -q "^  launch_overhead .*launches at a CUDA graph" ||
 	fail "whatif text"
