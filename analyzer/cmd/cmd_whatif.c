@@ -224,7 +224,7 @@ int cmd_whatif(int argc, char **argv)
 	const char *why = NULL, *export_path = NULL, *speedup = NULL;
 	char **specs = NULL;
 	uint8_t *mask = NULL, *site_mask = NULL;
-	uint64_t lo, hi, rec, as_is, combined = 0;
+	uint64_t lo, hi, rec, as_is, combined = 0, steps = 0;
 	size_t nr_ss = 0, nr_replayed = 0, i;
 	int c, k, n = 0, is_json = 0, has_change = 0, nr_specs = 0, all_sites = 0, ret = 0;
 	double err;
@@ -300,6 +300,7 @@ int cmd_whatif(int argc, char **argv)
 		lo = fd.window_start;
 		hi = fd.window_end;
 	}
+	steps = s.loop.found.source != STEPS_NONE ? s.loop.steady : 0;
 	r = replay_build(&m, lo, hi, &why);
 	if (!r) {
 		fputs("gpushim: whatif: ", stderr);
@@ -390,6 +391,9 @@ int cmd_whatif(int argc, char **argv)
 		json_u64(&j, "recorded_span_ns", rec);
 		json_u64(&j, "replayed_span_ns", as_is);
 		json_double(&j, "replay_error_pct", err, 3);
+		/* With steps: the mean steady step, recorded (the replay's) */
+		json_u64(&j, "steps", steps);
+		json_u64(&j, "step_ns", steps ? rec / steps : 0);
 		json_array_begin(&j, "causes");
 		for (k = 0; k < n; k++) {
 			json_object_begin(&j, NULL);
@@ -424,6 +428,7 @@ int cmd_whatif(int argc, char **argv)
 		if (has_change) {
 			json_object_begin(&j, "changes");
 			json_u64(&j, "span_ns", combined);
+			json_u64(&j, "step_ns", steps ? combined / steps : 0);
 			json_double(&j, "saving_pct",
 				    as_is ? 100.0 * ((double)as_is - (double)combined) / (double)as_is : 0,
 				    2);
@@ -497,9 +502,13 @@ int cmd_whatif(int argc, char **argv)
 				printf("  (%zu more sites)\n", nr_ss - MAX_SITES_SHOWN);
 		}
 		if (has_change) {
-			printf("\nwith the changes asked together: %s, %+.1f%%\n",
+			printf("\nwith the changes asked together: %s, %+.1f%%",
 			       fmt_ns(a, sizeof(a), combined),
 			       as_is ? -100.0 * ((double)as_is - (double)combined) / (double)as_is : 0);
+			if (steps)
+				printf("; a step %s (recorded %s)", fmt_ns(a, sizeof(a), combined / steps),
+				       fmt_ns(b, sizeof(b), rec / steps));
+			printf("\n");
 			if (mask) {
 				printf("  syncs that do not wait: those of");
 				for (i = 0, k = 0; i < replay_nr_sites(r); i++) {

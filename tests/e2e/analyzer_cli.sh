@@ -99,6 +99,10 @@ expect "whatif torch_twins_sync: within 10 points of the measured 25.4 %" \
 expect "whatif bounds above the changes" "$(jq '[.causes[] | select(.bound_saving_pct != null) | .bound_saving_pct >= .saving_pct] | (length == 2 and all)' "$WORK/bound.json")" true
 "$GPUSHIM_BIN" whatif --format json --cpu-speedup inf "$h/torch_twins_cpu.trace" >"$WORK/inf.json"
 expect "whatif --cpu-speedup inf is the CPU bound" "$(jq -n --slurpfile a "$WORK/bound.json" --slurpfile b "$WORK/inf.json" '($a[0].causes[] | select(.cause == "cpu_bound") | .bound_saving_pct) == $b[0].changes.saving_pct')" true
+# With steps, the mean steady step as recorded and with the changes (torch_twins_sync: 399
+# steady steps; its program measured 4.786 ms a step under the shim).
+"$GPUSHIM_BIN" whatif --format json --no-sync "$h/torch_twins_sync.trace" >"$WORK/step.json"
+expect "whatif step time" "$(jq '.steps == 399 and ((.step_ns / 4786000 - 1) | fabs < 0.01) and .changes.step_ns < .step_ns' "$WORK/step.json")" true
 expect "whatif together" "$(jq '.changes.saving_pct >= ([.causes[] | select(.cause == "launch_overhead" or .cause == "cpu_bound") | .saving_pct] | max)' "$WORK/whatif.json")" true
 "$GPUSHIM_BIN" whatif "$h/launch_bound.trace" | grep -q "^  launch_overhead .*launches at a CUDA graph" ||
 	fail "whatif text"
