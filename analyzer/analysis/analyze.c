@@ -79,8 +79,16 @@ static void sink_begin(void *ctx, const struct model *m, const struct first_look
 		a->ra = ranges_begin(&a->s->ranges, m, p, lo, hi);
 	if (a->f)
 		a->fa = findings_begin_window(a->f, m, p, a->want_gaps, lo, hi);
-	if (a->f && a->s)	/* what fixing each cause would save: a replay of the window */
-		a->va = savings_begin(m, lo, hi);
+	if (a->f && a->s) {	/* what fixing each cause would save: a replay of the window */
+		uint64_t ws, we;
+
+		/* Without steps the window is the GPU's, from its first operation: not the
+		 * start-up's calls, which would spend the replay's budget. */
+		if (lo == 0 && first_look_window(p, &ws, &we))
+			a->va = savings_begin(m, ws, hi);
+		else
+			a->va = savings_begin(m, lo, hi);
+	}
 	if (a->fa && t && a->tap->gap)
 		findings_gaps_to(a->fa, a->tap->gap, t->ctx);
 	if (a->fa && (a->la || a->ra))

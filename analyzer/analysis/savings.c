@@ -95,7 +95,9 @@ void savings_op(struct savings_acc *a, const struct m_gpu_op *g, uint32_t call_i
 		return;
 	XGROW(a->ops, a->ops_cap, a->nr_ops + 1);
 	a->ops[a->nr_ops] = *g;
-	a->ops[a->nr_ops++].call = call_index(a, call_id);
+	/* Its call's number for now: a call starting when it does may come after it (a loaded
+	 * model hands such a call on later than the stream does); resolved at the end. */
+	a->ops[a->nr_ops++].call = call_id;
 }
 
 /* The stretch to measure: whole steady steps that end by the cut, else the window's part. */
@@ -138,6 +140,7 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 	struct model sm;
 	struct replay *r;
 	uint64_t lo, hi, as_is, window;
+	size_t i;
 	int k;
 
 	memset(rp, 0, sizeof(*rp));
@@ -146,12 +149,18 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 		goto out;
 	}
 	stretch(a, l, f, &lo, &hi, &rp->steps);
+	for (i = 0; i < a->nr_ops; i++)
+		a->ops[i].call = call_index(a, a->ops[i].call);
 	/* The run's dictionaries with the stretch's calls and operations. */
 	sm = *a->m;
 	sm.calls = a->calls;
 	sm.nr_calls = a->nr_calls;
 	sm.gpu = a->ops;
 	sm.nr_gpu = a->nr_ops;
+	if (hi <= lo) {
+		rp->why = "the replay's budget ran out before the window";
+		goto out;
+	}
 	r = replay_build(&sm, lo, hi, &rp->why);
 	if (!r)
 		goto out;
@@ -164,6 +173,11 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 	rp->error_pct = rp->recorded_ns ? 100.0 * ((double)as_is - (double)rp->recorded_ns) /
 						  (double)rp->recorded_ns :
 					  0;
+	if (!as_is || !rp->recorded_ns) {
+		rp->why = "nothing to replay in the window";
+		replay_free(r);
+		goto out;
+	}
 	window = l->found.source != STEPS_NONE && l->phase[PHASE_STEADY].end >
 							   l->phase[PHASE_STEADY].start ?
 			 l->phase[PHASE_STEADY].end - l->phase[PHASE_STEADY].start :
@@ -173,7 +187,7 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 		struct replay_change one;
 		uint64_t span;
 
-		if (replay_change_of_cause(k, &one) < 0 || !as_is)
+		if (replay_change_of_cause(k, &one) < 0)
 			continue;
 		span = replay_run(r, &one);
 		c->has_saving = 1;
@@ -182,7 +196,7 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 		c->saving_step_ns = l->steady ? (uint64_t)((double)l->p50_ns * c->saving_pct / 100.0) :
 						0;
 	}
-	rp->done = as_is > 0;
+	rp->done = 1;
 	replay_free(r);
 	findings_rank_by_saving(f, s);
 out:

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analyze.h"
 #include "check.h"
 #include "analysis/findings.h"
 #include "util/util.h"
@@ -397,6 +398,40 @@ static void test_device_copy(void)
 	done(&m, &s);
 }
 
+/*
+ * The report's replay without steps starts at the GPU window, not at the run's start: 70,000
+ * calls of start-up (more than the replay's budget of calls) before 100 iterations of a 200 us
+ * kernel and a stream synchronization that waits for it, 300 us of host work after each. Not
+ * blocking there saves the most, and the verdict says so.
+ */
+static void test_savings_after_startup(void)
+{
+	struct model m;
+	struct stats s;
+	struct findings f;
+	uint64_t t = 0;
+	int i;
+
+	base(&m);
+	for (i = 0; i < 70000; i++, t += 200)
+		call(&m, MC_OTHER, 0, t, t + 100);
+	t += 10 * US;
+	for (i = 0; i < 100; i++) {
+		uint64_t g = t + 5 * US;
+
+		op(&m, MG_KERNEL, g, g + 200 * US, call(&m, MC_LAUNCH, 1, t, t + US));
+		call(&m, MC_SYNC, 2, t + 2 * US, g + 210 * US);
+		t = g + 210 * US + 300 * US;
+	}
+	analyze_model(&m, &s, &f, NULL, 0);
+	CHECK(f.replay.done);
+	CHECK(f.replay.start >= m.gpu[0].start);
+	CHECK(f.causes[CAUSE_HOST_SYNC].has_saving && f.causes[CAUSE_HOST_SYNC].saving_pct > 30);
+	CHECK_EQ(f.primary, CAUSE_HOST_SYNC);
+	findings_free(&f);
+	done(&m, &s);
+}
+
 /* Weights uploaded, then a second of setup before the first kernel: start-up, not idle time. */
 static void test_startup(void)
 {
@@ -708,6 +743,7 @@ int main(void)
 	RUN(test_small_gaps);
 	RUN(test_memcpy_and_alloc);
 	RUN(test_device_copy);
+	RUN(test_savings_after_startup);
 	RUN(test_startup);
 	RUN(test_low_parallelism_and_memory);
 	RUN(test_healthy_and_host_only);
