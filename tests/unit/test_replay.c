@@ -564,6 +564,41 @@ static void test_launch_run(void)
 	run_free(&r);
 }
 
+/*
+ * Calls of no length — a first call of a thread, two threads' first calls at one instant —
+ * are no cycle: a first call follows another thread's call made before it.
+ */
+static void test_zero_length(void)
+{
+	struct run r;
+	struct replay *rp;
+	const char *why = NULL;
+	uint32_t l;
+
+	run_init(&r, 2);
+	l = call(&r, MC_LAUNCH, 0, 0, 0, 1 * US);
+	op(&r, 0, l, 5 * US, 100 * US);
+	call(&r, MC_SYNC, TRACE_SYNC_CTX, 1, 200 * US, 200 * US);
+	l = call(&r, MC_LAUNCH, 0, 0, 300 * US, 301 * US);
+	op(&r, 0, l, 305 * US, 400 * US);
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	if (rp) {
+		CHECK_EQ(replay_run(rp, NULL), 400 * US);
+		replay_free(rp);
+	}
+	run_free(&r);
+
+	run_init(&r, 2);
+	l = call(&r, MC_LAUNCH, 0, 0, 100 * US, 100 * US);
+	op(&r, 0, l, 105 * US, 200 * US);
+	call(&r, MC_SYNC, TRACE_SYNC_CTX, 1, 100 * US, 100 * US);
+	rp = replay_build(&r.m, 0, UINT64_MAX, &why);
+	CHECK(rp != NULL);
+	replay_free(rp);
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	int i;
@@ -579,6 +614,7 @@ int main(int argc, char **argv)
 	RUN(test_second_thread);
 	RUN(test_side_by_side);
 	RUN(test_launch_run);
+	RUN(test_zero_length);
 	for (i = 1; i < argc; i++)
 		test_fixture(argv[i]);
 	return TEST_RESULT();
