@@ -492,23 +492,27 @@ static void cause_rows(struct diff_result *d, const struct run_summary *a,
 	}
 }
 
-/* What fixing each cause alone saves (the replay): more is worse, the cause costs more. */
+/*
+ * What fixing each cause alone saves (the replay), as a share of the window so that runs of
+ * different lengths compare: more is worse, the cause costs more.
+ */
 static void saving_rows(struct diff_result *d, const struct run_summary *a,
 			const struct run_summary *b, double noise_pct)
 {
 	int k;
 
-	if (!a->has_saving || !b->has_saving)
+	if (!a->has_saving || !b->has_saving || !a->window_ns || !b->window_ns)
 		return;
 	for (k = 0; k < NR_CAUSES; k++) {
 		struct diff_row *w;
 
 		if (!a->saving_ns[k] && !b->saving_ns[k])
 			continue;
-		w = row_add(d, DK_SAVING, DU_NS, cause_name(k), (double)a->saving_ns[k],
-			    (double)b->saving_ns[k]);
-		judge_time(w, (double)a->span_ns, noise_pct, 1);
-		w->impact_ns = fabs(w->delta);
+		w = row_add(d, DK_SAVING, DU_PCT, cause_name(k),
+			    100.0 * (double)a->saving_ns[k] / (double)a->window_ns,
+			    100.0 * (double)b->saving_ns[k] / (double)b->window_ns);
+		judge_pct(w, noise_pct, 1);
+		w->impact_ns = fabs(w->delta) / 100.0 * (double)b->span_ns;
 	}
 }
 

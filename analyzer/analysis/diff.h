@@ -14,8 +14,9 @@
  * confidence interval of its change, from Welch's t-test over the steps of each side
  * (analysis/welch.h), excludes 0: its noise is the runs' own spread, not the fixed share, and
  * runs of different lengths compare step for step. What fixing a cause alone saves (the
- * report's replay, savings.h) changed under the same rule as time lost: a saving that grew is
- * worse (the cause costs more), when both runs were replayed.
+ * report's replay, savings.h), as a share of the window, changed when it moved by more than
+ * the noise share in points: a saving that grew is worse (the cause costs more), when both
+ * runs were replayed.
  */
 #ifndef GPUSHIM_DIFF_H
 #define GPUSHIM_DIFF_H

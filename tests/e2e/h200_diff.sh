@@ -41,9 +41,11 @@ jq -e '.gate.worse_by > 10' "$WORK/sync_busy.json" >/dev/null ||
 expect "launches" "$(jget "$WORK/lb.json" '.changes[] | select(.kind=="count" and .key=="launches") | .delta')" 10000
 expect "tiny_add" "$(jget "$WORK/lb.json" '.changes[] | select(.kind=="kernel") | "\(.key) \(.base_count) \(.new_count) \(.change)"')" "_Z8tiny_addPf 10000 20000 more"
 grep -q "^REGRESSION: span grew by" "$WORK/lb.txt" || fail "no REGRESSION line"
-# Twice the launches: what a CUDA graph's launch cost would save grew with them (the replay).
-expect "launch_overhead saving" "$(jget "$WORK/lb.json" '.changes[] | select(.kind=="saving" and .key=="launch_overhead") | "\(.status) \(.delta_pct > 50)"')" "worse true"
+# Twice the launches: what a CUDA graph's launch cost would save, a share of the window, stays.
+expect "launch_overhead saving" "$(jget "$WORK/lb.json" '.changes[] | select(.kind=="saving" and .key=="launch_overhead") | .status')" noise
 grep -q "^what fixing each cause alone saves (replay" "$WORK/lb.txt" || fail "no saving section"
+# A read-back a step added: not blocking there saves 12.5 % of the window, from nothing.
+expect "host_sync saving" "$(jget "$WORK/sync_span.json" '.changes[] | select(.kind=="saving" and .key=="host_sync") | "\(.status) \(.new > 10) \(.unit)"')" "worse true pct"
 
 # Compute-bound time is not time lost: FMA app -> streaming app has 0 ns lost on the base side,
 # its compute_bound row is a change (neither better nor worse), memory_bandwidth a regression.
