@@ -165,9 +165,9 @@ const char *framework_name(int framework)
 }
 
 /*
- * The framework behind a run, from its kernels' names: PyTorch's (ATen, c10, or Triton's from
- * torch.compile), XLA's (JAX: stream_executor's, fusions); a Python command with neither is
- * told in the CUDA API's terms like a native program.
+ * The framework behind a run, from its kernels' names: PyTorch's (in namespaces at:: and
+ * c10::, or Triton's from torch.compile), XLA's (JAX: stream_executor's, fusions), the more
+ * of the two; a program with neither is told in the CUDA API's terms.
  */
 int findings_framework(const struct model *m)
 {
@@ -176,11 +176,13 @@ int findings_framework(const struct model *m)
 	for (i = 0; i < m->nr_funcs; i++) {
 		const char *n = model_string(m, m->funcs[i].name, "");
 
-		if (strstr(n, "2at6native") || strstr(n, "at::native") || strstr(n, "3c10") ||
+		size_t len = strlen(n);
+
+		if (!strncmp(n, "_ZN2at", 6) || !strncmp(n, "_ZN3c10", 7) ||
 		    !strncmp(n, "triton_", 7))
 			torch++;
-		else if (strstr(n, "15stream_executor") || strstr(n, "_fusion") ||
-			 !strncmp(n, "fusion", 6))
+		else if (!strncmp(n, "_ZN15stream_executor", 20) ||
+			 (len >= 6 && !strcmp(n + len - 6, "fusion")) || strstr(n, "_fusion_"))
 			xla++;
 	}
 	if (!torch && !xla)

@@ -129,7 +129,8 @@ struct findings {
 	uint64_t profiler_setup_ns;	/* gaps spent in calls stalled by the counters' set-up */
 	uint64_t nr_gaps;
 	struct f_cause causes[NR_CAUSES];
-	int ranked[NR_CAUSES];		/* cause ids, most time first; nr_ranked of them */
+	int ranked[NR_CAUSES];		/* cause ids, most time first (by saving once replayed:
+					 * findings_rank_by_saving); nr_ranked of them */
 	int nr_ranked;
 	int primary;			/* cause id, or -1: no cause worth a verdict */
 	/* The seed's four signals */

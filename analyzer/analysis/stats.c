@@ -521,7 +521,7 @@ struct mem_call {
 /* What follows the calls for memory pressure (struct s_pressure). */
 struct pressure_acc {
 	int pending;			/* a failure not yet retried with success */
-	uint64_t fail_t0;
+	uint64_t fail_t0, fail_bytes;
 	uint64_t frees, freed;
 	struct { uint64_t t, bytes, ns; } recent[MEM_CHURN_FREES];	/* the last frees */
 	size_t nr_recent, next;
@@ -537,6 +537,7 @@ static void pressure_failed(struct s_pressure *p, struct pressure_acc *a, const 
 	if (!a->pending) {
 		a->pending = 1;
 		a->fail_t0 = c->t0;
+		a->fail_bytes = arg->bytes;
 		a->frees = a->freed = 0;
 	}
 }
@@ -560,18 +561,23 @@ static void pressure_allocated(struct s_pressure *p, struct pressure_acc *a,
 {
 	size_t i;
 
-	if (a->pending && c->t0 - a->fail_t0 <= MEM_RECLAIM_NS && a->frees) {
+	/* The retry: the refused size (or more) again, after frees. */
+	if (a->pending && c->t0 - a->fail_t0 > MEM_RECLAIM_NS)
+		a->pending = 0;
+	if (a->pending && bytes >= a->fail_bytes && a->frees) {
 		p->reclaims++;
 		p->reclaim_frees += a->frees;
 		p->reclaim_freed_bytes += a->freed;
 		p->reclaim_ns += c->t1 - a->fail_t0;
+		a->pending = 0;
 	}
-	a->pending = 0;
 	/* The most recent free of this size, soon enough before: taken back. */
 	for (i = 0; i < a->nr_recent; i++) {
 		size_t k = (a->next + MEM_CHURN_FREES - 1 - i) % MEM_CHURN_FREES;
 
-		if (c->t0 < a->recent[k].t || c->t0 - a->recent[k].t > MEM_CHURN_NS)
+		if (c->t0 < a->recent[k].t)
+			continue;	/* freed (by another thread) while this was allocated */
+		if (c->t0 - a->recent[k].t > MEM_CHURN_NS)
 			break;
 		if (a->recent[k].bytes == bytes) {
 			p->churn_allocs++;

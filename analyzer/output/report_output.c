@@ -1171,8 +1171,8 @@ static void json_attribution(struct json *j, const struct stats *s, const struct
 	json_bool(j, "done", fd->replay.done);
 	if (fd->replay.done) {
 		json_null(j, "why_not");
-		json_u64(j, "start_ns", fd->replay.start);
-		json_u64(j, "end_ns", fd->replay.end);
+		json_u64(j, "start_ns", since(fd->replay.start, s->span_start));
+		json_u64(j, "end_ns", since(fd->replay.end, s->span_start));
 		json_u64(j, "steps", fd->replay.steps);
 		json_bool(j, "part", fd->replay.is_part);
 		json_u64(j, "items", fd->replay.items);
