@@ -1193,7 +1193,12 @@ void combined_add(struct combined *c, const struct stats *s, const struct findin
 
 	c->nr++;
 	c->window_ns += fd->window_ns;
+	c->nr_replayed += fd->replay.done;
 	for (k = 0; k < NR_CAUSES; k++) {
+		if (fd->causes[k].has_saving) {
+			c->saving_ns[k] += fd->causes[k].saving_ns;
+			c->has_saving[k] = 1;
+		}
 		if (fd->causes[k].status == CS_MEASURED) {
 			c->cause_ns[k] += fd->causes[k].time_ns;
 			c->is_cause_measured[k] = 1;
@@ -1210,39 +1215,91 @@ void combined_add(struct combined *c, const struct stats *s, const struct findin
 	}
 }
 
-static int combined_primary(const struct combined *c)
+/* Every process replayed: the causes ranked by what fixing each saves, as one report's. */
+static int combined_by_saving(const struct combined *c)
 {
-	int k, best = -1;
+	return c->nr && c->nr_replayed == c->nr && c->window_ns;
+}
+
+static double combined_pct(const struct combined *c, uint64_t ns)
+{
+	return c->window_ns ? 100.0 * (double)ns / (double)c->window_ns : 0;
+}
+
+/* The causes to list, ranked (findings_rank_by_saving's rule when every process was
+ * replayed, else by time lost); returns how many. */
+static int combined_ranked(const struct combined *c, int *out)
+{
+	int k, i, n = 0, by_saving = combined_by_saving(c);
 
 	for (k = 0; k < NR_CAUSES; k++)
-		if (c->is_cause_measured[k] && (best < 0 || c->cause_ns[k] > c->cause_ns[best]))
-			best = k;
-	if (best >= 0 && c->window_ns &&
-	    100.0 * (double)c->cause_ns[best] / (double)c->window_ns < PRIMARY_MIN_PCT)
-		best = -1;
-	return best;
+		if (c->is_cause_measured[k])
+			out[n++] = k;
+	for (i = 1; i < n; i++) {	/* insertion sort: at most NR_CAUSES */
+		int x = out[i], j = i;
+
+		while (j > 0) {
+			int y = out[j - 1], before;
+
+			if (by_saving && c->has_saving[x] != c->has_saving[y])
+				before = c->has_saving[x];
+			else if (by_saving && c->has_saving[x])
+				before = c->saving_ns[x] > c->saving_ns[y];
+			else
+				before = c->cause_ns[x] > c->cause_ns[y];
+			if (!before)
+				break;
+			out[j] = y;
+			j--;
+		}
+		out[j] = x;
+	}
+	return n;
+}
+
+static int combined_primary(const struct combined *c)
+{
+	int ranked[NR_CAUSES], n = combined_ranked(c, ranked), i;
+
+	for (i = 0; i < n; i++) {
+		int k = ranked[i];
+
+		if (combined_by_saving(c) && c->has_saving[k] ?
+			    combined_pct(c, c->saving_ns[k]) >= PRIMARY_MIN_SAVING_PCT :
+			    combined_pct(c, c->cause_ns[k]) >= PRIMARY_MIN_PCT)
+			return k;
+		if (!combined_by_saving(c))
+			return -1;
+	}
+	return -1;
 }
 
 void report_print_combined_text(FILE *f, const struct combined *c)
 {
 	char a[32];
-	int k, primary = combined_primary(c);
+	int ranked[NR_CAUSES], n, i, k, primary = combined_primary(c);
 
 	fprintf(f, "\n# combined: %d processes, %s of GPU windows, mean GPU busy %.1f%%, "
 		   "%d with memory full\n",
 		c->nr, fmt_ns(a, sizeof(a), c->window_ns), c->nr_busy ? c->busy_sum / c->nr_busy : 0,
 		c->nr_memory_full);
-	fprintf(f, "verdict: %s\n", primary >= 0 ? cause_name(primary) : "none");
-	for (k = 0; k < NR_CAUSES; k++)
-		if (c->is_cause_measured[k])
-			fprintf(f, "  %-16s %10s %5.1f%%\n", cause_name(k),
-				fmt_ns(a, sizeof(a), c->cause_ns[k]),
-				c->window_ns ? 100.0 * c->cause_ns[k] / c->window_ns : 0);
+	fprintf(f, "verdict: %s%s\n", primary >= 0 ? cause_name(primary) : "none",
+		combined_by_saving(c) ? " (ranked by what fixing each saves, replayed)" :
+					" (ranked by time lost: not every process was replayed)");
+	n = combined_ranked(c, ranked);
+	for (i = 0; i < n; i++) {
+		k = ranked[i];
+		fprintf(f, "  %-16s %10s %5.1f%%", cause_name(k), fmt_ns(a, sizeof(a), c->cause_ns[k]),
+			combined_pct(c, c->cause_ns[k]));
+		if (combined_by_saving(c) && c->has_saving[k])
+			fprintf(f, "  saves %5.1f%%", combined_pct(c, c->saving_ns[k]));
+		fprintf(f, "\n");
+	}
 }
 
 void report_json_combined(struct json *j, const struct combined *c)
 {
-	int k, primary = combined_primary(c);
+	int ranked[NR_CAUSES], n, i, k, primary = combined_primary(c);
 
 	json_object_begin(j, "combined");
 	json_u64(j, "processes", (uint64_t)c->nr);
@@ -1257,19 +1314,26 @@ void report_json_combined(struct json *j, const struct combined *c)
 	else
 		json_null(j, "mean_busy_pct");
 	json_array_begin(j, "attribution");
-	for (k = 0; k < NR_CAUSES; k++) {
-		if (!c->is_cause_measured[k])
-			continue;
+	n = combined_ranked(c, ranked);
+	for (i = 0; i < n; i++) {
+		k = ranked[i];
 		json_object_begin(j, NULL);
 		json_str(j, "cause", cause_name(k));
 		json_u64(j, "time_ns", c->cause_ns[k]);
-		json_double(j, "share_pct",
-			    c->window_ns ? 100.0 * c->cause_ns[k] / c->window_ns : 0, 2);
+		json_double(j, "share_pct", combined_pct(c, c->cause_ns[k]), 2);
+		if (combined_by_saving(c) && c->has_saving[k]) {
+			json_u64(j, "saving_ns", c->saving_ns[k]);
+			json_double(j, "saving_pct", combined_pct(c, c->saving_ns[k]), 2);
+		} else {
+			json_null(j, "saving_ns");
+			json_null(j, "saving_pct");
+		}
 		json_object_end(j);
 	}
 	json_array_end(j);
 	json_object_begin(j, "verdict");
 	json_str(j, "primary", primary >= 0 ? cause_name(primary) : "none");
+	json_str(j, "ranked_by", combined_by_saving(c) ? "saving" : "time");
 	json_object_end(j);
 	json_object_end(j);
 }

@@ -33,6 +33,9 @@ struct combined {
 	uint64_t window_ns;
 	uint64_t cause_ns[NR_CAUSES];
 	int is_cause_measured[NR_CAUSES];
+	uint64_t saving_ns[NR_CAUSES];	/* what fixing each alone saves, summed (replay) */
+	int has_saving[NR_CAUSES];
+	int nr_replayed;		/* processes whose run was replayed */
 	int nr_memory_full;
 	uint64_t launches, syncs, memcpys, allocs;
 	double busy_sum;		/* of busy_pct, for the mean */

@@ -43,6 +43,10 @@ grep -q "^verdict: " "$WORK/r.txt" || fail "text report has no verdict"
 grep -q "^run " "$WORK/r.txt" || fail "text report has no run summary"
 "$GPUSHIM_BIN" report "$trace" "$trace" | grep -q "^# combined: 2 processes" || fail "combined report"
 expect "combined JSON" "$("$GPUSHIM_BIN" report --format json "$trace" "$trace" | jq -r ".combined.processes, (.reports | length)" | tr "\n" " ")" "2 2 "
+# Several processes, each replayed: the combined verdict is ranked like each one's, by saving
+# (torch_twins_sync: host_sync, not the compute_bound time that is larger).
+t=$SOURCE_ROOT/tests/traces/h200/torch_twins_sync.trace
+expect "combined by saving" "$("$GPUSHIM_BIN" report --format json "$t" "$t" | jq -r '[.combined.verdict.primary, .combined.verdict.ranked_by, .combined.attribution[0].cause, .reports[0].verdict.primary] | join(" ")')" "host_sync saving host_sync host_sync"
 "$GPUSHIM_BIN" report --format json "$trace" | jq -e . >/dev/null || fail "report JSON invalid"
 # GPUSHIM_STREAM=0 loads the trace whole: the same report, text and JSON, and diff.
 for f in text json; do
