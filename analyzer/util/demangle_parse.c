@@ -1118,6 +1118,8 @@ static struct dm_node *expr_primary(struct parser *p)
 				return NULL;
 			advance(p, 1);
 		}
+		if (p->s == s)
+			return NULL;	/* no value: c++filt refuses it too */
 		ret = make(p, kind, t, make_name(p, s, (size_t)(p->s - s)));
 		if (ret && !ret->r)
 			return NULL;
