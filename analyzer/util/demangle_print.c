@@ -1063,7 +1063,8 @@ static void print_inner(struct printer *pr, struct dm_node *dc)
 		print_modifier(pr, dc, dc->l);
 		return;
 	case DM_PACK_EXPANSION: {
-		struct dm_node *a = find_pack(pr, dc->l);
+		/* a generic lambda's parameters are its own (auto:1...), not the template's */
+		struct dm_node *a = pr->lambda_arg ? NULL : find_pack(pr, dc->l);
 		int i, n;
 
 		if (!a) {
