@@ -296,22 +296,6 @@ struct walk_thread {
 	uint64_t max_t1;
 };
 
-static const char *op_name(const struct model *m, const struct m_gpu_shape *sh)
-{
-	switch (sh->kind) {
-	case MG_KERNEL:
-		return model_string(m, sh->name, "<kernel>");
-	case MG_MEMCPY:
-		return sh->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
-		       sh->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
-		       sh->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
-		       sh->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
-							      "memcpy";
-	default:
-		return "memset";
-	}
-}
-
 /* Does the host, inside this call, wait for work the GPU was given before? */
 int findings_is_blocking_wait(const struct m_call *c)
 {
@@ -549,7 +533,7 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 {
 	const struct model *m = a->m;
 	struct findings *f = a->f;
-	const char *after = op_name(m, &ds->prev);
+	const char *after = model_gpu_op_name(m, &ds->prev);
 	uint64_t part[NR_GAP_PARTS] = { 0 };
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
@@ -727,7 +711,7 @@ static void copy_evidence(struct findings_acc *a, const struct m_gpu_op *g,
 	if (is_pageable)
 		c->pageable_bytes += sh->bytes;
 	/* Sites: the copies by direction and memory kind, with their time on the GPU. */
-	site_add(&a->sites[CAUSE_MEMCPY], op_name(a->m, sh),
+	site_add(&a->sites[CAUSE_MEMCPY], model_gpu_op_name(a->m, sh),
 		 is_pageable ? "pageable" : "pinned/device", g->end - g->start, (double)sh->bytes);
 }
 
@@ -785,7 +769,7 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 			uint64_t lost = (uint64_t)((double)dur * (1 - fill));
 
 			a->lp_lost += lost;
-			site_add(&a->sites[CAUSE_LOW_PARALLELISM], op_name(m, sh), NULL, lost,
+			site_add(&a->sites[CAUSE_LOW_PARALLELISM], model_gpu_op_name(m, sh), NULL, lost,
 				 fill);
 		}
 	}

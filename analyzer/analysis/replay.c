@@ -232,26 +232,8 @@ static uint32_t woken_by(const struct model *m, const struct by_end *ce, uint32_
 	return UINT32_MAX;
 }
 
-/* An operation's name as a host_sync site's "after" (what findings.c names the operation
- * the GPU ran before a gap: `gpushim report` prints the sites so). */
-static const char *op_name(const struct model *m, const struct m_gpu_shape *sh)
-{
-	switch (sh->kind) {
-	case MG_KERNEL:
-		return model_string(m, sh->name, "<kernel>");
-	case MG_MEMCPY:
-		return sh->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
-		       sh->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
-		       sh->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
-		       sh->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
-							      "memcpy";
-	default:
-		return "memset";
-	}
-}
-
 /* The sites by (entry point, name waited for), while the graph is built. Names are the
- * model's (or op_name's constants): compared by address, as the findings' sites are. */
+ * model's (or model_gpu_op_name's constants): compared by address, as the findings' sites are. */
 struct site_key {
 	uint64_t api;
 	uintptr_t after;
@@ -268,7 +250,7 @@ static void site_of(struct replay *r, struct site_slot **slots, uint32_t i, uint
 {
 	const struct model *m = r->m;
 	const struct m_call *c = &m->calls[i];
-	const char *after = op_name(m, model_gpu_shape(m, &m->gpu[o]));
+	const char *after = model_gpu_op_name(m, model_gpu_shape(m, &m->gpu[o]));
 	struct site_key k;
 	struct site_slot *s;
 

@@ -50,6 +50,22 @@ const char *model_string(const struct model *m, uint32_t id, const char *fallbac
 	return fallback;
 }
 
+const char *model_gpu_op_name(const struct model *m, const struct m_gpu_shape *sh)
+{
+	switch (sh->kind) {
+	case MG_KERNEL:
+		return model_string(m, sh->name, "<kernel>");
+	case MG_MEMCPY:
+		return sh->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
+		       sh->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
+		       sh->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
+							      "memcpy";
+	default:
+		return "memset";
+	}
+}
+
 const char *model_end_reason(const struct model *m)
 {
 	if (!m->is_complete)

@@ -391,6 +391,14 @@ void model_feed(const struct model *m, struct first_look *p, const struct model_
 /* The string with id @id, or @fallback when the trace never defined it. */
 const char *model_string(const struct model *m, uint32_t id, const char *fallback);
 
+/*
+ * model_gpu_op_name - an operation's name as the analyses and their outputs print it: a
+ * kernel's name, "memcpy HtoD" (DtoH, DtoD, PtoP, or plain "memcpy"), "memset". The model's
+ * strings or constants: the same operation kind gives the same pointer (sites compare names by
+ * address).
+ */
+const char *model_gpu_op_name(const struct model *m, const struct m_gpu_shape *sh);
+
 /* Name of a call's entry point ("cuLaunchKernel"); every id used by a call has one after
  * loading ("api N" when the trace never defined it). */
 const char *model_api_name(const struct model *m, uint16_t api);

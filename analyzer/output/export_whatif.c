@@ -47,22 +47,6 @@ static int cmp_slice(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static const char *op_name(const struct model *m, const struct m_gpu_shape *sh)
-{
-	switch (sh->kind) {
-	case MG_KERNEL:
-		return model_string(m, sh->name, "<kernel>");
-	case MG_MEMCPY:
-		return sh->copy_kind == TRACE_GPU_COPY_HTOD ? "memcpy HtoD" :
-		       sh->copy_kind == TRACE_GPU_COPY_DTOH ? "memcpy DtoH" :
-		       sh->copy_kind == TRACE_GPU_COPY_DTOD ? "memcpy DtoD" :
-		       sh->copy_kind == TRACE_GPU_COPY_PTOP ? "memcpy PtoP" :
-							      "memcpy";
-	default:
-		return "memset";
-	}
-}
-
 static void put_us(FILE *f, const char *key, uint64_t ns)
 {
 	fprintf(f, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
@@ -208,7 +192,7 @@ static void process(struct doc *d, const struct model *m, const struct replay *r
 		fputs(",\"name\":", f);
 		if (track & GPU_TRACK) {
 			const struct m_gpu_shape *sh = model_gpu_shape(m, &m->gpu[s->idx]);
-			const char *on = op_name(m, sh);
+			const char *on = model_gpu_op_name(m, sh);
 
 			json_escape(f, on, strlen(on));
 			fprintf(f, ",\"cat\":\"%s\",\"args\":{",
