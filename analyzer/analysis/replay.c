@@ -209,22 +209,24 @@ static uint64_t min64(uint64_t a, uint64_t b)
 }
 
 /*
- * The call of another thread than @th that ended last at or before @t0, within
- * REPLAY_WAKE_NS, after @after (the thread's own previous call's end): what woke the thread
- * (a queue's handoff: PyTorch's autograd thread waits for the main thread's backward(), the
- * main thread for the autograd thread's end). UINT32_MAX: none.
+ * The call of another thread than @th, made before call @i (a lower index: never a cycle, a
+ * call of no length or one ending at the same instant included), that ended last at or before
+ * @t0, within @within ns, after *@after when given (the thread's own previous call's end): what
+ * woke the thread (a queue's handoff: PyTorch's autograd thread waits for the main thread's
+ * backward(), the main thread for the autograd thread's end), or started it. UINT32_MAX:
+ * none.
  */
 static uint32_t woken_by(const struct model *m, const struct by_end *ce, uint32_t i,
-			 uint32_t th, uint64_t t0, uint64_t after)
+			 uint32_t th, uint64_t t0, const uint64_t *after, uint64_t within)
 {
 	size_t k = last_ending_by(ce, t0), walked;
 
 	for (walked = 0; walked < 64 && k != SIZE_MAX; walked++, k--) {
 		const struct end_idx *e = &ce->v[k];
 
-		if (e->end + REPLAY_WAKE_NS < t0 || e->end <= after)
+		if (t0 - e->end > within || (after && e->end <= *after))
 			break;
-		if (m->calls[e->idx].thread != th && e->idx < i)	/* made before it: no cycle */
+		if (m->calls[e->idx].thread != th && e->idx < i)
 			return e->idx;
 		if (!k)
 			break;
@@ -305,7 +307,8 @@ static void build_calls(struct replay *r, const struct by_end *be)
 			const struct m_call *pc = &m->calls[p];
 
 			uint32_t w = c->t0 >= pc->t1 + REPLAY_WAKE_MIN_GAP_NS ?
-					     woken_by(m, &ce, i, c->thread, c->t0, pc->t1) :
+					     woken_by(m, &ce, i, c->thread, c->t0, &pc->t1,
+							      REPLAY_WAKE_NS) :
 					     UINT32_MAX;
 
 			if (w != UINT32_MAX) {
@@ -325,20 +328,11 @@ static void build_calls(struct replay *r, const struct by_end *be)
 			 * last before it (what started it, or its time), not at its recorded
 			 * time: a run replayed shorter would otherwise wait for it.
 			 */
-			size_t k = last_ending_by(&ce, c->t0), walked;
+			uint32_t w = woken_by(m, &ce, i, c->thread, c->t0, NULL,
+					      UINT64_MAX);
 
-			/* another thread's call, made before it (a lower index: never a cycle,
-			 * a call of no length or one ending at the same instant included) */
-			for (walked = 0; walked < 64 && k != SIZE_MAX; walked++, k--) {
-				const struct end_idx *e = &ce.v[k];
-
-				if (e->idx < i && m->calls[e->idx].thread != c->thread) {
-					add_edge(r, 2 * e->idx + 1, 2 * i, c->t0 - e->end, E_WAKE);
-					break;
-				}
-				if (!k)
-					break;
-			}
+			if (w != UINT32_MAX)
+				add_edge(r, 2 * w + 1, 2 * i, c->t0 - m->calls[w].t1, E_WAKE);
 		}
 		if (p == UINT32_MAX || c->t1 > m->calls[p].t1)
 			last_end[th] = i;
