@@ -168,19 +168,8 @@ expect "whatif: an entry point's start is no site" \
 # --export: the window recorded and replayed, one process each, from 0 us. Valid JSON; on a
 # track slices nest or follow (nest.jq counts those that overlap partly: it finds the one
 # made here); the replayed span is the replay's.
-cat >"$WORK/nest.jq" <<'JQ'
-[.traceEvents[] | select(.ph == "X") | {k: "\(.pid)/\(.tid)", s: (.ts * 1000 | round), e: ((.ts + .dur) * 1000 | round)}]
-| group_by(.k)
-| map(sort_by(.s, -.e)
-	| reduce .[] as $x ({stack: [], bad: 0};
-		.stack |= map(select(. > $x.s))
-		| (if (.stack | length) > 0 and .stack[-1] < $x.e then .bad += 1 else . end)
-		| .stack += [$x.e])
-	| .bad)
-| add // 0
-JQ
 echo '{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":0,"dur":10},{"ph":"X","pid":1,"tid":1,"ts":2,"dur":3},{"ph":"X","pid":1,"tid":1,"ts":9,"dur":2},{"ph":"X","pid":1,"tid":2,"ts":9,"dur":2}]}' >"$WORK/bad.json"
-expect "nest.jq finds a partial overlap" "$(jq -f "$WORK/nest.jq" "$WORK/bad.json")" 1
+expect "nest.jq finds a partial overlap" "$(jq -f "$SOURCE_ROOT/tests/e2e/nest.jq" "$WORK/bad.json")" 1
 # span PID FILE: the process's slices from the first start to the last end, in us.
 span() {
 	jq --argjson p "$1" '[.traceEvents[] | select(.ph == "X" and .pid == $p)] | (map(.ts + .dur) | max) - (map(.ts) | min)' "$2"
@@ -192,7 +181,7 @@ jq -e . "$WORK/tl.json" >/dev/null || fail "whatif --export: not JSON"
 expect "whatif --export: processes" \
 	"$(jq -r '[.traceEvents[] | select(.name == "process_name") | .args.name] | join("|")' "$WORK/tl.json")" \
 	"recorded|replayed (--no-sync=$site)"
-expect "whatif --export: nested" "$(jq -f "$WORK/nest.jq" "$WORK/tl.json")" 0
+expect "whatif --export: nested" "$(jq -f "$SOURCE_ROOT/tests/e2e/nest.jq" "$WORK/tl.json")" 0
 expect "whatif --export: the same slices in both" \
 	"$(jq '[.traceEvents[] | select(.ph == "X")] | group_by(.pid) | map(length) | .[0] == .[1] and .[0] > 20000' "$WORK/tl.json")" true
 rec=$(span 1 "$WORK/tl.json") rep=$(span 2 "$WORK/tl.json")
@@ -208,7 +197,7 @@ expect "whatif --export as recorded: named" \
 	"$(jq -r '.traceEvents[] | select(.pid == 2 and .name == "process_name") | .args.name' "$WORK/tl.json")" "replayed (as recorded)"
 # JAX's copies overlap on their stream as recorded: a lane beside the stream, nothing cut.
 "$GPUSHIM_BIN" whatif --export "$WORK/tl.json" --no-sync "$h/jax_basic.trace" >/dev/null
-expect "whatif --export jax_basic: nested" "$(jq -f "$WORK/nest.jq" "$WORK/tl.json")" 0
+expect "whatif --export jax_basic: nested" "$(jq -f "$SOURCE_ROOT/tests/e2e/nest.jq" "$WORK/tl.json")" 0
 expect "whatif --export jax_basic: an overlapping lane, nothing cut" \
 	"$(jq '[.traceEvents[] | select(.name == "thread_name" and (.args.name | test("overlapping")))] | length > 0' "$WORK/tl.json") $(grep -c clipped_ns "$WORK/tl.json" || true)" "true 0"
 expect "whatif --export to nowhere" "$(code "$GPUSHIM_BIN" whatif --export "$WORK/none/x.json" "$t")" 1

@@ -96,17 +96,6 @@ expect "whatif --export: the kernel's name escaped" \
 # regressions and seeds: it replays what it reads (exit 0, and its timeline is JSON whose
 # slices nest or follow on each track) or says why not (exit 1) - never a crash, a hang, a
 # usage error or a silent failure.
-cat >"$WORK/nest.jq" <<'JQ'
-[.traceEvents[] | select(.ph == "X") | {k: "\(.pid)/\(.tid)", s: (.ts * 1000 | round), e: ((.ts + .dur) * 1000 | round)}]
-| group_by(.k)
-| map(sort_by(.s, -.e)
-	| reduce .[] as $x ({stack: [], bad: 0};
-		.stack |= map(select(. > $x.s))
-		| (if (.stack | length) > 0 and .stack[-1] < $x.e then .bad += 1 else . end)
-		| .stack += [$x.e])
-	| .bad)
-| add // 0
-JQ
 good=$SOURCE_ROOT/tests/traces/h200/host_sync.trace
 size=$(stat -c %s "$good")
 replayed=0 refused=0 i=0
@@ -125,7 +114,7 @@ for f in $(seq 1 40) "$SOURCE_ROOT"/tests/fuzz/regressions/* "$SOURCE_ROOT"/test
 		rc=0 || rc=$?
 	case $rc in
 	0)
-		expect "whatif damaged $i: nested" "$(jq -f "$WORK/nest.jq" "$WORK/damaged.json")" 0
+		expect "whatif damaged $i: nested" "$(jq -f "$SOURCE_ROOT/tests/e2e/nest.jq" "$WORK/damaged.json")" 0
 		replayed=$((replayed + 1)) ;;
 	1)
 		grep -q '^gpushim: ' "$WORK/err" || fail "whatif damaged $i: exit 1 silently"
