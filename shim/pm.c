@@ -65,7 +65,12 @@ struct pm_chip {
 	const char *metric[TRACE_PM_NR_SLOTS];	/* by enum trace_pm_slot; NULL: not on this chip */
 };
 
-/* Single-pass sets only (PM sampling cannot replay); each set was checked on its chip. */
+/*
+ * Single-pass sets only (PM sampling cannot replay); each set was checked on its chip. The
+ * slots from TRACE_PM_NR_SLOTS_1_1 on (memory levels, pipes) are asked for together with the
+ * first ones; where the whole set is refused (a driver that lacks one of them, or more than
+ * one pass), the first ones are asked for alone.
+ */
 static const struct pm_chip chips[] = {
 	{ "GH100",
 	  { [TRACE_PM_SM_ACTIVE] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
@@ -74,7 +79,21 @@ static const struct pm_chip chips[] = {
 		    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
 	    [TRACE_PM_GR_ACTIVE] = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed",
 	    [TRACE_PM_SM_THROUGHPUT] =
-		    "TriageCompute.sm__throughput.avg.pct_of_peak_sustained_elapsed" } },
+		    "TriageCompute.sm__throughput.avg.pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_L2] =
+		    "LTS.TriageCompute.lts__t_sector_throughput.avg.pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_ISSUE] = "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_FMA] = "TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg."
+			     "pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_ALU] = "TPC.TriageCompute.sm__inst_executed_pipe_alu_realtime.avg."
+			     "pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_XU] = "SM_A.TriageCompute.sm__inst_executed_pipe_xu_realtime.avg."
+			    "pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_FP64] = "TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg."
+			      "pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_LSU] = "SM_A.TriageCompute.l1tex__data_pipe_lsu_wavefronts.avg."
+			     "pct_of_peak_sustained_elapsed",
+	    [TRACE_PM_WARPS] = "sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed" } },
 };
 
 /* ---- The library ---- */
@@ -143,6 +162,7 @@ static struct {
 	int overflowed;			/* flag the next sample */
 	uint64_t nr_samples, nr_decodes, nr_errors, nr_overflows, nr_unaligned;
 	uint64_t nr_mono, nr_real;	/* sample times found in each clock (two per sample) */
+	uint64_t cpu_start_ns, wall_start_ns;	/* the thread's CPU time and the time at Start */
 } pm = { .device = -1 };
 
 _Atomic int pm_claim_open;
@@ -241,6 +261,14 @@ static void note_failure(const char *step, CUptiResult r)
 
 /* ---- Set-up ---- */
 
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static const struct pm_chip *chip_entry(const char *chip)
 {
 	size_t i;
@@ -273,6 +301,96 @@ static uint32_t samples_per_image(void)
 	return n < 64 ? 64 : n > 1024 ? 1024 : (uint32_t)n;
 }
 
+/* A host object's configuration image for one metric set (session_setup). */
+struct host_config {
+	uint8_t *config;		/* allocated; the caller keeps it */
+	size_t config_size;
+	const char *step;		/* failed: the step (NULL: out of memory) */
+	CUptiResult r;
+	size_t passes;			/* > 1: the set needs that many */
+};
+
+/*
+ * The metrics of @chip's slots below @nr_slots into pm.names and a host object (pm.host) with
+ * their configuration image. Returns 0, or -1 with the host object released and @hc saying
+ * why.
+ */
+static int host_config(const struct pm_chip *chip, const char *chip_name, const uint8_t *avail,
+		       int nr_slots, struct host_config *hc)
+{
+	int i;
+
+	pm.nr_names = 0;
+	for (i = 0; i < nr_slots; i++) {
+		if (!chip->metric[i])
+			continue;
+		pm.names[pm.nr_names] = chip->metric[i];
+		pm.slot_of[pm.nr_names++] = i;
+	}
+	{
+		PARAMS(struct host_initialize_params, p, pHostObject);
+		p.profilerType = HOST_PROFILER_PM_SAMPLING;
+		p.pChipName = chip_name;
+		p.pCounterAvailabilityImage = avail;
+		if ((hc->r = pm.f.HostInitialize(&p)) != CUPTI_SUCCESS) {
+			hc->step = "host initialization";
+			return -1;
+		}
+		pm.host = p.pHostObject;
+	}
+	{
+		PARAMS(struct host_add_metrics_params, p, numMetrics);
+		p.pHostObject = pm.host;
+		p.ppMetricNames = pm.names;
+		p.numMetrics = pm.nr_names;
+		if ((hc->r = pm.f.HostAddMetrics(&p)) != CUPTI_SUCCESS) {
+			hc->step = "metric set-up";
+			goto fail;
+		}
+	}
+	{
+		PARAMS(struct host_config_size_params, ps, configImageSize);
+		PARAMS(struct host_config_image_params, pi, pConfigImage);
+		PARAMS(struct host_passes_params, pp, numOfPasses);
+
+		ps.pHostObject = pm.host;
+		if ((hc->r = pm.f.HostConfigSize(&ps)) != CUPTI_SUCCESS) {
+			hc->step = "config image size";
+			goto fail;
+		}
+		hc->config = malloc(ps.configImageSize ? ps.configImageSize : 1);
+		if (!hc->config)
+			goto fail;	/* step NULL: out of memory */
+		pi.pHostObject = pm.host;
+		pi.configImageSize = ps.configImageSize;
+		pi.pConfigImage = hc->config;
+		if ((hc->r = pm.f.HostConfigImage(&pi)) != CUPTI_SUCCESS) {
+			hc->step = "config image";
+			goto fail;
+		}
+		pp.configImageSize = ps.configImageSize;
+		pp.pConfigImage = hc->config;
+		if ((hc->r = pm.f.HostPasses(&pp)) != CUPTI_SUCCESS || pp.numOfPasses != 1) {
+			hc->step = "pass count";
+			hc->passes = hc->r == CUPTI_SUCCESS ? pp.numOfPasses : 0;
+			goto fail;
+		}
+		hc->config_size = ps.configImageSize;
+	}
+	return 0;
+
+fail:
+	free(hc->config);
+	hc->config = NULL;
+	{
+		PARAMS(struct host_deinitialize_params, p, pHostObject);
+		p.pHostObject = pm.host;
+		pm.f.HostDeinitialize(&p);
+		pm.host = NULL;
+	}
+	return -1;
+}
+
 /*
  * Returns 0 when sampling runs; otherwise the PM_OFF note is written. Once begun it runs to
  * the end even when the program exits meanwhile (the exit handler waits, bounded): measured on
@@ -283,6 +401,7 @@ static int session_setup(void)
 {
 	const struct pm_chip *chip;
 	uint8_t *avail = NULL, *config = NULL;
+	size_t config_size = 0;
 	char chip_name[32];
 	CUptiResult r;
 	size_t i;
@@ -319,14 +438,6 @@ static int session_setup(void)
 		note_off("no counter set for chip %s (known: GH100)", chip_name);
 		return -1;
 	}
-	pm.nr_names = 0;
-	for (i = 0; i < TRACE_PM_NR_SLOTS; i++) {
-		if (!chip->metric[i])
-			continue;
-		pm.names[pm.nr_names] = chip->metric[i];
-		pm.slot_of[pm.nr_names++] = (int)i;
-	}
-
 	{
 		PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, p, pCounterAvailabilityImage);
 		p.deviceIndex = (size_t)pm.device;
@@ -343,76 +454,52 @@ static int session_setup(void)
 			goto fail;
 		}
 	}
-	{
-		PARAMS(struct host_initialize_params, p, pHostObject);
-		p.profilerType = HOST_PROFILER_PM_SAMPLING;
-		p.pChipName = chip_name;
-		p.pCounterAvailabilityImage = avail;
-		if ((r = pm.f.HostInitialize(&p)) != CUPTI_SUCCESS) {
-			note_failure("host initialization", r);
-			goto fail;
-		}
-		pm.host = p.pHostObject;
-	}
-	{
-		PARAMS(struct host_add_metrics_params, p, numMetrics);
-		p.pHostObject = pm.host;
-		p.ppMetricNames = pm.names;
-		p.numMetrics = pm.nr_names;
-		if ((r = pm.f.HostAddMetrics(&p)) != CUPTI_SUCCESS) {
-			note_failure("metric set-up", r);
-			goto fail;
-		}
-	}
-	{
-		PARAMS(struct host_config_size_params, ps, configImageSize);
-		PARAMS(struct host_config_image_params, pi, pConfigImage);
-		PARAMS(struct host_passes_params, pp, numOfPasses);
+	/* The whole set, else the first slots alone (see chips[]). */
+	for (i = 0; i < 2; i++) {
+		struct host_config hc = { 0 };
 
-		ps.pHostObject = pm.host;
-		if ((r = pm.f.HostConfigSize(&ps)) != CUPTI_SUCCESS) {
-			note_failure("config image size", r);
-			goto fail;
+		if (host_config(chip, chip_name, avail, i ? TRACE_PM_NR_SLOTS_1_1 : TRACE_PM_NR_SLOTS,
+				&hc) == 0) {
+			config = hc.config;
+			config_size = hc.config_size;
+			break;
 		}
-		config = malloc(ps.configImageSize ? ps.configImageSize : 1);
-		if (!config)
+		if (!hc.step)
 			goto nomem;
-		pi.pHostObject = pm.host;
-		pi.configImageSize = ps.configImageSize;
-		pi.pConfigImage = config;
-		if ((r = pm.f.HostConfigImage(&pi)) != CUPTI_SUCCESS) {
-			note_failure("config image", r);
+		if (i) {
+			if (hc.passes > 1)
+				note_off("the metric set needs %zu passes on %s; PM sampling takes "
+					 "one", hc.passes, chip_name);
+			else
+				note_failure(hc.step, hc.r);
 			goto fail;
 		}
-		pp.configImageSize = ps.configImageSize;
-		pp.pConfigImage = config;
-		if ((r = pm.f.HostPasses(&pp)) != CUPTI_SUCCESS || pp.numOfPasses != 1) {
-			note_off("the metric set needs %zu passes on %s; PM sampling takes one",
-				 pp.numOfPasses, chip_name);
+		shim_log(LOG_INFO, "PM sampling: the whole metric set was refused (%s: %s), the "
+				   "first %d metrics asked for alone",
+			 hc.step, hc.passes > 1 ? "more than one pass" : result_text(hc.r),
+			 (int)TRACE_PM_NR_SLOTS_1_1);
+	}
+	{
+		PARAMS(CUpti_PmSampling_Enable_Params, pe, pPmSamplingObject);
+		pe.deviceIndex = (size_t)pm.device;
+		if ((r = pm.f.Enable(&pe)) != CUPTI_SUCCESS) {
+			note_failure("enable", r);
 			goto fail;
 		}
-		{
-			PARAMS(CUpti_PmSampling_Enable_Params, pe, pPmSamplingObject);
-			pe.deviceIndex = (size_t)pm.device;
-			if ((r = pm.f.Enable(&pe)) != CUPTI_SUCCESS) {
-				note_failure("enable", r);
-				goto fail;
-			}
-			pm.obj = pe.pPmSamplingObject;
-		}
-		{
-			PARAMS(CUpti_PmSampling_SetConfig_Params, pc, hwBufferAppendMode);
-			pc.pPmSamplingObject = pm.obj;
-			pc.configSize = ps.configImageSize;
-			pc.pConfig = config;
-			pc.hardwareBufferSize = HW_BUFFER_BYTES;
-			pc.samplingInterval = (uint64_t)shim.cfg.pm_interval_us * 1000u;
-			pc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-			pc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
-			if ((r = pm.f.SetConfig(&pc)) != CUPTI_SUCCESS) {
-				note_failure("configuration", r);
-				goto fail;
-			}
+		pm.obj = pe.pPmSamplingObject;
+	}
+	{
+		PARAMS(CUpti_PmSampling_SetConfig_Params, pc, hwBufferAppendMode);
+		pc.pPmSamplingObject = pm.obj;
+		pc.configSize = config_size;
+		pc.pConfig = config;
+		pc.hardwareBufferSize = HW_BUFFER_BYTES;
+		pc.samplingInterval = (uint64_t)shim.cfg.pm_interval_us * 1000u;
+		pc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+		pc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+		if ((r = pm.f.SetConfig(&pc)) != CUPTI_SUCCESS) {
+			note_failure("configuration", r);
+			goto fail;
 		}
 	}
 	{
@@ -470,6 +557,8 @@ static int session_setup(void)
 		rec_note(TRACE_NOTE_PM_ON, clock_now_ns(), text);
 	}
 	pm.is_first = 1;
+	pm.cpu_start_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	pm.wall_start_ns = clock_now_ns();
 	return 0;
 
 nomem:
@@ -481,14 +570,6 @@ fail:
 }
 
 /* ---- Decoding ---- */
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The trace clock of a sample time. CUPTI reports PM sample times in the clock of its timestamp
@@ -637,7 +718,8 @@ static void *pm_main(void *arg)
 	}
 	{
 		PARAMS(CUpti_PmSampling_Stop_Params, p, pPmSamplingObject);
-		char text[256];
+		uint64_t cpu, wall;
+		char text[320];
 
 		p.pPmSamplingObject = pm.obj;
 		pm.f.Stop(&p);
@@ -646,14 +728,18 @@ static void *pm_main(void *arg)
 		 * Not disabled: disabling the sampling object may finalize CUPTI, and the
 		 * activity buffers are flushed after this at exit. The process is ending.
 		 */
+		/* What decoding cost this thread: CPU time over the time sampled. */
+		cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - pm.cpu_start_ns;
+		wall = clock_now_ns() - pm.wall_start_ns;
 		snprintf(text, sizeof(text),
 			 "PM sampling stopped: %llu samples, %llu decodes, %llu overflows, %llu "
 			 "errors; sample times in CLOCK_MONOTONIC %llu, CLOCK_REALTIME %llu, "
-			 "neither %llu",
+			 "neither %llu; decoding took %llu ms of CPU in %llu ms",
 			 (unsigned long long)pm.nr_samples, (unsigned long long)pm.nr_decodes,
 			 (unsigned long long)pm.nr_overflows, (unsigned long long)pm.nr_errors,
 			 (unsigned long long)pm.nr_mono, (unsigned long long)pm.nr_real,
-			 (unsigned long long)pm.nr_unaligned);
+			 (unsigned long long)pm.nr_unaligned, (unsigned long long)(cpu / 1000000u),
+			 (unsigned long long)(wall / 1000000u));
 		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(), text);
 	}
 out:

@@ -13,14 +13,129 @@
 #include "util/util.h"
 
 static const char *const slot_names[TRACE_PM_NR_SLOTS] = {
-	[TRACE_PM_SM_ACTIVE] = "sm_active", [TRACE_PM_DRAM] = "dram",
-	[TRACE_PM_TENSOR] = "tensor",	    [TRACE_PM_GR_ACTIVE] = "gr_active",
-	[TRACE_PM_SM_THROUGHPUT] = "sm_throughput", [5] = "spare",
+	[TRACE_PM_SM_ACTIVE] = "sm_active",
+	[TRACE_PM_DRAM] = "dram",
+	[TRACE_PM_TENSOR] = "tensor",
+	[TRACE_PM_GR_ACTIVE] = "gr_active",
+	[TRACE_PM_SM_THROUGHPUT] = "sm_throughput",
+	[TRACE_PM_L2] = "l2",
+	[TRACE_PM_ISSUE] = "issue",
+	[TRACE_PM_FMA] = "fma",
+	[TRACE_PM_ALU] = "alu",
+	[TRACE_PM_XU] = "xu",
+	[TRACE_PM_FP64] = "fp64",
+	[TRACE_PM_LSU] = "lsu",
+	[TRACE_PM_WARPS] = "warps",
+	[13] = "spare",
+	[14] = "spare",
+	[15] = "spare",
 };
 
 const char *counters_slot_name(int slot)
 {
 	return slot >= 0 && slot < TRACE_PM_NR_SLOTS ? slot_names[slot] : "?";
+}
+
+const char *pm_class_name(int cls)
+{
+	static const char *const n[NR_PM_CLASSES] = { "-", "bandwidth", "compute", "latency" };
+
+	return cls >= 0 && cls < NR_PM_CLASSES ? n[cls] : "-";
+}
+
+const char *pm_unit_text(int unit)
+{
+	static const char *const n[TRACE_PM_NR_SLOTS] = {
+		[TRACE_PM_SM_ACTIVE] = "SM active", [TRACE_PM_DRAM] = "DRAM",
+		[TRACE_PM_TENSOR] = "tensor",	    [TRACE_PM_GR_ACTIVE] = "GR active",
+		[TRACE_PM_SM_THROUGHPUT] = "SM",    [TRACE_PM_L2] = "L2",
+		[TRACE_PM_ISSUE] = "issue",	    [TRACE_PM_FMA] = "FMA",
+		[TRACE_PM_ALU] = "ALU",		    [TRACE_PM_XU] = "XU",
+		[TRACE_PM_FP64] = "FP64",	    [TRACE_PM_LSU] = "L1",
+		[TRACE_PM_WARPS] = "warps",
+	};
+
+	return unit >= 0 && unit < TRACE_PM_NR_SLOTS && n[unit] ? n[unit] : "?";
+}
+
+int pm_pipe_is_good(int unit)
+{
+	return unit == TRACE_PM_TENSOR || unit == TRACE_PM_FP64;
+}
+
+/* The slot of @slots (@n of them) with the highest value in @v; -1 when none is sampled. */
+static int highest(const double *v, const int *slots, int n)
+{
+	int i, best = -1;
+
+	for (i = 0; i < n; i++)
+		if (!isnan(v[slots[i]]) && (best < 0 || v[slots[i]] > v[best]))
+			best = slots[i];
+	return best;
+}
+
+void pm_classify(const double v[TRACE_PM_NR_SLOTS], struct pm_judgement *j)
+{
+	static const int mem_slots[] = { TRACE_PM_DRAM, TRACE_PM_L2, TRACE_PM_LSU };
+	static const int pipe_slots[] = { TRACE_PM_TENSOR, TRACE_PM_FP64, TRACE_PM_FMA,
+					  TRACE_PM_ALU, TRACE_PM_XU };
+	double gr = v[TRACE_PM_GR_ACTIVE], scale = 1, *b = j->busy;
+	double sm, tensor, comp, mem;
+	int k, mem_unit, pipe;
+
+	j->cls = PM_CLASS_NONE;
+	j->unit = -1;
+	j->level = NAN;
+	if (!isnan(gr)) {
+		if (gr < PM_GR_MIN_PCT) {
+			for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+				b[k] = NAN;
+			return;	/* too little work in it to tell */
+		}
+		scale = gr < 100 ? 100 / gr : 1;
+	}
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++) {
+		b[k] = v[k] * scale;
+		if (b[k] > 100 && k != TRACE_PM_SM_THROUGHPUT)
+			b[k] = 100;	/* work the engine's busy share does not cover (copies) */
+	}
+	sm = b[TRACE_PM_SM_THROUGHPUT];
+	tensor = isnan(b[TRACE_PM_TENSOR]) ? 0 : b[TRACE_PM_TENSOR];
+	if (isnan(sm) || isnan(b[TRACE_PM_DRAM]))
+		return;
+	comp = sm > tensor ? sm : tensor;
+	mem_unit = highest(b, mem_slots, 3);
+	mem = b[mem_unit];
+	if (mem >= PM_HIGH_PCT && mem >= comp) {
+		j->cls = PM_CLASS_BANDWIDTH;
+		j->unit = mem_unit;
+	} else if (b[TRACE_PM_DRAM] >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT &&
+		   tensor < PM_SM_LOW_PCT) {
+		j->cls = PM_CLASS_BANDWIDTH;
+		j->unit = TRACE_PM_DRAM;
+	} else if (comp >= PM_HIGH_PCT) {
+		j->cls = PM_CLASS_COMPUTE;
+		pipe = highest(b, pipe_slots, 5);
+		/* A trace without the CUDA cores' pipes knows the tensor pipe only. */
+		if (isnan(b[TRACE_PM_FMA]) && !(tensor >= PM_HIGH_PCT))
+			pipe = -1;
+		if (pipe >= 0 && !isnan(b[TRACE_PM_ISSUE]) && b[TRACE_PM_ISSUE] > b[pipe])
+			pipe = TRACE_PM_ISSUE;
+		j->unit = pipe;
+	} else if (!isnan(b[TRACE_PM_L2]) && b[TRACE_PM_SM_ACTIVE] >= PM_LATENCY_SM_PCT) {
+		j->cls = PM_CLASS_LATENCY;
+	}
+	j->level = j->unit >= 0 ? b[j->unit] : NAN;
+}
+
+int counters_top_unit(const struct counters *c, int cls)
+{
+	int k, best = -1;
+
+	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+		if (c->unit_ns[cls][k] && (best < 0 || c->unit_ns[cls][k] > c->unit_ns[cls][best]))
+			best = k;
+	return best;
 }
 
 void pm_window_add(struct pm_window *w, const struct m_pm_sample *s)
@@ -81,7 +196,8 @@ static void add_sample(const struct m_pm_sample *s, double w, double sum[TRACE_P
 }
 
 void counters_accumulate(struct pm_window *w, uint32_t device, uint64_t start, uint64_t end,
-			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS])
+			 double sum[TRACE_PM_NR_SLOTS], double weight[TRACE_PM_NR_SLOTS],
+			 struct ctr_share *share)
 {
 	size_t i;
 
@@ -94,8 +210,19 @@ void counters_accumulate(struct pm_window *w, uint32_t device, uint64_t start, u
 		if (s->device != device)
 			continue;
 		o = overlap_ns(s->start, s->end, start, end);
-		if (o)
-			add_sample(s, (double)o, sum, weight);
+		if (!o)
+			continue;
+		add_sample(s, (double)o, sum, weight);
+		if (share) {
+			double gr = s->value[TRACE_PM_GR_ACTIVE];
+
+			share->own += (double)o;
+			if (share->last != s->start + 1) {
+				share->busy += (double)(s->end - s->start) *
+					       (isnan(gr) ? 1 : gr > 100 ? 1 : gr / 100);
+				share->last = s->start + 1;
+			}
+		}
 	}
 }
 
@@ -129,6 +256,8 @@ struct ctr_acc {
 	double sum[TRACE_PM_NR_SLOTS], weight[TRACE_PM_NR_SLOTS];
 	double bw_sum[TRACE_PM_NR_SLOTS], bw_w[TRACE_PM_NR_SLOTS];
 	double cb_sum[TRACE_PM_NR_SLOTS], cb_w[TRACE_PM_NR_SLOTS];
+	/* Per class, the values while busy, weighted by busy time */
+	double cl_sum[NR_PM_CLASSES][TRACE_PM_NR_SLOTS], cl_w[NR_PM_CLASSES][TRACE_PM_NR_SLOTS];
 	double bk_sum[PM_MAX_BUCKETS][TRACE_PM_NR_SLOTS], bk_w[PM_MAX_BUCKETS][TRACE_PM_NR_SLOTS];
 };
 
@@ -136,14 +265,19 @@ struct ctr_acc *counters_begin(struct counters *c, const struct model *m, uint64
 			       uint64_t win_end)
 {
 	struct ctr_acc *a = xcalloc(1, sizeof(*a));
-	int k;
+	int k, j;
 
 	memset(c, 0, sizeof(*c));
 	c->device = -1;
 	for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
 		c->mean[k] = NAN;
 	c->bw_dram = c->bw_sm = c->compute_sm = c->compute_tensor = NAN;
+	for (k = 0; k < NR_PM_CLASSES; k++)
+		for (j = 0; j < TRACE_PM_NR_SLOTS; j++)
+			c->class_busy[k][j] = NAN;
 	if (m->nr_pm_configs) {
+		c->has_pipes = m->pm_configs[0].metric[TRACE_PM_L2] &&
+			       m->pm_configs[0].metric[TRACE_PM_FMA];
 		c->device = (int)m->pm_configs[0].device;
 		c->chip = model_string(m, m->pm_configs[0].chip, "?");
 		c->interval_ns = m->pm_configs[0].interval_ns;
@@ -186,8 +320,6 @@ static void sample_done(struct ctr_acc *a, const struct m_pm_sample *s, uint64_t
 {
 	struct counters *c = a->c;
 	uint64_t o = kept(a, s->start, s->end, a->win_start, a->win_end);
-	double dram = s->value[TRACE_PM_DRAM], sm = s->value[TRACE_PM_SM_THROUGHPUT];
-	double tensor = isnan(s->value[TRACE_PM_TENSOR]) ? 0 : s->value[TRACE_PM_TENSOR];
 	int k;
 
 	if (!a->is_on || s->device != a->device)
@@ -212,16 +344,34 @@ static void sample_done(struct ctr_acc *a, const struct m_pm_sample *s, uint64_t
 		if (ob)
 			add_sample(s, (double)ob, a->bk_sum[k], a->bk_w[k]);
 	}
-	if (isnan(dram) || isnan(sm))
-		return;
-	if (dram >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT && tensor < PM_SM_LOW_PCT) {
-		c->bw_ns += in_busy;
-		c->bw_samples++;
-		add_sample(s, 1, a->bw_sum, a->bw_w);	/* per-sample means */
-	} else if (sm >= PM_COMPUTE_HIGH_PCT || tensor >= PM_COMPUTE_HIGH_PCT) {
-		c->compute_ns += in_busy;
-		c->compute_samples++;
-		add_sample(s, 1, a->cb_sum, a->cb_w);
+	{
+		double v[TRACE_PM_NR_SLOTS];
+		struct pm_judgement j;
+
+		for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
+			v[k] = s->value[k];
+		pm_classify(v, &j);
+		if (j.cls == PM_CLASS_NONE)
+			return;
+		c->unit_ns[j.cls][j.unit >= 0 ? j.unit : TRACE_PM_NR_SLOTS] += in_busy;
+		for (k = 0; k < TRACE_PM_NR_SLOTS; k++) {
+			if (isnan(j.busy[k]) || !in_busy)
+				continue;
+			a->cl_sum[j.cls][k] += j.busy[k] * (double)in_busy;
+			a->cl_w[j.cls][k] += (double)in_busy;
+		}
+		if (j.cls == PM_CLASS_BANDWIDTH) {
+			c->bw_ns += in_busy;
+			c->bw_samples++;
+			add_sample(s, 1, a->bw_sum, a->bw_w);	/* per-sample means */
+		} else if (j.cls == PM_CLASS_COMPUTE) {
+			c->compute_ns += in_busy;
+			c->compute_samples++;
+			add_sample(s, 1, a->cb_sum, a->cb_w);
+		} else {
+			c->latency_ns += in_busy;
+			c->latency_samples++;
+		}
 	}
 }
 
@@ -393,5 +543,7 @@ void counters_end(struct ctr_acc *a)
 	}
 	for (k = 0; k < PM_MAX_BUCKETS; k++)
 		means(c->buckets[k].mean, a->bk_sum[k], a->bk_w[k]);
+	for (k = 0; k < NR_PM_CLASSES; k++)
+		means(c->class_busy[k], a->cl_sum[k], a->cl_w[k]);
 	free(a);
 }

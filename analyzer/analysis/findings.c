@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "findings.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const char *const names[NR_CAUSES] = {
 	[CAUSE_MEMORY_CAPACITY] = "memory_capacity",
 	[CAUSE_MEMORY_BANDWIDTH] = "memory_bandwidth",
 	[CAUSE_COMPUTE_BOUND] = "compute_bound",
+	[CAUSE_LATENCY_BOUND] = "latency_bound",
 };
 
 /* Advice in PyTorch's terms. */
@@ -61,9 +63,15 @@ static const char *const advice_torch[NR_CAUSES] = {
 		"chains (torch.compile, fused kernels), keep activations in lower precision, avoid "
 		"materialized copies (contiguous(), transposes); more SMs will not help.",
 	[CAUSE_COMPUTE_BOUND] =
-		"The SMs are busy computing (SM or tensor pipe near peak): the GPU is used well. "
-		"Speed-ups come from the maths itself: tensor cores (bf16/fp8, TF32 for fp32), "
+		"The SMs compute near their peak; on the tensor cores the GPU is used well, and "
+		"speed-ups come from the maths itself: tensor cores (bf16/fp8, TF32 for fp32), "
 		"better kernels (cuBLAS/cuDNN/FlashAttention), or less work.",
+	[CAUSE_LATENCY_BOUND] =
+		"The SMs hold warps but neither memory nor any pipe is near its peak: the warps "
+		"wait on dependencies (chains of loads or arithmetic, too few warps per SM, kernels "
+		"too small to ramp up). Give each kernel more independent work: a larger batch, "
+		"fused kernels (torch.compile, mode=\"max-autotune\" tunes their tiles), fewer "
+		"small sequential ops (e.g. per-token loops); a faster GPU will not help much.",
 };
 
 /* In JAX's terms (XLA compiles the step; dispatch is asynchronous until a value is read). */
@@ -100,9 +108,15 @@ static const char *const advice_jax[NR_CAUSES] = {
 		"activations in bf16, avoid materialized transposes and copies; more SMs will not "
 		"help.",
 	[CAUSE_COMPUTE_BOUND] =
-		"The SMs are busy computing: the GPU is used well. Speed-ups come from the maths "
-		"itself: tensor cores (bf16/fp8 matmuls, jax.default_matmul_precision), better "
+		"The SMs compute near their peak; on the tensor cores the GPU is used well, and "
+		"speed-ups come from the maths itself: tensor cores (bf16/fp8 matmuls, "
+		"jax.default_matmul_precision), better "
 		"kernels, or less work.",
+	[CAUSE_LATENCY_BOUND] =
+		"The SMs hold warps but neither memory nor any pipe is near its peak: the warps "
+		"wait on dependencies (chains of loads or arithmetic, too few warps per SM). Give "
+		"XLA more independent work per kernel: a larger batch, vmap over independent items, "
+		"lax.scan instead of Python loops of small steps.",
 };
 
 /* In the CUDA API's terms: a program that is neither. */
@@ -140,9 +154,39 @@ static const char *const advice_cuda[NR_CAUSES] = {
 		"issue little. Fuse kernels that stream the same data, use narrower types, avoid "
 		"device-to-device copies; more SMs will not help.",
 	[CAUSE_COMPUTE_BOUND] =
-		"The SMs are busy computing: the GPU is used well. Speed-ups come from the maths "
-		"itself: tensor cores (cuBLAS or CUTLASS in bf16, fp8 or TF32), better algorithms, or "
+		"The SMs compute near their peak; on the tensor cores (or FP64 in numerical codes) "
+		"the GPU is used well, and speed-ups come from the maths itself: tensor cores "
+		"(cuBLAS or CUTLASS in bf16, fp8 or TF32), better algorithms, or "
 		"less work.",
+	[CAUSE_LATENCY_BOUND] =
+		"The SMs hold warps but neither memory nor any pipe is near its peak: the warps "
+		"wait on dependencies. Give each SM more independent work: more warps per SM "
+		"(smaller blocks, fewer registers or less shared memory per thread), more "
+		"independent operations per thread (unrolling, several accumulators), loads issued "
+		"early (prefetch into shared memory, cp.async) instead of chains of dependent loads.",
+};
+
+/* compute_bound on the CUDA cores (FMA, ALU, XU pipes), per framework. */
+static const char *const advice_cuda_cores[3] = {
+	[FW_PYTORCH] =
+		"The SMs are busy on CUDA-core arithmetic, not on the tensor cores: elementwise "
+		"maths, exponentials, reductions, index computations (masks, broadcasts, softmax). "
+		"Fuse the chain (torch.compile, fused kernels such as scaled_dot_product_attention "
+		"instead of softmax over a materialized score matrix), express the work as matrix "
+		"operations (bf16/TF32 matmuls on the tensor cores), use lower precision, and avoid "
+		"materializing large broadcast intermediates.",
+	[FW_JAX] =
+		"The SMs are busy on CUDA-core arithmetic, not on the tensor cores: elementwise "
+		"maths, exponentials, reductions, index computations. Jit the step whole so that "
+		"XLA fuses the chain, express the work as matrix operations (jnp.einsum/dot in "
+		"bf16 on the tensor cores: jax.nn.dot_product_attention instead of softmax over a "
+		"materialized score matrix), use lower precision, avoid large broadcasts.",
+	[FW_CUDA] =
+		"The SMs are busy on CUDA-core arithmetic, not on the tensor cores: elementwise "
+		"maths, special functions (exp, log: the XU pipe), integer and index computations "
+		"(the ALU pipe). Move matrix-shaped work to tensor-core kernels (cuBLAS, CUTLASS, "
+		"WMMA/MMA in bf16 or TF32), fuse kernels, use fast intrinsics (__expf) and 32-bit "
+		"indices, and compute less (hoist invariant work out of loops).",
 };
 
 const char *cause_name(int id)
@@ -157,6 +201,22 @@ const char *cause_advice(int id, int framework)
 							 advice_cuda;
 
 	return id >= 0 && id < NR_CAUSES ? t[id] : "";
+}
+
+int findings_compute_pipe(const struct findings *f)
+{
+	return f->ctr.has ? counters_top_unit(&f->ctr, PM_CLASS_COMPUTE) : -1;
+}
+
+const char *findings_advice(const struct findings *f, int id)
+{
+	int pipe = findings_compute_pipe(f);
+
+	if (id == CAUSE_COMPUTE_BOUND && pipe >= 0 && !pm_pipe_is_good(pipe))
+		return advice_cuda_cores[f->framework == FW_PYTORCH ? FW_PYTORCH :
+					 f->framework == FW_JAX	    ? FW_JAX :
+								      FW_CUDA];
+	return cause_advice(id, f->framework);
 }
 
 const char *framework_name(int framework)
@@ -1006,14 +1066,15 @@ static void summarize_saving(const struct findings *f, char *tail, size_t size)
 	int k;
 
 	/* The busy time's class, when one is large, said beside it: no replay can size it. */
-	for (k = CAUSE_MEMORY_BANDWIDTH; k <= CAUSE_COMPUTE_BOUND; k++)
+	for (k = CAUSE_MEMORY_BANDWIDTH; k <= CAUSE_LATENCY_BOUND; k++)
 		if (f->causes[k].status == CS_MEASURED && f->causes[k].share_pct >= PRIMARY_MIN_PCT &&
 		    (!busy || f->causes[k].share_pct > busy->share_pct))
 			busy = &f->causes[k];
 	if (busy)
 		snprintf(more, sizeof(more), "; %s %.1f%% of the time",
 			 busy == &f->causes[CAUSE_MEMORY_BANDWIDTH] ? "bandwidth-bound" :
-								      "compute-bound",
+			 busy == &f->causes[CAUSE_COMPUTE_BOUND]    ? "compute-bound" :
+								      "latency-bound",
 			 busy->share_pct);
 	if (f->replay.steps)
 		snprintf(tail, size, "fix first %s: %s saves ~%.1f%% of a step (replay of %llu "
@@ -1064,15 +1125,58 @@ static void summarize(struct findings *f)
 		snprintf(tail, sizeof(tail), "no cause costs more than 5%% of the time; the GPU is "
 					     "kept busy and its SMs filled");
 	} else if (f->primary == CAUSE_MEMORY_BANDWIDTH) {
-		snprintf(tail, sizeof(tail),
-			 "bandwidth-bound: DRAM at %.0f%% of peak while the SMs compute little "
-			 "(SM throughput %.0f%%) for %.1f%% of the time",
-			 c->bw_dram, c->bw_sm, f->causes[f->primary].share_pct);
+		const double *b = c->class_busy[PM_CLASS_BANDWIDTH];
+		int unit = counters_top_unit(c, PM_CLASS_BANDWIDTH);
+
+		if (unit >= 0 && unit != TRACE_PM_DRAM)
+			snprintf(tail, sizeof(tail),
+				 "bandwidth-bound: %s at %.0f%% of peak while the SMs compute less "
+				 "(SM throughput %.0f%%) for %.1f%% of the time",
+				 pm_unit_text(unit), b[unit], b[TRACE_PM_SM_THROUGHPUT],
+				 f->causes[f->primary].share_pct);
+		else
+			snprintf(tail, sizeof(tail),
+				 "bandwidth-bound: DRAM at %.0f%% of peak while the SMs compute "
+				 "little (SM throughput %.0f%%) for %.1f%% of the time",
+				 b[TRACE_PM_DRAM], b[TRACE_PM_SM_THROUGHPUT],
+				 f->causes[f->primary].share_pct);
 	} else if (f->primary == CAUSE_COMPUTE_BOUND) {
+		const double *b = c->class_busy[PM_CLASS_COMPUTE];
+		int pipe = findings_compute_pipe(f);
+
+		if (pipe < 0)
+			snprintf(tail, sizeof(tail),
+				 "compute-bound: the SMs compute near peak (SM throughput %.0f%%, "
+				 "tensor %.0f%%) for %.1f%% of the time; which pipe is not recorded "
+				 "(trace format %s)",
+				 b[TRACE_PM_SM_THROUGHPUT], b[TRACE_PM_TENSOR],
+				 f->causes[f->primary].share_pct,
+				 c->has_pipes ? "1.7, no pipe stood out" : "before 1.7");
+		else if (pm_pipe_is_good(pipe))
+			snprintf(tail, sizeof(tail),
+				 "compute-bound on the %s pipe (%.0f%% of its peak, SM throughput "
+				 "%.0f%%) for %.1f%% of the time; the GPU is used well",
+				 pm_unit_text(pipe), b[pipe], b[TRACE_PM_SM_THROUGHPUT],
+				 f->causes[f->primary].share_pct);
+		else
+			snprintf(tail, sizeof(tail),
+				 "compute-bound on CUDA-core arithmetic: the %s pipe at %.0f%% of "
+				 "its peak, tensor %.0f%% (SM throughput %.0f%%) for %.1f%% of the "
+				 "time: fuse, or move the work to the tensor cores",
+				 pm_unit_text(pipe), b[pipe], b[TRACE_PM_TENSOR],
+				 b[TRACE_PM_SM_THROUGHPUT], f->causes[f->primary].share_pct);
+	} else if (f->primary == CAUSE_LATENCY_BOUND) {
+		const double *b = c->class_busy[PM_CLASS_LATENCY];
+		int level = !isnan(b[TRACE_PM_L2]) && b[TRACE_PM_L2] > b[TRACE_PM_DRAM] ?
+				    TRACE_PM_L2 :
+				    TRACE_PM_DRAM;
+
 		snprintf(tail, sizeof(tail),
-			 "compute-bound: the SMs compute near peak (SM throughput %.0f%%, tensor "
-			 "%.0f%%) for %.1f%% of the time; the GPU is used well",
-			 c->compute_sm, c->compute_tensor, f->causes[f->primary].share_pct);
+			 "latency-bound: the SMs hold warps (SM active %.0f%%, warps %.0f%% of "
+			 "their slots) but issue %.0f%% of peak, %s %.0f%%, for %.1f%% of the time: "
+			 "the warps wait on dependencies",
+			 b[TRACE_PM_SM_ACTIVE], b[TRACE_PM_WARPS], b[TRACE_PM_ISSUE],
+			 pm_unit_text(level), b[level], f->causes[f->primary].share_pct);
 	} else if (f->causes[f->primary].has_saving) {
 		summarize_saving(f, tail, sizeof(tail));
 	} else {
@@ -1232,8 +1336,10 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	for (k = 0; k < NR_CAUSES; k++) {
 		struct f_cause *c = &f->causes[k];
 
-		if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND) {
-			if (!f->has_gpu || !f->ctr.has) {
+		if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND ||
+		    k == CAUSE_LATENCY_BOUND) {
+			if (!f->has_gpu || !f->ctr.has ||
+			    (k == CAUSE_LATENCY_BOUND && !f->ctr.has_pipes)) {
 				c->status = CS_UNKNOWN;
 				continue;
 			}
@@ -1241,10 +1347,14 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 				c->time_ns = f->ctr.bw_ns;
 				c->count = f->ctr.bw_samples;
 				c->value = f->ctr.bw_dram;
-			} else {
+			} else if (k == CAUSE_COMPUTE_BOUND) {
 				c->time_ns = f->ctr.compute_ns;
 				c->count = f->ctr.compute_samples;
 				c->value = f->ctr.compute_sm;
+			} else {
+				c->time_ns = f->ctr.latency_ns;
+				c->count = f->ctr.latency_samples;
+				c->value = f->ctr.class_busy[PM_CLASS_LATENCY][TRACE_PM_SM_ACTIVE];
 			}
 		}
 		if (k == CAUSE_MEMORY_CAPACITY)

@@ -24,9 +24,13 @@
  *               reported apart and not blamed on any cause; so is call time stalled by the
  *               shim's own hardware-counter set-up (once, between its notes).
  *   low_parallelism = kernel time x (1 - SM fill); memcpy also takes exposed copy time.
- *   memory_capacity is a signal (peak >= 90 % of the device), not time. memory_bandwidth and
- *   compute_bound are GPU busy time classified by hardware counters (counters.h): inside
- *   bandwidth-bound or compute-bound samples. Without counters they are "unknown".
+ *   memory_capacity is a signal (peak >= 90 % of the device), not time. memory_bandwidth,
+ *   compute_bound and latency_bound are GPU busy time classified by hardware counters
+ *   (counters.h): inside bandwidth-, compute- or latency-bound samples. Without counters they
+ *   are "unknown"; so is latency_bound in a trace without the pipes' counters (before 1.7).
+ *   compute_bound names its pipe (the one with the most of its time): the GPU is used well
+ *   on the tensor or FP64 pipe; on the FMA, ALU or XU pipes it computes on the CUDA cores,
+ *   and the advice says how to move that work to the tensor cores or do less of it.
  */
 #ifndef GPUSHIM_FINDINGS_H
 #define GPUSHIM_FINDINGS_H
@@ -47,6 +51,7 @@ enum cause_id {
 	CAUSE_MEMORY_CAPACITY,
 	CAUSE_MEMORY_BANDWIDTH,
 	CAUSE_COMPUTE_BOUND,
+	CAUSE_LATENCY_BOUND,
 	NR_CAUSES
 };
 
@@ -233,5 +238,10 @@ int findings_framework(const struct model *m);
 const char *framework_name(int framework);	/* "cuda", "pytorch", "jax" */
 /* What to do about cause @id, in @framework's terms. */
 const char *cause_advice(int id, int framework);
+/* The advice for cause @id of @f: cause_advice in @f's framework, or for compute_bound on the
+ * CUDA cores (findings_compute_pipe not tensor or FP64) how to move off them. */
+const char *findings_advice(const struct findings *f, int id);
+/* compute_bound's pipe: the slot with the most compute-bound time, -1 unknown (counters.h). */
+int findings_compute_pipe(const struct findings *f);
 
 #endif /* GPUSHIM_FINDINGS_H */

@@ -34,7 +34,7 @@
 
 /* Parts of an idle gap: findings.h's cause ids and enum gap_part (findings.h includes this
  * header through stats.h). */
-#define RANGES_NR_PARTS 12
+#define RANGES_NR_PARTS 13
 
 
 struct range_row {

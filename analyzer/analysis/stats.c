@@ -246,6 +246,7 @@ struct k_aux {
 	size_t nr_vc, nr_slots;
 	double fill_sum, fill_w;
 	double pm_sum[TRACE_PM_NR_SLOTS], pm_w[TRACE_PM_NR_SLOTS];
+	struct ctr_share pm_share;
 };
 
 /* Value @v's slot in @x: where it is, or the empty one where it goes. */
@@ -358,6 +359,7 @@ static struct s_kernel *kernel_slot(struct stats_acc *a, uint32_t key_id)
 	s->kernels[n].name_id = id;
 	s->kernels[n].name = model_string(a->m, id, "<unknown kernel>");
 	s->kernels[n].fill = -1;
+	s->kernels[n].pm_share = -1;
 	for (j = 0; j < TRACE_PM_NR_SLOTS; j++)
 		s->kernels[n].pm[j] = NAN;
 	a->aux[n].has_rank = first_look_ranks(a->p, id, a->aux[n].rank);
@@ -414,7 +416,8 @@ static void kernel_op(struct stats_acc *a, const struct m_gpu_op *g,
 		k->fill_is_estimate |= is_est;
 	}
 	pm_window_let_go(&a->pm, g->start);
-	counters_accumulate(&a->pm, sh->device, g->start, g->end, x->pm_sum, x->pm_w);
+	counters_accumulate(&a->pm, sh->device, g->start, g->end, x->pm_sum, x->pm_w,
+			    &x->pm_share);
 }
 
 static void kernels_end(struct stats_acc *a)
@@ -457,6 +460,8 @@ static void kernels_end(struct stats_acc *a)
 			for (j = 0; j < TRACE_PM_NR_SLOTS; j++)
 				if (x->pm_w[j] > 0)
 					k->pm[j] = x->pm_sum[j] / x->pm_w[j];
+			if (x->pm_share.busy > 0)
+				k->pm_share = x->pm_share.own / x->pm_share.busy;
 		}
 		free(x->vc);
 	}

@@ -75,7 +75,11 @@ struct s_kernel {
 	uint64_t from_graphs;		/* executions replayed from CUDA graphs */
 	/* Hardware counters over the time it ran (counters.h), by enum trace_pm_slot; NaN none */
 	double pm[TRACE_PM_NR_SLOTS];
+	/* Its share of those samples' busy time (counters.h, struct ctr_share); -1 unknown. Under
+	 * KERNEL_PM_OWN_MIN the values are mostly other kernels': it gets no class of its own. */
+	double pm_share;
 };
+#define KERNEL_PM_OWN_MIN 0.5
 
 struct s_alloc {			/* one device allocation's life */
 	uint64_t addr;

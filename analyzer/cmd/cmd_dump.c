@@ -101,9 +101,12 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 		printf(" size=%u (unknown type, skipped)", r->size);
 	for (i = 0; i < nf; i++) {
 		const uint8_t *q = p + f[i].offset;
-		uint64_t v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
+		uint64_t v;
 		const char *s;
 
+		if ((size_t)f[i].offset + f[i].size > r->size)
+			continue;	/* an older, shorter record (grown at the tail since) */
+		v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
 		switch (f[i].kind) {
 		case TRACE_FIELD_X:
 			printf(" %s=0x%" PRIx64, f[i].name, v);
@@ -174,10 +177,13 @@ static void dump_json(const struct names *n, const struct trace_record *r)
 	f = trace_record_fields(r->type, &nf);
 	for (i = 0; i < nf; i++) {
 		const uint8_t *q = p + f[i].offset;
-		uint64_t v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
+		uint64_t v;
 		const char *s;
 		int k;
 
+		if ((size_t)f[i].offset + f[i].size > r->size)
+			continue;	/* an older, shorter record (grown at the tail since) */
+		v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
 		switch (f[i].kind) {
 		case TRACE_FIELD_X:
 			snprintf(key, sizeof(key), "0x%" PRIx64, v);

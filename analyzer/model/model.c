@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -829,9 +830,13 @@ static void add_meta_record(struct model *m, const struct model_consumer *mc,
 	}
 	case TRACE_REC_PM_CONFIG: {
 		const struct trace_rec_pm_config *c = p;
+		struct trace_rec_pm_config *d;
 
 		XGROW(m->pm_configs, m->pm_configs_cap, m->nr_pm_configs + 1);
-		m->pm_configs[m->nr_pm_configs++] = *c;
+		d = &m->pm_configs[m->nr_pm_configs++];
+		/* A record before 1.7 is shorter: its later slots were not sampled (id 0). */
+		memset(d, 0, sizeof(*d));
+		memcpy(d, c, r->size < sizeof(*d) ? r->size : sizeof(*d));
 		break;
 	}
 	case TRACE_REC_PM_SAMPLE: {
@@ -845,8 +850,12 @@ static void add_meta_record(struct model *m, const struct model_consumer *mc,
 		d.end = ps->end_ns;
 		d.device = ps->device;
 		d.flags = ps->flags;
+		/* Slots past a shorter (pre-1.7) record's end were not sampled. */
 		for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
-			d.value[k] = isfinite(ps->value[k]) ? ps->value[k] : NAN;
+			d.value[k] = offsetof(struct trace_rec_pm_sample, value[k + 1]) <= r->size &&
+						     isfinite(ps->value[k]) ?
+					     ps->value[k] :
+					     NAN;
 		if (d.end - d.start > m->pm_max_len)
 			m->pm_max_len = d.end - d.start;
 		if (mc->sample) {

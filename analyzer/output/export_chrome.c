@@ -440,7 +440,7 @@ static void pm_sample(struct export_ctx *x, FILE *f, int pid, const struct m_pm_
 	fprintf(f, ",\"tid\":0,\"name\":\"device %u counters %%\"", p->device);
 	put_time(x, f, "ts", p->start);
 	fputs(",\"args\":{", f);
-	for (k = 0; k <= TRACE_PM_SM_THROUGHPUT; k++) {
+	for (k = 0; k <= TRACE_PM_WARPS; k++) {
 		if (isnan(p->value[k]))
 			continue;
 		fprintf(f, "%s\"%s\":%.2f", sep, counters_slot_name(k), p->value[k]);
@@ -455,7 +455,7 @@ static void pm_sample(struct export_ctx *x, FILE *f, int pid, const struct m_pm_
 		put_time(x, f, "ts", p->end);
 		fputs(",\"args\":{", f);
 		sep = "";
-		for (k = 0; k <= TRACE_PM_SM_THROUGHPUT; k++) {
+		for (k = 0; k <= TRACE_PM_WARPS; k++) {
 			if (isnan(p->value[k]))
 				continue;
 			fprintf(f, "%s\"%s\":0", sep, counters_slot_name(k));

@@ -167,6 +167,42 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 	text_counters(f, fd);
 }
 
+/* A busy-time cause's evidence: the counters while busy over its samples, the unit named. */
+static void text_busy_class(FILE *f, const struct findings *fd, int k)
+{
+	const struct counters *c = &fd->ctr;
+	int cls = k == CAUSE_MEMORY_BANDWIDTH ? PM_CLASS_BANDWIDTH :
+		  k == CAUSE_COMPUTE_BOUND    ? PM_CLASS_COMPUTE :
+						PM_CLASS_LATENCY;
+	const double *b = c->class_busy[cls];
+	int unit = counters_top_unit(c, cls);
+	unsigned long long n = (unsigned long long)fd->causes[k].count;
+
+	if (cls == PM_CLASS_BANDWIDTH && c->has_pipes)
+		fprintf(f, "   busy time, %s-bound: DRAM %.0f%% / L2 %.0f%% / L1 %.0f%%, SM "
+			   "throughput %.0f%% (%llu samples)",
+			pm_unit_text(unit), b[TRACE_PM_DRAM], b[TRACE_PM_L2], b[TRACE_PM_LSU],
+			b[TRACE_PM_SM_THROUGHPUT], n);
+	else if (cls == PM_CLASS_BANDWIDTH)
+		fprintf(f, "   busy time, DRAM %.0f%% / SM throughput %.0f%% (%llu samples)",
+			b[TRACE_PM_DRAM], b[TRACE_PM_SM_THROUGHPUT], n);
+	else if (cls == PM_CLASS_COMPUTE && unit >= 0)
+		fprintf(f, "   busy time, %s pipe %.0f%% (%s): SM throughput %.0f%%, tensor %.0f%%, "
+			   "FMA %.0f%%, ALU %.0f%%, XU %.0f%% (%llu samples)",
+			pm_unit_text(unit), b[unit],
+			pm_pipe_is_good(unit) ? "used well" : "CUDA cores", b[TRACE_PM_SM_THROUGHPUT],
+			b[TRACE_PM_TENSOR], b[TRACE_PM_FMA], b[TRACE_PM_ALU], b[TRACE_PM_XU], n);
+	else if (cls == PM_CLASS_COMPUTE)
+		fprintf(f, "   busy time, SM throughput %.0f%% / tensor %.0f%%, pipe unknown "
+			   "(%llu samples)",
+			b[TRACE_PM_SM_THROUGHPUT], b[TRACE_PM_TENSOR], n);
+	else
+		fprintf(f, "   busy time, SM active %.0f%%, warps %.0f%%, issue %.0f%%; DRAM "
+			   "%.0f%% / L2 %.0f%%, SM throughput %.0f%% (%llu samples)",
+			b[TRACE_PM_SM_ACTIVE], b[TRACE_PM_WARPS], b[TRACE_PM_ISSUE], b[TRACE_PM_DRAM],
+			b[TRACE_PM_L2], b[TRACE_PM_SM_THROUGHPUT], n);
+}
+
 static void text_causes(FILE *f, const struct findings *fd)
 {
 	char a[32], b[32];
@@ -207,13 +243,9 @@ static void text_causes(FILE *f, const struct findings *fd)
 			fprintf(f, "   %s copied, %s of it pageable",
 				fmt_bytes(a, sizeof(a), c->bytes),
 				fmt_bytes(b, sizeof(b), c->pageable_bytes));
-		else if (k == CAUSE_MEMORY_BANDWIDTH)
-			fprintf(f, "   busy time, DRAM %.0f%% / SM throughput %.0f%% (%llu samples)",
-				fd->ctr.bw_dram, fd->ctr.bw_sm, (unsigned long long)c->count);
-		else if (k == CAUSE_COMPUTE_BOUND)
-			fprintf(f, "   busy time, SM throughput %.0f%% / tensor %.0f%% (%llu samples)",
-				fd->ctr.compute_sm, fd->ctr.compute_tensor,
-				(unsigned long long)c->count);
+		else if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND ||
+			 k == CAUSE_LATENCY_BOUND)
+			text_busy_class(f, fd, k);
 		else
 			fprintf(f, "   in %llu gaps", (unsigned long long)c->count);
 		if (k == CAUSE_LAUNCH_OVERHEAD && c->aux)
@@ -240,7 +272,7 @@ static void text_causes(FILE *f, const struct findings *fd)
 		}
 		if (r < 3) {
 			fprintf(f, "     fix: ");
-			print_clean(f, cause_advice(k, fd->framework), 400);
+			print_clean(f, findings_advice(fd, k), 500);
 			fprintf(f, "\n");
 		}
 	}
@@ -250,11 +282,18 @@ static void text_causes(FILE *f, const struct findings *fd)
 		fprintf(f, "  -  memory_capacity  peak %.1f%% of device memory (a signal, not lost time)\n",
 			fd->causes[CAUSE_MEMORY_CAPACITY].value);
 	if (!fd->ctr.has)
-		fprintf(f, "  ?  memory_bandwidth, compute_bound: unknown without hardware counters\n");
+		fprintf(f, "  ?  memory_bandwidth, compute_bound, latency_bound: unknown without "
+			   "hardware counters\n");
 	else if (fd->causes[CAUSE_MEMORY_BANDWIDTH].status != CS_MEASURED &&
-		 fd->causes[CAUSE_COMPUTE_BOUND].status != CS_MEASURED)
-		fprintf(f, "  -  memory_bandwidth, compute_bound: no sample bandwidth- or "
-			   "compute-bound\n");
+		 fd->causes[CAUSE_COMPUTE_BOUND].status != CS_MEASURED &&
+		 fd->causes[CAUSE_LATENCY_BOUND].status != CS_MEASURED)
+		fprintf(f, "  -  memory_bandwidth, compute_bound%s: no sample bandwidth-, compute-%s "
+			   "bound\n",
+			fd->ctr.has_pipes ? ", latency_bound" : "",
+			fd->ctr.has_pipes ? " or latency-" : "");
+	if (fd->ctr.has && !fd->ctr.has_pipes)
+		fprintf(f, "  ?  latency_bound: unknown, and compute_bound's pipe: the trace has no "
+			   "pipe counters (format before 1.7)\n");
 	{
 		char d[32], e[32], g[32], h[32];
 
@@ -293,7 +332,7 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm)
 		return;
 	fprintf(f, "\nkernels (by GPU time)\n");
 	fprintf(f, "  %10s %10s %10s %6s  %-18s %s%s\n", "launches", "gpu time", "mean", "fill",
-		"grid/block", has_pm ? "dram  sm-tp  " : "", "name");
+		"grid/block", has_pm ? "dram  sm-tp  bound          " : "", "name");
 	for (i = 0; i < s->nr_kernels && i < TOP_KERNELS; i++) {
 		const struct s_kernel *k = &s->kernels[i];
 		char shape[48], fill[16];
@@ -310,11 +349,23 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm)
 			k->gpu_count ? fmt_ns(b, sizeof(b), k->gpu_total_ns) : "-",
 			k->gpu_count ? fmt_ns(c, sizeof(c), k->gpu_total_ns / k->gpu_count) : "-",
 			fill, k->launches ? shape : "(graph)");
-		if (has_pm && !isnan(k->pm[TRACE_PM_DRAM]))
-			fprintf(f, "%3.0f%% %5.0f%%  ", k->pm[TRACE_PM_DRAM],
-				k->pm[TRACE_PM_SM_THROUGHPUT]);
-		else if (has_pm)
-			fprintf(f, "   -      -  ");
+		if (has_pm && !isnan(k->pm[TRACE_PM_DRAM])) {
+			struct pm_judgement pj;
+			char bound[32];
+
+			pm_classify(k->pm, &pj);
+			if (k->pm_share < KERNEL_PM_OWN_MIN)
+				snprintf(bound, sizeof(bound), "(mixed)");
+			else if (pj.cls && pj.unit >= 0)
+				snprintf(bound, sizeof(bound), "%s %s", pm_class_name(pj.cls),
+					 pm_unit_text(pj.unit));
+			else
+				snprintf(bound, sizeof(bound), "%s", pm_class_name(pj.cls));
+			fprintf(f, "%3.0f%% %5.0f%%  %-14s ", k->pm[TRACE_PM_DRAM],
+				k->pm[TRACE_PM_SM_THROUGHPUT], bound);
+		} else if (has_pm) {
+			fprintf(f, "   -      -  %-14s ", "-");
+		}
 		print_clean(f, k->name, 90);
 		fprintf(f, "\n");
 	}
@@ -693,7 +744,7 @@ static void json_pm_values(struct json *j, const char *key, const double v[TRACE
 		return;
 	}
 	json_object_begin(j, key);
-	for (k = 0; k < TRACE_PM_SM_THROUGHPUT + 1; k++)
+	for (k = 0; k <= TRACE_PM_WARPS; k++)
 		json_double(j, counters_slot_name(k), v[k], 2);
 	json_object_end(j);
 }
@@ -725,6 +776,11 @@ static void json_counters(struct json *j, const struct counters *c)
 	json_double(j, "sm_throughput_pct", c->compute_sm, 2);
 	json_double(j, "tensor_pct", c->compute_tensor, 2);
 	json_object_end(j);
+	json_object_begin(j, "latency_bound");
+	json_u64(j, "busy_ns", c->latency_ns);
+	json_u64(j, "samples", c->latency_samples);
+	json_object_end(j);
+	json_bool(j, "has_pipes", c->has_pipes);
 	json_array_begin(j, "timeline");
 	for (i = 0; i < c->nr_buckets; i++) {
 		json_object_begin(j, NULL);
@@ -997,6 +1053,20 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 			json_null(j, "fill");
 		json_bool(j, "fill_estimated", k->fill_is_estimate);
 		json_pm_values(j, "counters", k->pm);
+		{
+			struct pm_judgement pj;
+
+			pm_classify(k->pm, &pj);
+			if (k->pm_share >= 0)
+				json_double(j, "counters_own_pct", 100 * k->pm_share, 1);
+			else
+				json_null(j, "counters_own_pct");
+			if (k->pm_share < KERNEL_PM_OWN_MIN)
+				pj.cls = PM_CLASS_NONE;	/* mostly other kernels' counts */
+			json_str(j, "bound", pj.cls ? pm_class_name(pj.cls) : NULL);
+			json_str(j, "bound_by",
+				 pj.cls && pj.unit >= 0 ? counters_slot_name(pj.unit) : NULL);
+		}
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -1068,17 +1138,43 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 		break;
 	case CAUSE_MEMORY_BANDWIDTH:
 	case CAUSE_COMPUTE_BOUND:
+	case CAUSE_LATENCY_BOUND: {
+		int cls = k == CAUSE_MEMORY_BANDWIDTH ? PM_CLASS_BANDWIDTH :
+			  k == CAUSE_COMPUTE_BOUND    ? PM_CLASS_COMPUTE :
+							PM_CLASS_LATENCY;
+		const double *b = fd->ctr.class_busy[cls];
+		int unit = counters_top_unit(&fd->ctr, cls), u;
+
 		if (c->status == CS_UNKNOWN) {
-			json_str(j, "reason", fd->ctr.absent ? fd->ctr.absent :
-					      "no GPU timestamps");
+			json_str(j, "reason", !fd->has_gpu     ? "no GPU timestamps" :
+					      !fd->ctr.has     ? (fd->ctr.absent ? fd->ctr.absent :
+								 "no hardware counters") :
+								 "no pipe counters in this trace "
+								 "(format before 1.7)");
 			break;
 		}
-		json_double(j, "dram_pct", k == CAUSE_MEMORY_BANDWIDTH ? fd->ctr.bw_dram : NAN, 2);
-		json_double(j, "sm_throughput_pct",
-			    k == CAUSE_MEMORY_BANDWIDTH ? fd->ctr.bw_sm : fd->ctr.compute_sm, 2);
-		json_double(j, "tensor_pct", k == CAUSE_COMPUTE_BOUND ? fd->ctr.compute_tensor : NAN,
-			    2);
+		/* The counters while busy (counters.h), over the class's samples */
+		json_double(j, "dram_pct", b[TRACE_PM_DRAM], 2);
+		json_double(j, "sm_throughput_pct", b[TRACE_PM_SM_THROUGHPUT], 2);
+		json_double(j, "tensor_pct", b[TRACE_PM_TENSOR], 2);
+		json_pm_values(j, "busy", b);
+		/* The unit that names it: a memory level or a pipe (null: none, or unknown) */
+		if (unit >= 0 && cls != PM_CLASS_LATENCY)
+			json_str(j, cls == PM_CLASS_BANDWIDTH ? "level" : "pipe",
+				 counters_slot_name(unit));
+		else if (cls != PM_CLASS_LATENCY)
+			json_null(j, cls == PM_CLASS_BANDWIDTH ? "level" : "pipe");
+		if (cls == PM_CLASS_COMPUTE)
+			json_bool(j, "used_well", unit >= 0 && pm_pipe_is_good(unit));
+		json_object_begin(j, "time_by_unit_ns");
+		for (u = 0; u < TRACE_PM_NR_SLOTS; u++)
+			if (fd->ctr.unit_ns[cls][u])
+				json_u64(j, counters_slot_name(u), fd->ctr.unit_ns[cls][u]);
+		if (fd->ctr.unit_ns[cls][TRACE_PM_NR_SLOTS])
+			json_u64(j, "unknown", fd->ctr.unit_ns[cls][TRACE_PM_NR_SLOTS]);
+		json_object_end(j);
 		break;
+	}
 	default:
 		break;
 	}
@@ -1101,7 +1197,7 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 	}
 	json_array_end(j);
 	json_object_end(j);
-	json_str(j, "advice", cause_advice(k, fd->framework));
+	json_str(j, "advice", findings_advice(fd, k));
 	json_object_end(j);
 }
 

@@ -244,7 +244,14 @@ static const struct trace_field f_pm_config[] = {
 	FN(trace_rec_pm_config, metric[TRACE_PM_TENSOR], "tensor", STR),
 	FN(trace_rec_pm_config, metric[TRACE_PM_GR_ACTIVE], "gr_active", STR),
 	FN(trace_rec_pm_config, metric[TRACE_PM_SM_THROUGHPUT], "sm_throughput", STR),
-	FN(trace_rec_pm_config, metric[5], "spare", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_L2], "l2", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_ISSUE], "issue", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_FMA], "fma", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_ALU], "alu", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_XU], "xu", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_FP64], "fp64", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_LSU], "lsu", STR),
+	FN(trace_rec_pm_config, metric[TRACE_PM_WARPS], "warps", STR),
 };
 static const struct trace_field f_pm_sample[] = {
 	F(trace_rec_pm_sample, device, U),
@@ -256,7 +263,14 @@ static const struct trace_field f_pm_sample[] = {
 	FN(trace_rec_pm_sample, value[TRACE_PM_TENSOR], "tensor", F32),
 	FN(trace_rec_pm_sample, value[TRACE_PM_GR_ACTIVE], "gr_active", F32),
 	FN(trace_rec_pm_sample, value[TRACE_PM_SM_THROUGHPUT], "sm_throughput", F32),
-	FN(trace_rec_pm_sample, value[5], "spare", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_L2], "l2", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_ISSUE], "issue", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_FMA], "fma", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_ALU], "alu", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_XU], "xu", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_FP64], "fp64", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_LSU], "lsu", F32),
+	FN(trace_rec_pm_sample, value[TRACE_PM_WARPS], "warps", F32),
 };
 static const struct trace_field f_nvtx_domain[] = {
 	F(trace_rec_nvtx_domain, id, U),

@@ -44,8 +44,9 @@ const struct trace_type trace_types[TRACE_NR_TYPES] = {
 	TYPE(TRACE_REC_GPU_API, trace_rec_gpu_api, 0, "gpu_api"),
 	TYPE(TRACE_REC_GPU_KERNEL_RUN, trace_rec_gpu_run, 0, "gpu_kernel_run"),
 	TYPE(TRACE_REC_GPU_API_RUN, trace_rec_gpu_run, 0, "gpu_api_run"),
-	TYPE(TRACE_REC_PM_CONFIG, trace_rec_pm_config, 0, "pm_config"),
-	TYPE(TRACE_REC_PM_SAMPLE, trace_rec_pm_sample, 0, "pm_sample"),
+	/* Grown at the tail in 1.7: the 1.1 size is the least (trace_format.h). */
+	[TRACE_REC_PM_CONFIG] = { "pm_config", TRACE_PM_CONFIG_1_1_BYTES, 0 },
+	[TRACE_REC_PM_SAMPLE] = { "pm_sample", TRACE_PM_SAMPLE_1_1_BYTES, 0 },
 	TYPE(TRACE_REC_NVTX_DOMAIN, trace_rec_nvtx_domain, 0, "nvtx_domain"),
 	TYPE(TRACE_REC_NVTX_PUSH, trace_rec_nvtx_range, 1, "nvtx_push"),
 	TYPE(TRACE_REC_NVTX_POP, trace_rec_nvtx_end, 1, "nvtx_pop"),

@@ -45,7 +45,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	6
+#define TRACE_VERSION_MINOR	7
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -739,6 +739,9 @@ _Static_assert(sizeof(struct trace_rec_gpu_info) == 56, "on-disk ABI: bump TRACE
  * of that device's PM_SAMPLEs; a slot whose name is 0 was not sampled (its values are NaN).
  * Values are percent of the unit's sustained peak over the sample's interval, as CUPTI
  * evaluates them; sample times are in the trace clock (converted from the GPU's %globaltimer).
+ * 1.7 grew both records at the tail from 6 slots to 16 (the memory levels and the SM's pipes):
+ * a 1.1-1.6 record is TRACE_PM_CONFIG_1_1_BYTES / TRACE_PM_SAMPLE_1_1_BYTES long, and its
+ * slots from TRACE_PM_NR_SLOTS_1_1 on read as not sampled.
  */
 enum trace_pm_slot {
 	TRACE_PM_SM_ACTIVE = 0,		/* SM cycles with at least one warp resident, % */
@@ -746,7 +749,16 @@ enum trace_pm_slot {
 	TRACE_PM_TENSOR = 2,		/* tensor pipe active, % */
 	TRACE_PM_GR_ACTIVE = 3,		/* graphics/compute engine active, % (nvidia-smi's view) */
 	TRACE_PM_SM_THROUGHPUT = 4,	/* SM throughput (speed-of-light triage), % */
-	TRACE_PM_NR_SLOTS = 6,		/* slot 5 is spare */
+	TRACE_PM_L2 = 5,		/* (1.7) L2 sector throughput, % of peak */
+	TRACE_PM_ISSUE = 6,		/* (1.7) warp instructions issued, % of peak */
+	TRACE_PM_FMA = 7,		/* (1.7) FMA pipe (FP32 arithmetic, IMAD), % */
+	TRACE_PM_ALU = 8,		/* (1.7) ALU pipe (integer, logic, compare, convert), % */
+	TRACE_PM_XU = 9,		/* (1.7) XU pipe (exp, log, sin, rsqrt: special functions), % */
+	TRACE_PM_FP64 = 10,		/* (1.7) FP64 pipe active, % */
+	TRACE_PM_LSU = 11,		/* (1.7) L1 load/store wavefronts (global, local, shared), % */
+	TRACE_PM_WARPS = 12,		/* (1.7) warps resident, % of the SMs' warp slots */
+	TRACE_PM_NR_SLOTS = 16,		/* slots 13-15 are spare */
+	TRACE_PM_NR_SLOTS_1_1 = 6,	/* the slots of a 1.1-1.6 record */
 };
 
 struct trace_rec_pm_config {
@@ -756,7 +768,8 @@ struct trace_rec_pm_config {
 	uint64_t interval_ns;		/* requested sampling interval */
 	uint32_t metric[TRACE_PM_NR_SLOTS];	/* STRING id of each slot's metric; 0 none */
 };
-_Static_assert(sizeof(struct trace_rec_pm_config) == 48, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+_Static_assert(sizeof(struct trace_rec_pm_config) == 88, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+#define TRACE_PM_CONFIG_1_1_BYTES 48
 
 enum trace_pm_sample_flags {
 	TRACE_PM_OVERFLOW = 1u << 0,	/* samples were lost before this one (hardware buffer) */
@@ -770,7 +783,8 @@ struct trace_rec_pm_sample {
 	uint64_t end_ns;
 	float value[TRACE_PM_NR_SLOTS];	/* % per enum trace_pm_slot; NaN: not sampled */
 };
-_Static_assert(sizeof(struct trace_rec_pm_sample) == 56, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+_Static_assert(sizeof(struct trace_rec_pm_sample) == 96, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+#define TRACE_PM_SAMPLE_1_1_BYTES 56
 
 /* ---- NVTX (1.6): the program's own annotations, through NVTX's injection interface ---- */
 
