@@ -106,7 +106,12 @@ void pm_classify(const double v[TRACE_PM_NR_SLOTS], struct pm_judgement *j)
 	comp = sm > tensor ? sm : tensor;
 	mem_unit = highest(b, mem_slots, 3);
 	mem = b[mem_unit];
-	if (mem >= PM_HIGH_PCT && mem >= comp) {
+	if (tensor >= PM_HIGH_PCT) {
+		/* A GEMM's tensor cores at their peak: its shared-memory traffic (L1) as high
+		 * feeds them, and is not what limits it. */
+		j->cls = PM_CLASS_COMPUTE;
+		j->unit = TRACE_PM_TENSOR;
+	} else if (mem >= PM_HIGH_PCT && mem >= comp) {
 		j->cls = PM_CLASS_BANDWIDTH;
 		j->unit = mem_unit;
 	} else if (b[TRACE_PM_DRAM] >= PM_DRAM_HIGH_PCT && sm < PM_SM_LOW_PCT &&
@@ -117,9 +122,10 @@ void pm_classify(const double v[TRACE_PM_NR_SLOTS], struct pm_judgement *j)
 		j->cls = PM_CLASS_COMPUTE;
 		pipe = highest(b, pipe_slots, 5);
 		/* A trace without the CUDA cores' pipes knows the tensor pipe only. */
-		if (isnan(b[TRACE_PM_FMA]) && !(tensor >= PM_HIGH_PCT))
+		if (isnan(b[TRACE_PM_FMA]))
 			pipe = -1;
-		if (pipe >= 0 && !isnan(b[TRACE_PM_ISSUE]) && b[TRACE_PM_ISSUE] > b[pipe])
+		/* No pipe near its peak but instructions issued near it: a mix of them. */
+		if (pipe >= 0 && b[pipe] < PM_HIGH_PCT && b[TRACE_PM_ISSUE] >= PM_HIGH_PCT)
 			pipe = TRACE_PM_ISSUE;
 		j->unit = pipe;
 	} else if (!isnan(b[TRACE_PM_L2]) && b[TRACE_PM_SM_ACTIVE] >= PM_LATENCY_SM_PCT) {
@@ -428,7 +434,8 @@ void counters_op(struct ctr_acc *a, const struct m_gpu_op *g)
 {
 	const struct m_gpu_shape *sh = model_gpu_shape(a->m, g);
 
-	if (sh->device != a->device || sh->kind == MG_MEMCPY || g->end <= g->start)
+	/* Kernels only: copies and memsets are bandwidth work by what they are (findings.h). */
+	if (sh->device != a->device || sh->kind != MG_KERNEL || g->end <= g->start)
 		return;
 	if (a->has && g->start > a->end) {
 		busy_flush(a);

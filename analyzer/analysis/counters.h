@@ -13,15 +13,17 @@
  *                     its time is not classified (too little work to tell).
  *   memory level      the highest of DRAM, L2 and L1 (load/store wavefronts) throughput.
  *   compute level     the higher of SM throughput and the tensor pipe.
- *   bandwidth-bound   the memory level >= PM_HIGH_PCT and at least the compute level (the
+ *   bandwidth-bound   otherwise, the memory level >= PM_HIGH_PCT and at least the compute level (the
  *                     level named: DRAM, L2 or L1); or DRAM >= PM_DRAM_HIGH_PCT while SM
  *                     throughput and the tensor pipe are < PM_SM_LOW_PCT: the SMs wait on
  *                     memory.
- *   compute-bound     otherwise, the compute level >= PM_HIGH_PCT; the pipe named is the
- *                     busiest of tensor, FP64, FMA, ALU and XU (the issue rate when it is above
- *                     them all: no pipe is the limit). The GPU is used well when it is the
- *                     tensor or the FP64 pipe; FMA, ALU and XU are the CUDA cores'
- *                     arithmetic (elementwise maths, exp, index computations).
+ *   compute-bound     the tensor pipe >= PM_HIGH_PCT (a GEMM: its shared-memory traffic feeds
+ *                     it, whatever L1 reads), or otherwise the compute level >=
+ *                     PM_HIGH_PCT; the pipe named is the busiest of tensor, FP64, FMA, ALU
+ *                     and XU, or "issue" when none of them is >= PM_HIGH_PCT but the
+ *                     instructions issued are (a mix of pipes). The GPU is used well when
+ *                     it is the tensor or the FP64 pipe; FMA, ALU, XU and a mix are the CUDA
+ *                     cores' arithmetic (elementwise maths, exp, index computations).
  *   latency-bound     otherwise, SMs active >= PM_LATENCY_SM_PCT while busy (the SMs have
  *                     warps: not low parallelism), with the memory levels and pipes all
  *                     sampled (format 1.7): neither memory nor any pipe is near its peak,

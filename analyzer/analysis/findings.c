@@ -374,6 +374,10 @@ static int call_cause(const struct m_call *c)
 {
 	switch (c->kind) {
 	case MC_COPY:
+		/* Within device memory: issuing GPU work, as a launch (memcpy is host<->device) */
+		if (c->sub == TRACE_COPY_D2D || c->sub == TRACE_COPY_PEER ||
+		    c->sub == TRACE_COPY_D2A || c->sub == TRACE_COPY_A2D || c->sub == TRACE_COPY_A2A)
+			return CAUSE_LAUNCH_OVERHEAD;
 		return CAUSE_MEMCPY;
 	case MC_MEM:
 		return CAUSE_ALLOCATION;
@@ -1008,6 +1012,11 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 		a->f->causes[CAUSE_LAUNCH_OVERHEAD].aux++;
 	if (g->start >= ds->begin && g->start < a->win_hi) {
 		a->win_kernels += sh->kind == MG_KERNEL;
+		/* Copies within the device and memsets: bandwidth work, by what they are. */
+		if (sh->kind == MG_MEMSET || (sh->kind == MG_MEMCPY && !copy_touches_host(sh))) {
+			a->f->device_copy_ns += (g->end < a->win_hi ? g->end : a->win_hi) - g->start;
+			a->f->nr_device_copies++;
+		}
 		window_op(a, ds, g, sh, call, call_id);
 	}
 	a->keep_after = keep_bound(a);
@@ -1128,7 +1137,16 @@ static void summarize(struct findings *f)
 		const double *b = c->class_busy[PM_CLASS_BANDWIDTH];
 		int unit = counters_top_unit(c, PM_CLASS_BANDWIDTH);
 
-		if (unit >= 0 && unit != TRACE_PM_DRAM)
+		if (f->device_copy_ns >= c->bw_ns)
+			snprintf(tail, sizeof(tail),
+				 "bandwidth-bound: copies within device memory and memsets (%llu) "
+				 "take %.1f%% of the time%s",
+				 (unsigned long long)f->nr_device_copies,
+				 f->window_ns ? 100.0 * (double)f->device_copy_ns /
+							(double)f->window_ns :
+						0,
+				 c->bw_ns ? ", kernels waiting on memory more" : "");
+		else if (unit >= 0 && unit != TRACE_PM_DRAM)
 			snprintf(tail, sizeof(tail),
 				 "bandwidth-bound: %s at %.0f%% of peak while the SMs compute less "
 				 "(SM throughput %.0f%%) for %.1f%% of the time",
@@ -1158,6 +1176,14 @@ static void summarize(struct findings *f)
 				 "%.0f%%) for %.1f%% of the time; the GPU is used well",
 				 pm_unit_text(pipe), b[pipe], b[TRACE_PM_SM_THROUGHPUT],
 				 f->causes[f->primary].share_pct);
+		else if (pipe == TRACE_PM_ISSUE)
+			snprintf(tail, sizeof(tail),
+				 "compute-bound on CUDA-core arithmetic: instructions issued at "
+				 "%.0f%% of peak over several pipes (ALU %.0f%%, FMA %.0f%%, XU "
+				 "%.0f%%), tensor %.0f%%, for %.1f%% of the time: fuse, or move the "
+				 "work to the tensor cores",
+				 b[pipe], b[TRACE_PM_ALU], b[TRACE_PM_FMA], b[TRACE_PM_XU],
+				 b[TRACE_PM_TENSOR], f->causes[f->primary].share_pct);
 		else
 			snprintf(tail, sizeof(tail),
 				 "compute-bound on CUDA-core arithmetic: the %s pipe at %.0f%% of "
@@ -1338,15 +1364,19 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 
 		if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND ||
 		    k == CAUSE_LATENCY_BOUND) {
-			if (!f->has_gpu || !f->ctr.has ||
-			    (k == CAUSE_LATENCY_BOUND && !f->ctr.has_pipes)) {
-				c->status = CS_UNKNOWN;
-				continue;
-			}
-			if (k == CAUSE_MEMORY_BANDWIDTH) {
-				c->time_ns = f->ctr.bw_ns;
+			if (k == CAUSE_MEMORY_BANDWIDTH && f->has_gpu) {
+				/* Device copies and memsets count without counters too. */
+				c->time_ns = f->ctr.bw_ns + f->device_copy_ns;
 				c->count = f->ctr.bw_samples;
 				c->value = f->ctr.bw_dram;
+				if (!f->ctr.has && !f->device_copy_ns) {
+					c->status = CS_UNKNOWN;
+					continue;
+				}
+			} else if (!f->has_gpu || !f->ctr.has ||
+				   (k == CAUSE_LATENCY_BOUND && !f->ctr.has_pipes)) {
+				c->status = CS_UNKNOWN;
+				continue;
 			} else if (k == CAUSE_COMPUTE_BOUND) {
 				c->time_ns = f->ctr.compute_ns;
 				c->count = f->ctr.compute_samples;

@@ -26,8 +26,10 @@
  *   low_parallelism = kernel time x (1 - SM fill); memcpy also takes exposed copy time.
  *   memory_capacity is a signal (peak >= 90 % of the device), not time. memory_bandwidth,
  *   compute_bound and latency_bound are GPU busy time classified by hardware counters
- *   (counters.h): inside bandwidth-, compute- or latency-bound samples. Without counters they
- *   are "unknown"; so is latency_bound in a trace without the pipes' counters (before 1.7).
+ *   (counters.h): kernels inside bandwidth-, compute- or latency-bound samples. Copies
+ *   between device memories and memsets are memory_bandwidth's by what they are (materialized
+ *   copies), counters or not. Without counters the rest is "unknown"; so is latency_bound in a
+ *   trace without the pipes' counters (before 1.7).
  *   compute_bound names its pipe (the one with the most of its time): the GPU is used well
  *   on the tensor or FP64 pipe; on the FMA, ALU or XU pipes it computes on the CUDA cores,
  *   and the advice says how to move that work to the tensor cores or do less of it.
@@ -132,6 +134,9 @@ struct findings {
 	uint64_t dependency_ns;		/* GPU-side gaps of 5 us and more */
 	uint64_t module_load_ns;	/* gaps spent loading modules (lazy loading: one-time) */
 	uint64_t profiler_setup_ns;	/* gaps spent in calls stalled by the counters' set-up */
+	uint64_t device_copy_ns;	/* copies within device memory and memsets in the window:
+					 * memory_bandwidth's time besides the counters' */
+	uint64_t nr_device_copies;
 	uint64_t nr_gaps;
 	struct f_cause causes[NR_CAUSES];
 	int ranked[NR_CAUSES];		/* cause ids, most time first (by saving once replayed:

@@ -60,6 +60,8 @@ struct replay {
 	uint64_t lo, hi;		/* the window */
 	double pinned_bw;
 	int pinned_measured;
+	uint8_t *is_saturated;		/* by kernel name id: fill does not bound it */
+	size_t nr_saturated;
 	/* per run */
 	uint64_t *t;
 	uint64_t *dur_now;
@@ -584,7 +586,8 @@ static uint64_t dur_under(struct replay *r, uint32_t o, const struct replay_chan
 	if (c->pinned && sh->kind == MG_MEMCPY &&
 	    (sh->src_kind == TRACE_GPU_MEM_PAGEABLE || sh->dst_kind == TRACE_GPU_MEM_PAGEABLE))
 		return min64(r->dur[o], (uint64_t)((double)sh->bytes * 1e9 / r->pinned_bw));
-	if (c->full_fill && sh->kind == MG_KERNEL) {
+	if (c->full_fill && sh->kind == MG_KERNEL &&
+	    !(sh->name < r->nr_saturated && r->is_saturated[sh->name])) {
 		int est;
 		double fill = stats_fill_op(r->m, g, &est);
 
@@ -592,6 +595,30 @@ static uint64_t dur_under(struct replay *r, uint32_t o, const struct replay_chan
 			return (uint64_t)((double)r->dur[o] * fill);
 	}
 	return r->dur[o];
+}
+
+void replay_set_stats(struct replay *r, const struct stats *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_kernels; i++) {
+		const struct s_kernel *k = &s->kernels[i];
+		struct pm_judgement j;
+
+		if (!(k->pm_share >= KERNEL_PM_OWN_MIN))
+			continue;
+		pm_classify(k->pm, &j);
+		if (j.cls != PM_CLASS_COMPUTE && j.cls != PM_CLASS_BANDWIDTH)
+			continue;
+		if (k->name_id >= r->nr_saturated) {
+			size_t n = (size_t)k->name_id + 1;
+
+			r->is_saturated = xrealloc(r->is_saturated, n);
+			memset(r->is_saturated + r->nr_saturated, 0, n - r->nr_saturated);
+			r->nr_saturated = n;
+		}
+		r->is_saturated[k->name_id] = 1;
+	}
 }
 
 /* Is node @n in the window (its recorded time in it)? */
@@ -766,6 +793,7 @@ void replay_free(struct replay *r)
 	free(r->e);
 	free(r->call_flags);
 	free(r->dur);
+	free(r->is_saturated);
 	free(r->t);
 	free(r->dur_now);
 	free(r->left);

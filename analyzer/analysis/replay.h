@@ -94,6 +94,14 @@ struct replay *replay_build(const struct model *m, uint64_t lo, uint64_t hi, con
 /* Replay with @c (NULL: as recorded); the window's span in ns, 0 when the graph has a cycle. */
 uint64_t replay_run(struct replay *r, const struct replay_change *c);
 uint64_t replay_recorded_span(const struct replay *r);
+/*
+ * replay_set_stats - the kernels of @s whose own hardware counters say compute- or
+ * bandwidth-bound (stats.h: KERNEL_PM_OWN_MIN of their samples theirs): full_fill leaves their
+ * time as recorded, since a pipe or the memory, not the SMs left empty, sets it. Call before
+ * replay_run; @s may be freed after.
+ */
+struct stats;
+void replay_set_stats(struct replay *r, const struct stats *s);
 /* The pinned copy bandwidth the pinned change uses (bytes/s) and whether the trace showed it. */
 double replay_pinned_bw(const struct replay *r, int *measured);
 void replay_free(struct replay *r);

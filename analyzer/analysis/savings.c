@@ -168,6 +168,7 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 	rp->end = hi;
 	rp->items = a->nr_calls + a->nr_ops;
 	rp->is_part = hi < f->window_end && (a->cut_calls < a->hi || a->cut_ops < a->hi);
+	replay_set_stats(r, s);
 	rp->recorded_ns = replay_recorded_span(r);
 	rp->replayed_ns = as_is = replay_run(r, NULL);
 	rp->error_pct = rp->recorded_ns ? 100.0 * ((double)as_is - (double)rp->recorded_ns) /

@@ -317,6 +317,7 @@ int cmd_whatif(int argc, char **argv)
 		}
 		chg.sync_sites = mask;
 	}
+	replay_set_stats(r, &s);
 	rec = replay_recorded_span(r);
 	as_is = replay_run(r, NULL);
 	err = rec ? 100.0 * ((double)as_is - (double)rec) / (double)rec : 0;

@@ -177,7 +177,15 @@ static void text_busy_class(FILE *f, const struct findings *fd, int k)
 	const double *b = c->class_busy[cls];
 	int unit = counters_top_unit(c, cls);
 	unsigned long long n = (unsigned long long)fd->causes[k].count;
+	char a[32];
 
+	if (cls == PM_CLASS_BANDWIDTH && fd->device_copy_ns) {
+		fprintf(f, "   %s in %llu device copies and memsets%s",
+			fmt_ns(a, sizeof(a), fd->device_copy_ns),
+			(unsigned long long)fd->nr_device_copies, c->has && n ? ";" : "");
+		if (!c->has || !n)
+			return;
+	}
 	if (cls == PM_CLASS_BANDWIDTH && c->has_pipes)
 		fprintf(f, "   busy time, %s-bound: DRAM %.0f%% / L2 %.0f%% / L1 %.0f%%, SM "
 			   "throughput %.0f%% (%llu samples)",
@@ -187,9 +195,9 @@ static void text_busy_class(FILE *f, const struct findings *fd, int k)
 		fprintf(f, "   busy time, DRAM %.0f%% / SM throughput %.0f%% (%llu samples)",
 			b[TRACE_PM_DRAM], b[TRACE_PM_SM_THROUGHPUT], n);
 	else if (cls == PM_CLASS_COMPUTE && unit >= 0)
-		fprintf(f, "   busy time, %s pipe %.0f%% (%s): SM throughput %.0f%%, tensor %.0f%%, "
+		fprintf(f, "   busy time, %s %.0f%% (%s): SM throughput %.0f%%, tensor %.0f%%, "
 			   "FMA %.0f%%, ALU %.0f%%, XU %.0f%% (%llu samples)",
-			pm_unit_text(unit), b[unit],
+			unit == TRACE_PM_ISSUE ? "instruction issue" : pm_unit_text(unit), b[unit],
 			pm_pipe_is_good(unit) ? "used well" : "CUDA cores", b[TRACE_PM_SM_THROUGHPUT],
 			b[TRACE_PM_TENSOR], b[TRACE_PM_FMA], b[TRACE_PM_ALU], b[TRACE_PM_XU], n);
 	else if (cls == PM_CLASS_COMPUTE)
@@ -281,7 +289,10 @@ static void text_causes(FILE *f, const struct findings *fd)
 	if (fd->causes[CAUSE_MEMORY_CAPACITY].status == CS_SIGNAL)
 		fprintf(f, "  -  memory_capacity  peak %.1f%% of device memory (a signal, not lost time)\n",
 			fd->causes[CAUSE_MEMORY_CAPACITY].value);
-	if (!fd->ctr.has)
+	if (!fd->ctr.has && fd->device_copy_ns)
+		fprintf(f, "  ?  compute_bound, latency_bound, kernels' memory_bandwidth: unknown "
+			   "without hardware counters\n");
+	else if (!fd->ctr.has)
 		fprintf(f, "  ?  memory_bandwidth, compute_bound, latency_bound: unknown without "
 			   "hardware counters\n");
 	else if (fd->causes[CAUSE_MEMORY_BANDWIDTH].status != CS_MEASURED &&
@@ -1152,6 +1163,10 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 								 "no pipe counters in this trace "
 								 "(format before 1.7)");
 			break;
+		}
+		if (k == CAUSE_MEMORY_BANDWIDTH) {
+			json_u64(j, "device_copy_ns", fd->device_copy_ns);
+			json_u64(j, "device_copies", fd->nr_device_copies);
 		}
 		/* The counters while busy (counters.h), over the class's samples */
 		json_double(j, "dram_pct", b[TRACE_PM_DRAM], 2);
