@@ -504,6 +504,28 @@ class Checker:
                 self.check(f"{name}: fixing {rule[1]} alone saves {rule[2]} % or more (replay)",
                            got is not None and got >= float(rule[2]),
                            f"saving {got}; replay {json.dumps(rep.get('replay'))[:200]}")
+            elif rule[0] == "class":
+                # class CAUSE UNIT: the busy-time cause is measured, its share above 20 %, and
+                # named by that pipe or memory level ("-" for none: latency_bound)
+                a = causes.get(rule[1]) or {}
+                ev = a.get("evidence") or {}
+                unit = ev.get("pipe") or ev.get("level") or "-"
+                self.check(f"{name}: {rule[1]} measured on {rule[2]} for 20 % or more",
+                           a.get("status") == "measured" and (a.get("share_pct") or 0) >= 20
+                           and (unit == rule[2] or (rule[2] == "copies"
+                                                    and ev.get("device_copy_ns"))),
+                           f"{a.get('status')} {a.get('share_pct')} % on {unit}; busy "
+                           f"{json.dumps(ev.get('busy'))}")
+            elif rule[0] == "used_well":
+                ev = (causes.get("compute_bound") or {}).get("evidence") or {}
+                self.check(f"{name}: compute_bound used_well is {rule[1]}",
+                           str(ev.get("used_well")).lower() == rule[1], f"{ev.get('used_well')}")
+            elif rule[0] == "kernel":
+                # kernel NAME CLASS BY: the kernel's own counters class it so
+                k = next((k for k in rep.get("kernels", []) if rule[1] in k["name"]), {})
+                self.check(f"{name}: kernel {rule[1]} is {rule[2]}-bound by {rule[3]}",
+                           k.get("bound") == rule[2] and (k.get("bound_by") or "-") == rule[3],
+                           f"{k.get('bound')} by {k.get('bound_by')}; {json.dumps(k.get('counters'))}")
             elif rule[0] == "host_below":
                 worst = max([causes[c]["share_pct"] or 0 for c in host if c in causes] or [0])
                 self.check(f"{name}: no host-side cause above {rule[1]} %",
@@ -960,7 +982,23 @@ class Checker:
                    f"first {ca.get('source')} ({ca.get('samples')} samples); second "
                    f"{cb.get('source')} ({cb.get('samples')} samples), "
                    f"{cb.get('absent_reason')!r}; second's stderr {b.stderr.strip()[:200]!r}")
+        self.pipes()
         self.counters_cost()
+
+    def pipes(self):
+        """One kind of GPU work per run (test_apps/pipes.cu, python/torch_pipes.py): each lands
+        in its class and pipe or memory level (test_apps/expected/pipes_MODE.findings)."""
+        for mode in ("latency", "fma", "exp", "alu", "tensor", "fp64", "stream", "d2d"):
+            rep, out = self.record(f"pipes_{mode}", [os.path.join(self.apps, "pipes"), mode])
+            if rep:
+                self.check_findings(f"pipes_{mode}", rep)
+                self.say(f"PIPES {mode}: {rep['verdict']['summary']}")
+        for mode in ("softmax", "broadcast", "matmul"):
+            rep, out = self.record(f"torch_pipes_{mode}",
+                                   [sys.executable, os.path.join(self.py, "torch_pipes.py"), mode])
+            if rep:
+                self.check_findings(f"torch_pipes_{mode}", rep)
+                self.say(f"PIPES torch {mode}: {rep['verdict']['summary']}")
 
     def counters_cost(self):
         """The cost of sampling: the apps' own timings, alternating, best of three; the launch

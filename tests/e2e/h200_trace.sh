@@ -51,6 +51,9 @@ if [ -f "$expected" ]; then
 		flagged) check "cause reported" "[.attribution[] | select(.status == \"measured\" or .status == \"signal\") | .cause] | index(\"$arg\") != null" ;;
 		counter) check "counter mean" ".counters.mean.$arg $op $val" ;;
 		saves) check "saving of the cause's fix (replay)" "cause(\"$arg\").saving_pct >= $op" ;;
+		class) check "busy-time class and its unit" "cause(\"$arg\") | .status == \"measured\" and .share_pct >= 20 and (if \"$op\" == \"copies\" then .evidence.device_copy_ns > 0 else ((.evidence.pipe // .evidence.level // \"-\") == \"$op\") end)" ;;
+		used_well) check "compute_bound used well" "cause(\"compute_bound\").evidence.used_well == $arg" ;;
+		kernel) check "a kernel's own class" "first(.kernels[] | select(.name | contains(\"$arg\"))) | .bound == \"$op\" and (.bound_by // \"-\") == \"$val\"" ;;
 		host_below) check "host-side causes" "[share(\"host_sync\"), share(\"launch_overhead\"), share(\"cpu_bound\"), share(\"memcpy\"), share(\"allocation\")] | max < $arg" ;;
 		""|\#*) ;;
 		*) fail "unknown rule '$rule' in $expected" ;;
