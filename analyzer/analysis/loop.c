@@ -49,7 +49,7 @@ const char *loop_phase_name(int phase)
 	return phase >= 0 && phase < NR_PHASES ? names[phase] : "?";
 }
 
-static int phase_of(const struct loop *l, uint64_t t)
+int loop_phase_at(const struct loop *l, uint64_t t)
 {
 	int k;
 
@@ -190,7 +190,7 @@ void loop_call(struct loop_acc *a, const struct m_call *c)
 	    ((c->kind == MC_LAUNCH && model_launch(a->m, c)->func == f->anchor_func) ||
 	     (c->kind == MC_GRAPH_LAUNCH && f->anchor_func == STEPS_GRAPH_FUNC)))
 		auto_step(a, c->t0);
-	ph = &l->phase[phase_of(l, c->t0)];
+	ph = &l->phase[loop_phase_at(l, c->t0)];
 	ph->launches += is_launch;
 	ph->syncs += is_sync;
 	ph->allocs += is_alloc;
@@ -225,7 +225,7 @@ void loop_op(struct loop_acc *a, const struct m_gpu_op *g)
 
 	if (l->found.source == STEPS_NONE)
 		return;
-	k = phase_of(l, g->start);
+	k = loop_phase_at(l, g->start);
 	l->phase[k].gpu_ns += union_add(&a->phase_busy_end[k], g->start,
 					g->end < l->phase[k].end ? g->end : l->phase[k].end);
 	s = step_of(a, &a->op_at, g->start);

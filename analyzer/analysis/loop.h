@@ -117,6 +117,9 @@ int loop_is_steady(const struct loop *l, size_t i);
 /* Step @i's idle time (zeros when it had none). */
 const struct loop_idle *loop_step_idle(const struct loop *l, size_t i);
 
+/* The phase (enum loop_phase) time @t falls in; the phases' bounds are set by loop_begin. */
+int loop_phase_at(const struct loop *l, uint64_t t);
+
 /* The phase name: "startup", "warmup", "steady", "tail". */
 const char *loop_phase_name(int phase);
 

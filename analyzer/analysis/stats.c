@@ -598,9 +598,303 @@ static void pressure_allocated(struct s_pressure *p, struct pressure_acc *a,
 	}
 }
 
-static void compute_memory(struct s_memory *mem, const struct model *m, const struct mem_call *v,
-			   size_t nr_v)
+/* ---- Memory over time ---- */
+
+uint64_t stats_mem_size_floor(int k)
 {
+	return k <= 0 ? 0 : 1ull << (16 + 4 * k);	/* 1 MiB, 16 MiB, 256 MiB, 4 GiB */
+}
+
+static int size_class(uint64_t bytes)
+{
+	int k;
+
+	for (k = MEM_NR_SIZES - 1; k > 0; k--)
+		if (bytes >= stats_mem_size_floor(k))
+			break;
+	return k;
+}
+
+/* A level the live bytes held from t_start to t_end (UINT64_MAX: still). */
+struct level {
+	uint64_t t_start, t_end, bytes;
+	size_t nr_allocs;		/* allocations made when it began */
+};
+
+/*
+ * What follows the live bytes as the walk changes them (struct s_mem_formation): the series'
+ * open slice, the spike's window, the open steady step. O(1) memory but for the spike's window,
+ * which holds at most the changes of one window (a step).
+ */
+struct form_acc {
+	struct s_mem_formation *fm;
+	const struct loop *l;
+	uint64_t last_t;		/* the walk's times, kept from going back (threads overlap) */
+	uint64_t start;			/* the series' */
+	size_t slice;			/* the open slice */
+	/* The spike: the levels the window's low point may come from, least first (a ring) */
+	uint64_t spike_from;
+	int is_spike_on;
+	struct level *dq;
+	size_t dq_head, dq_len, dq_cap;
+	size_t spike_allocs[2];		/* the best rise's allocations: [from, to) */
+	/* The growth: steady steps l->series[g_first + i], i < nr_steps; step g_at is open */
+	size_t g_first;
+	uint64_t g_at, g_min, g_best;
+	int is_g_open;
+	uint64_t rises_half[2];		/* rises in the first and second half of the steps */
+	double mx, my, cxy, cxx;	/* the fit's means and co-moments (Welford) */
+};
+
+static void form_begin(struct form_acc *f, struct s_mem_formation *fm, const struct loop *l,
+		       uint64_t span_start, uint64_t span_end)
+{
+	uint64_t span = span_end > span_start ? span_end - span_start : 0;
+	size_t k;
+
+	memset(f, 0, sizeof(*f));
+	f->fm = fm;
+	f->l = l;
+	f->start = span_start;
+	f->last_t = span_start;
+	/* Rounded up, without overflow: a hostile span reaches 2^64. */
+	fm->slice_ns = span / MEM_SERIES_POINTS + (span % MEM_SERIES_POINTS != 0);
+	if (!fm->slice_ns)
+		fm->slice_ns = 1;
+	fm->nr_series = (size_t)(span / fm->slice_ns + (span % fm->slice_ns != 0));
+	if (!fm->nr_series)
+		fm->nr_series = 1;
+	for (k = 0; k < fm->nr_series; k++)
+		fm->series[k].end = k + 1 < fm->nr_series ? span_start + (k + 1) * fm->slice_ns :
+							    span_end;
+	fm->has_phases = l->found.source != STEPS_NONE;
+	fm->peak_phase = -1;
+	fm->spike.phase = -1;
+	/* A spike within a step, from the first step on: the start-up's loading is no spike. */
+	fm->spike.window_ns = fm->slice_ns;
+	if (fm->has_phases) {
+		/* The steady steps: after the warm-up, starting in the steady state. */
+		size_t i = l->warmup < l->nr_series ? (size_t)l->warmup : l->nr_series, j;
+
+		f->spike_from = l->phase[PHASE_WARMUP].start;
+		if (l->found.median_ns)
+			fm->spike.window_ns = l->found.median_ns;
+		while (i < l->nr_series && l->series[i].start < l->phase[PHASE_STEADY].start)
+			i++;
+		for (j = i; j < l->nr_series && l->series[j].start < l->phase[PHASE_STEADY].end; j++)
+			;
+		if (j - i >= MEM_GROWTH_MIN_STEPS) {
+			f->g_first = i;
+			fm->growth.nr_steps = j - i;
+		}
+	}
+}
+
+static size_t slice_of(const struct form_acc *f, uint64_t t)
+{
+	uint64_t k = t > f->start ? (t - f->start) / f->fm->slice_ns : 0;
+
+	return k < f->fm->nr_series ? (size_t)k : f->fm->nr_series - 1;
+}
+
+/* The series moves on to @t, @cur bytes live until then: the slices before it close. */
+static void series_to(struct form_acc *f, uint64_t t, uint64_t cur)
+{
+	struct s_mem_point *p = f->fm->series;
+	size_t k = slice_of(f, t);
+
+	for (; f->slice < k; f->slice++) {
+		p[f->slice].end_bytes = cur;
+		p[f->slice + 1].min_bytes = p[f->slice + 1].max_bytes = cur;
+	}
+}
+
+static struct level *dq_at(struct form_acc *f, size_t i)
+{
+	return &f->dq[(f->dq_head + i) & (f->dq_cap - 1)];
+}
+
+static void dq_push(struct form_acc *f, struct level v)
+{
+	if (f->dq_len == f->dq_cap) {
+		size_t cap = f->dq_cap ? 2 * f->dq_cap : 64, i;
+		struct level *bigger = xmalloc(cap * sizeof(*bigger));
+
+		for (i = 0; i < f->dq_len; i++)
+			bigger[i] = *dq_at(f, i);
+		free(f->dq);
+		f->dq = bigger;
+		f->dq_cap = cap;
+		f->dq_head = 0;
+	}
+	*dq_at(f, f->dq_len++) = v;
+}
+
+/*
+ * The live bytes went from @before to @after at @t: the rise since the window's low point. The
+ * levels kept are those whose bytes no later level undercuts (a sliding minimum), each dropped
+ * once it ended a window before @t.
+ */
+static void spike_at(struct form_acc *f, uint64_t t, uint64_t before, uint64_t after,
+		     size_t nr_before, size_t nr_after)
+{
+	struct s_mem_spike *sp = &f->fm->spike;
+	struct level *low;
+
+	if (t < f->spike_from)
+		return;
+	if (!f->is_spike_on) {
+		f->is_spike_on = 1;
+		dq_push(f, (struct level){ f->spike_from, UINT64_MAX, before, nr_before });
+	}
+	dq_at(f, f->dq_len - 1)->t_end = t;
+	while (f->dq_len && dq_at(f, f->dq_len - 1)->bytes >= after)
+		f->dq_len--;
+	dq_push(f, (struct level){ t, UINT64_MAX, after, nr_after });
+	while (t >= sp->window_ns && dq_at(f, 0)->t_end <= t - sp->window_ns) {
+		f->dq_head = (f->dq_head + 1) & (f->dq_cap - 1);
+		f->dq_len--;
+	}
+	low = dq_at(f, 0);
+	if (after - low->bytes > sp->bytes) {
+		sp->bytes = after - low->bytes;
+		sp->from_bytes = low->bytes;
+		sp->to_bytes = after;
+		sp->start = low->t_end;
+		sp->end = t;
+		f->spike_allocs[0] = low->nr_allocs;
+		f->spike_allocs[1] = nr_after;
+	}
+}
+
+/* The open steady step closes with its low point @y. */
+static void growth_close(struct form_acc *f, uint64_t y)
+{
+	struct s_mem_growth *g = &f->fm->growth;
+	double x = (double)f->g_at, n = x + 1, dx = x - f->mx;
+
+	f->mx += dx / n;
+	f->my += ((double)y - f->my) / n;
+	f->cxy += dx * ((double)y - f->my);
+	f->cxx += dx * (x - f->mx);
+	if (!f->g_at) {
+		g->first_bytes = y;
+		f->g_best = y;
+	} else if (y > f->g_best) {
+		f->g_best = y;
+		g->nr_rises++;
+		f->rises_half[2 * f->g_at >= g->nr_steps]++;
+	}
+	g->last_bytes = y;
+	f->g_at++;
+}
+
+/* Steady step @i's end: the next step's start; the last's, the steady state's end. */
+static uint64_t growth_step_end(const struct form_acc *f, uint64_t i)
+{
+	const struct loop *l = f->l;
+
+	if (i + 1 < f->fm->growth.nr_steps)
+		return l->series[f->g_first + i + 1].start;
+	return l->phase[PHASE_STEADY].end;
+}
+
+/* The growth moves on to @t, @cur bytes live until then: the steps ended by then close. */
+static void growth_to(struct form_acc *f, uint64_t t, uint64_t cur)
+{
+	const struct s_mem_growth *g = &f->fm->growth;
+
+	if (f->g_at >= g->nr_steps || t < f->l->series[f->g_first].start)
+		return;
+	if (!f->is_g_open) {
+		f->is_g_open = 1;
+		f->g_min = cur;		/* live at the first steady step's start */
+	}
+	while (f->g_at < g->nr_steps && t >= growth_step_end(f, f->g_at)) {
+		growth_close(f, f->g_min);
+		f->g_min = cur;
+	}
+}
+
+/* The live bytes went from @before to @after at @t (allocations made: @nr_before, @nr_after). */
+static void form_event(struct form_acc *f, uint64_t t, uint64_t before, uint64_t after,
+		       size_t nr_before, size_t nr_after)
+{
+	struct s_mem_point *p;
+
+	if (t < f->last_t)
+		t = f->last_t;
+	f->last_t = t;
+	series_to(f, t, before);
+	p = &f->fm->series[f->slice];
+	if (after < p->min_bytes)
+		p->min_bytes = after;
+	if (after > p->max_bytes)
+		p->max_bytes = after;
+	spike_at(f, t, before, after, nr_before, nr_after);
+	growth_to(f, t, before);
+	if (f->is_g_open && f->g_at < f->fm->growth.nr_steps && after < f->g_min)
+		f->g_min = after;
+}
+
+/* The walk is over, @cur bytes live at the end: what the allocations live at the peak made. */
+static void form_end(struct form_acc *f, struct s_memory *mem, uint64_t span_end, uint64_t cur)
+{
+	struct s_mem_formation *fm = f->fm;
+	struct s_mem_growth *g = &fm->growth;
+	const struct loop *l = f->l;
+	size_t i;
+
+	series_to(f, span_end, cur);
+	fm->series[fm->nr_series - 1].end_bytes = cur;
+	growth_to(f, UINT64_MAX, cur);
+	if (g->nr_steps) {
+		/* Growing: the fit rose by the smallest leak worth a look, and the low point kept
+		 * setting new highs, early and late (not one buffer kept, nor a cache that filled
+		 * in the first steady steps). */
+		double fit, enough = (double)(mem->peak_bytes / 100 > MEM_LEAK_MIN_BYTES ?
+						      mem->peak_bytes / 100 :
+						      MEM_LEAK_MIN_BYTES);
+
+		g->per_step_bytes = f->cxx > 0 ? f->cxy / f->cxx : 0;
+		fit = g->per_step_bytes * (double)(g->nr_steps - 1);
+		g->is_growing = fit >= enough && g->nr_rises >= MEM_LEAK_RISES &&
+				f->rises_half[0] && f->rises_half[1];
+	}
+	if (fm->spike.bytes) {
+		for (i = f->spike_allocs[0]; i < f->spike_allocs[1]; i++) {
+			fm->spike.nr_allocs++;
+			if (mem->allocs[i].bytes > fm->spike.largest_bytes)
+				fm->spike.largest_bytes = mem->allocs[i].bytes;
+		}
+		if (fm->has_phases)
+			fm->spike.phase = loop_phase_at(l, fm->spike.end);
+	}
+	if (fm->has_phases && mem->peak_bytes)
+		fm->peak_phase = loop_phase_at(l, mem->peak_ts);
+	for (i = 0; i < mem->nr_live_at_peak; i++) {
+		const struct s_alloc *a = &mem->allocs[mem->live_at_peak[i]];
+		struct s_mem_group *sz = &fm->by_size[size_class(a->bytes)];
+
+		fm->series[slice_of(f, a->t_alloc)].peak_made_bytes += a->bytes;
+		sz->nr++;
+		sz->bytes += a->bytes;
+		if (fm->has_phases) {
+			fm->by_phase[loop_phase_at(l, a->t_alloc)].nr++;
+			fm->by_phase[loop_phase_at(l, a->t_alloc)].bytes += a->bytes;
+		}
+		if (!fm->peak_first_alloc || a->t_alloc < fm->peak_first_alloc)
+			fm->peak_first_alloc = a->t_alloc;
+		if (a->t_alloc > fm->peak_last_alloc)
+			fm->peak_last_alloc = a->t_alloc;
+	}
+	free(f->dq);
+}
+
+static void compute_memory(struct s_memory *mem, const struct model *m, const struct mem_call *v,
+			   size_t nr_v, const struct loop *l, uint64_t span_start, uint64_t span_end)
+{
+	struct form_acc fa;
 	struct pressure_acc pa;
 	struct live_entry *live = NULL, *e, *tmp;
 	struct alloc_seq *seq = NULL;
@@ -611,10 +905,13 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 	memset(&pa, 0, sizeof(pa));
 	mem->peak_device = -1;
 	mem->peak_pct = -1;
+	form_begin(&fa, &mem->formation, l, span_start, span_end);
 	for (i = 0; i < nr_v; i++) {
 		const struct m_call *c = &v[i].c;
 		const struct m_call_args *arg = &v[i].arg;
 		struct live_entry key;
+		uint64_t before = cur;
+		size_t nr_before = mem->nr_allocs;
 
 		if (stats_is_device_mem(c->sub) || c->sub == TRACE_MEM_HOST)
 			mem->alloc_ns += c->t1 - c->t0;
@@ -679,6 +976,7 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 				mem->peak_ts = c->t1;
 				peak_order = order;
 			}
+			form_event(&fa, c->t1, before, cur, nr_before, mem->nr_allocs);
 		} else if (c->op == TRACE_MEM_FREE) {
 			HASH_FIND(hh, live, &key.key, sizeof(key.key), e);
 			if (!e) {
@@ -695,6 +993,7 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 				mem->allocs[e->alloc].bytes;
 			HASH_DEL(live, e);
 			free(e);
+			form_event(&fa, c->t0, before, cur, nr_before, mem->nr_allocs);
 		}
 	}
 	mem->final_bytes = cur;
@@ -733,6 +1032,7 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 	if (mem->nr_live_at_peak > 1)
 		qsort_r(mem->live_at_peak, mem->nr_live_at_peak, sizeof(size_t), cmp_live,
 			mem->allocs);
+	form_end(&fa, mem, span_end, cur);
 	free(seq);
 	free(dev_cur);
 }
@@ -913,7 +1213,7 @@ void stats_end(struct stats_acc *a)
 	s->span_ns = a->hi - a->lo;
 	compute_apis(s, a->m, a->by_api);
 	kernels_end(a);
-	compute_memory(&s->mem, a->m, a->mem, a->nr_mem);
+	compute_memory(&s->mem, a->m, a->mem, a->nr_mem, &s->loop, s->span_start, s->span_end);
 	gpu_end(a);
 	free(a->by_api);
 	free(a->mem);

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stats.h - pure statistics over a model: span, counts, per-entry-point totals, kernels (host
- * launches and GPU time), memory peak and the allocations live at it, and the GPU timeline
- * (busy, idle, SM fill). Model in, struct stats out; no I/O, no printing.
+ * launches and GPU time), memory peak, the allocations live at it and how it formed, and the
+ * GPU timeline (busy, idle, SM fill). Model in, struct stats out; no I/O, no printing.
  *
  * Definitions (README "Report"): span = first intercepted call to the last call or GPU
  * operation end; launches = every launch call (kernels, graph launches, host functions), failed
  * ones included; syncs = context/stream/event synchronize calls; allocs/frees = device-memory
  * allocation/release calls of every kind (device, pitch, managed, async, pool, VMM physical);
- * peak = most device bytes live at once from successful allocations.
+ * peak = most device bytes live at once from successful allocations. The memory's phases and
+ * steps are the loop's (s->loop: loop_begin sets the phases' bounds before the first call
+ * comes, and the steps' starts are known once the last call came, before stats_end).
  */
 #ifndef GPUSHIM_STATS_H
 #define GPUSHIM_STATS_H
@@ -128,6 +130,71 @@ struct s_pressure {
 	uint64_t churn_ns;		/* those allocations' and their frees' call time */
 };
 
+#define MEM_SERIES_POINTS 32		/* the live bytes over the run: this many equal slices */
+#define MEM_GROWTH_MIN_STEPS 8		/* steady steps to fit a growth to (fewer: noise) */
+#define MEM_LEAK_RISES 4		/* new high low points for "a leak?", in both halves */
+#define MEM_LEAK_MIN_BYTES (1ull << 20)	/* ... and a fitted growth of this (and 1% of the peak) */
+
+/* Size classes of the allocations live at the peak: below 1 MiB, 16 MiB, 256 MiB, 4 GiB, more. */
+#define MEM_NR_SIZES 5
+uint64_t stats_mem_size_floor(int k);	/* class @k's least size */
+
+/* One slice of the run (1/MEM_SERIES_POINTS of the span): the device bytes live in it. */
+struct s_mem_point {
+	uint64_t end;			/* the slice's end */
+	uint64_t min_bytes, max_bytes;	/* live in it, least and most */
+	uint64_t end_bytes;		/* live at its end */
+	uint64_t peak_made_bytes;	/* the bytes of the allocations live at the peak made in it */
+};
+
+struct s_mem_group {
+	uint64_t nr, bytes;
+};
+
+/*
+ * The steady state's low point: the least bytes live in each steady step (from its start to the
+ * next step's; the last to the steady state's end), fitted by least squares. Per-step buffers
+ * come and go inside a step; what stays raises its low point: a leak, or a cache still growing.
+ */
+struct s_mem_growth {
+	uint64_t nr_steps;		/* 0: not measured (no steps, or under MEM_GROWTH_MIN_STEPS) */
+	uint64_t first_bytes, last_bytes;	/* the first and the last step's low point */
+	double per_step_bytes;		/* the fit's slope */
+	uint64_t nr_rises;		/* steps whose low point passed every one before */
+	int is_growing;			/* the fit grew MEM_LEAK_MIN_BYTES and 1% of the peak over the
+					 * steps, with MEM_LEAK_RISES rises, in both halves */
+};
+
+/*
+ * The largest rise of the live bytes within window_ns (a median step from the first step on;
+ * without steps a slice of the series, over the whole run): from the least bytes live in the
+ * window before its end to the bytes live at it.
+ */
+struct s_mem_spike {
+	uint64_t bytes;			/* the rise; 0: none */
+	uint64_t from_bytes, to_bytes;
+	uint64_t start, end;		/* the low point's end and the high's time */
+	uint64_t window_ns;
+	int phase;			/* enum loop_phase of its end; -1 without phases */
+	uint64_t nr_allocs, largest_bytes;	/* the allocations made in [start, end] */
+};
+
+/* How the peak formed: the live bytes over time, and what made the bytes live at the peak. */
+struct s_mem_formation {
+	uint64_t slice_ns;
+	struct s_mem_point series[MEM_SERIES_POINTS];
+	size_t nr_series;
+	int has_phases;			/* steps were found: by_phase, peak_phase, growth */
+	int peak_phase;			/* enum loop_phase; -1 without phases */
+	uint64_t peak_first_alloc, peak_last_alloc;	/* the allocations live at the peak: made
+							 * from, to (0: none) */
+	struct s_mem_group by_phase[NR_PHASES];	/* the allocations live at the peak, by the
+						 * phase they were made in */
+	struct s_mem_group by_size[MEM_NR_SIZES];
+	struct s_mem_growth growth;
+	struct s_mem_spike spike;
+};
+
 struct s_memory {
 	uint64_t peak_bytes;		/* all devices together */
 	uint64_t peak_ts;
@@ -145,6 +212,7 @@ struct s_memory {
 	uint64_t alloc_ns;		/* host time inside allocation/free calls */
 	uint64_t unmatched_frees;	/* frees of addresses never seen allocated */
 	struct s_pressure pressure;
+	struct s_mem_formation formation;
 };
 
 struct s_gpu_device {

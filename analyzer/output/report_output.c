@@ -436,8 +436,112 @@ static void text_pressure(FILE *f, const struct stats *s)
 			fmt_ns(b, sizeof(b), p->churn_ns));
 }
 
+/* A size class's name (stats.h MEM_NR_SIZES). */
+static const char *mem_size_name(int k)
+{
+	static const char *const names[MEM_NR_SIZES] = { "<1 MiB", "1-16 MiB", "16-256 MiB",
+							 "256 MiB-4 GiB", ">=4 GiB" };
+
+	return k >= 0 && k < MEM_NR_SIZES ? names[k] : "?";
+}
+
+/* "+1.20 GiB", "-3 B" */
+static char *fmt_sbytes(char *buf, size_t n, int64_t v)
+{
+	char t[32];
+
+	snprintf(buf, n, "%c%s", v < 0 ? '-' : '+',
+		 fmt_bytes(t, sizeof(t), v < 0 ? -(uint64_t)v : (uint64_t)v));
+	return buf;
+}
+
+/* The phase @t falls in, " in warmup", or "" without phases. */
+static const char *in_phase(char *buf, size_t n, int phase)
+{
+	if (phase < 0)
+		return "";
+	snprintf(buf, n, " in %s", loop_phase_name(phase));
+	return buf;
+}
+
+/*
+ * How the peak formed (struct s_mem_formation): when, from which phases and sizes, the steady
+ * state's low point, the largest rise within a step, and the live bytes over the run drawn in
+ * ten levels of the peak (the slice's most).
+ */
+static void text_formation(FILE *f, const struct stats *s)
+{
+	static const char levels[] = " .:-=+*#%@";
+	const struct s_mem_formation *fm = &s->mem.formation;
+	const struct s_mem_growth *g = &fm->growth;
+	const struct s_mem_spike *sp = &fm->spike;
+	char a[32], b[32], c[32], d[32], e[32];
+	const char *sep = "";
+	size_t i;
+	int k;
+
+	if (!s->mem.peak_bytes)
+		return;
+	fprintf(f, "  peak     %s at +%s%s, from %zu allocations made +%s to +%s\n",
+		fmt_bytes(a, sizeof(a), s->mem.peak_bytes),
+		fmt_ns(b, sizeof(b), since(s->mem.peak_ts, s->span_start)),
+		in_phase(c, sizeof(c), fm->peak_phase), s->mem.nr_live_at_peak,
+		fmt_ns(d, sizeof(d), since(fm->peak_first_alloc, s->span_start)),
+		fmt_ns(e, sizeof(e), since(fm->peak_last_alloc, s->span_start)));
+	if (fm->has_phases) {
+		fprintf(f, "  made in ");
+		for (k = 0; k < NR_PHASES; k++) {
+			if (!fm->by_phase[k].nr)
+				continue;
+			fprintf(f, "%s %s %s (%llu)", sep, loop_phase_name(k),
+				fmt_bytes(a, sizeof(a), fm->by_phase[k].bytes),
+				(unsigned long long)fm->by_phase[k].nr);
+			sep = ",";
+		}
+		fprintf(f, "\n");
+		sep = "";
+	}
+	fprintf(f, "  sizes   ");
+	for (k = MEM_NR_SIZES - 1; k >= 0; k--) {
+		if (!fm->by_size[k].nr)
+			continue;
+		fprintf(f, "%s %llu of %s (%s)", sep, (unsigned long long)fm->by_size[k].nr,
+			mem_size_name(k), fmt_bytes(a, sizeof(a), fm->by_size[k].bytes));
+		sep = ",";
+	}
+	fprintf(f, "\n");
+	if (g->nr_steps)
+		fprintf(f, "  growth   steady low point %s to %s over %llu steps: %s per 100 steps, "
+			   "%llu new high%s%s\n",
+			fmt_bytes(a, sizeof(a), g->first_bytes), fmt_bytes(b, sizeof(b), g->last_bytes),
+			(unsigned long long)g->nr_steps,
+			fmt_sbytes(d, sizeof(d), llround(100 * g->per_step_bytes)),
+			(unsigned long long)g->nr_rises, g->nr_rises == 1 ? "" : "s",
+			g->is_growing ? ": a leak?" : "");
+	if (sp->bytes) {
+		fprintf(f, "  spike    %s within %s (%s) at +%s%s: %s to ",
+			fmt_sbytes(a, sizeof(a), (int64_t)sp->bytes), fmt_ns(b, sizeof(b), sp->window_ns),
+			fm->has_phases ? "a step" : "a slice of the run",
+			fmt_ns(c, sizeof(c), since(sp->end, s->span_start)),
+			in_phase(d, sizeof(d), sp->phase), fmt_bytes(e, sizeof(e), sp->from_bytes));
+		fprintf(f, "%s, %llu allocations (the largest %s)\n",
+			fmt_bytes(a, sizeof(a), sp->to_bytes), (unsigned long long)sp->nr_allocs,
+			fmt_bytes(b, sizeof(b), sp->largest_bytes));
+	}
+	fprintf(f, "  timeline [");
+	for (i = 0; i < fm->nr_series; i++) {
+		uint64_t v = fm->series[i].max_bytes;
+
+		k = v ? 1 + (int)(8.0 * (double)v / (double)s->mem.peak_bytes) : 0;
+		fputc(levels[k < 9 ? k : 9], f);
+	}
+	fprintf(f, "] most live per %s, @ = %s\n", fmt_ns(a, sizeof(a), fm->slice_ns),
+		fmt_bytes(b, sizeof(b), s->mem.peak_bytes));
+}
+
 static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 {
+	const struct s_mem_formation *fm = &s->mem.formation;
 	char a[32], b[32];
 	size_t i;
 
@@ -447,14 +551,19 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 		s->mem.nr_allocs, fmt_bytes(a, sizeof(a), s->mem.alloc_bytes_total),
 		fmt_bytes(b, sizeof(b), s->mem.final_bytes));
 	text_pressure(f, s);
+	text_formation(f, s);
 	if (s->mem.nr_live_at_peak) {
-		fprintf(f, "  live at the peak (+%s):\n",
+		fprintf(f, "  live at the peak (+%s), largest first, made at:\n",
 			fmt_ns(a, sizeof(a), s->mem.peak_ts - s->span_start));
 		for (i = 0; i < s->mem.nr_live_at_peak && i < TOP_ALLOCS; i++) {
 			const struct s_alloc *al = &s->mem.allocs[s->mem.live_at_peak[i]];
 
-			fprintf(f, "  %12s  %-8s device %d  ", fmt_bytes(a, sizeof(a), al->bytes),
-				mem_kind_name(al->kind), al->device);
+			fprintf(f, "  %12s  %-8s device %d  +%-10s ", fmt_bytes(a, sizeof(a), al->bytes),
+				mem_kind_name(al->kind), al->device,
+				fmt_ns(b, sizeof(b), since(al->t_alloc, s->span_start)));
+			if (fm->has_phases)
+				fprintf(f, "%-8s ",
+					loop_phase_name(loop_phase_at(&s->loop, al->t_alloc)));
 			print_clean(f, model_api_name(m, al->api), 90);
 			fprintf(f, "\n");
 		}
@@ -741,6 +850,85 @@ static void json_pct(struct json *j, const char *key, double v)
 		json_double(j, key, v, 2);
 }
 
+/* memory.formation: how the peak formed (struct s_mem_formation). */
+static void json_formation(struct json *j, const struct stats *s)
+{
+	const struct s_mem_formation *fm = &s->mem.formation;
+	const struct s_mem_growth *g = &fm->growth;
+	const struct s_mem_spike *sp = &fm->spike;
+	size_t i;
+	int k;
+
+	json_object_begin(j, "formation");
+	json_u64(j, "slice_ns", fm->slice_ns);
+	json_array_begin(j, "series");
+	for (i = 0; i < fm->nr_series; i++) {
+		const struct s_mem_point *p = &fm->series[i];
+
+		json_object_begin(j, NULL);
+		json_u64(j, "end_ns", since(p->end, s->span_start));
+		json_u64(j, "min_bytes", p->min_bytes);
+		json_u64(j, "max_bytes", p->max_bytes);
+		json_u64(j, "end_bytes", p->end_bytes);
+		json_u64(j, "peak_made_bytes", p->peak_made_bytes);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_str(j, "peak_phase", fm->peak_phase >= 0 ? loop_phase_name(fm->peak_phase) : NULL);
+	json_u64(j, "peak_first_alloc_ns", since(fm->peak_first_alloc, s->span_start));
+	json_u64(j, "peak_last_alloc_ns", since(fm->peak_last_alloc, s->span_start));
+	json_array_begin(j, "peak_by_phase");
+	for (k = 0; fm->has_phases && k < NR_PHASES; k++) {
+		json_object_begin(j, NULL);
+		json_str(j, "phase", loop_phase_name(k));
+		json_u64(j, "allocations", fm->by_phase[k].nr);
+		json_u64(j, "bytes", fm->by_phase[k].bytes);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_array_begin(j, "peak_by_size");
+	for (k = 0; k < MEM_NR_SIZES; k++) {
+		json_object_begin(j, NULL);
+		json_u64(j, "from_bytes", stats_mem_size_floor(k));
+		if (k + 1 < MEM_NR_SIZES)
+			json_u64(j, "to_bytes", stats_mem_size_floor(k + 1));
+		else
+			json_null(j, "to_bytes");
+		json_u64(j, "allocations", fm->by_size[k].nr);
+		json_u64(j, "bytes", fm->by_size[k].bytes);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	if (g->nr_steps) {
+		json_object_begin(j, "steady_growth");
+		json_u64(j, "steps", g->nr_steps);
+		json_u64(j, "first_low_bytes", g->first_bytes);
+		json_u64(j, "last_low_bytes", g->last_bytes);
+		json_i64(j, "per_100_steps_bytes", llround(100 * g->per_step_bytes));
+		json_u64(j, "new_highs", g->nr_rises);
+		json_bool(j, "growing", g->is_growing);
+		json_object_end(j);
+	} else {
+		json_null(j, "steady_growth");
+	}
+	if (sp->bytes) {
+		json_object_begin(j, "spike");
+		json_u64(j, "bytes", sp->bytes);
+		json_u64(j, "from_bytes", sp->from_bytes);
+		json_u64(j, "to_bytes", sp->to_bytes);
+		json_u64(j, "start_ns", since(sp->start, s->span_start));
+		json_u64(j, "end_ns", since(sp->end, s->span_start));
+		json_u64(j, "window_ns", sp->window_ns);
+		json_str(j, "phase", sp->phase >= 0 ? loop_phase_name(sp->phase) : NULL);
+		json_u64(j, "allocations", sp->nr_allocs);
+		json_u64(j, "largest_bytes", sp->largest_bytes);
+		json_object_end(j);
+	} else {
+		json_null(j, "spike");
+	}
+	json_object_end(j);
+}
+
 static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd);
 
 /* Counter means by slot name, or null when none was sampled. */
@@ -952,9 +1140,13 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_str(j, "api", model_api_name(m, al->api));
 		json_i64(j, "device", al->device);
 		json_u64(j, "allocated_at_ns", al->t_alloc - s->span_start);
+		json_str(j, "phase", s->mem.formation.has_phases ?
+					     loop_phase_name(loop_phase_at(&s->loop, al->t_alloc)) :
+					     NULL);
 		json_object_end(j);
 	}
 	json_array_end(j);
+	json_formation(j, s);
 	json_object_end(j);
 
 	json_object_begin(j, "gpu");

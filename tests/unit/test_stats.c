@@ -2,10 +2,13 @@
 /*
  * test_stats.c - statistics on small in-memory models with hand-computed answers: counts
  * (failed launches counted, NOT_READY queries not errors), the memory peak with device pointers
- * and VMM handles in separate spaces, the allocations live at the peak, GPU busy as a union of
+ * and VMM handles in separate spaces, the allocations live at the peak and how the peak formed
+ * (the live bytes by slice, the peak's bytes by phase and size, the steady low point's growth:
+ * a leak against one buffer kept, the largest rise within a step), GPU busy as a union of
  * overlapping intervals, SM fill from the occupancy calculator or the thread limit, and the
  * stretches without GPU timestamps (CUPTI held by the application's profiler) from the notes.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,15 +73,16 @@ static struct m_gpu_op *add_gpu(struct model *m, uint8_t kind, uint64_t start, u
 
 static void base_model(struct model *m)
 {
-	static char *strings[3];
+	static char *strings[4];
 	static struct m_api apis[2] = { { NULL, 0, 0 }, { "cuTest", TRACE_FAM_OTHER, 0 } };
 	static struct trace_rec_device dev;
 
 	memset(m, 0, sizeof(*m));
 	strings[1] = "kernel_a";
 	strings[2] = "kernel_b";
+	strings[3] = "step";
 	m->strings = strings;
-	m->nr_strings = 3;
+	m->nr_strings = 4;
 	m->apis = apis;
 	m->nr_apis = 2;
 	memset(&dev, 0, sizeof(dev));
@@ -101,6 +105,7 @@ static void free_base(struct model *m)
 	free(m->launch_shapes);
 	free(m->launch_shape_slots);
 	free(m->occ);
+	free(m->nvtx);
 }
 
 static void test_counts(void)
@@ -228,6 +233,207 @@ static void test_memory_pressure(void)
 	CHECK_EQ(s.mem.pressure.churn_ns, 2);
 	stats_free(&s);
 	free(m.results);
+	free_base(&m);
+}
+
+/* An NVTX range named "step" (STRING 3) on thread 0 over [@start, @end). */
+static void add_step(struct model *m, uint64_t start, uint64_t end)
+{
+	XGROW(m->nvtx, m->nvtx_cap, m->nr_nvtx + 2);
+	m->nvtx[m->nr_nvtx++] = (struct m_nvtx){ .t = start, .name = 3, .kind = MN_PUSH };
+	m->nvtx[m->nr_nvtx++] = (struct m_nvtx){ .t = end, .kind = MN_POP };
+}
+
+#define MIB (1ull << 20)
+
+/*
+ * How the peak formed, with phases. 640 ms (32 slices of 20 ms): start-up 0-100 ms loads 1000
+ * and 500 MiB; a 40 ms warm-up step makes 300 MiB and, 5 ms later, 100 MiB it frees at 130 ms
+ * (the spike: 1500 to 1900 MiB within a 10 ms step); 20 steady steps of 10 ms from 140 ms, each
+ * with a 50 MiB buffer made and freed inside it, and with @is_leak 4 MiB kept every second step
+ * (the low point rises 4 MiB a step pair: 9 new highs, both halves), else 40 MiB kept once in
+ * step 10 (one new high: no leak); the tail makes 100 MiB at 350 ms: the peak.
+ */
+static void test_memory_formation(int is_leak)
+{
+	const uint64_t ms = 1000000;
+	const struct s_mem_formation *fm;
+	struct model m;
+	struct stats s;
+	uint64_t addr = 0x10000, t, sum = 0;
+	int i;
+
+	base_model(&m);
+	m.devices[0].total_bytes = 4096 * MIB;
+	add_call(&m, MC_SYNC, 0, 1);
+	add_mem(&m, 10 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x1000, 1000 * MIB);
+	add_mem(&m, 20 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x2000, 500 * MIB);
+	add_step(&m, 100 * ms, 140 * ms);
+	add_mem(&m, 110 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x3000, 300 * MIB);
+	add_mem(&m, 115 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x4000, 100 * MIB);
+	add_mem(&m, 130 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x4000, 0);
+	for (i = 1; i <= 20; i++) {
+		t = 140 * ms + (uint64_t)(i - 1) * 10 * ms;
+		add_step(&m, t, t + 10 * ms);
+		add_mem(&m, t + 2 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x5000, 50 * MIB);
+		if (is_leak && i % 2 == 0)
+			add_mem(&m, t + 5 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, addr++, 4 * MIB);
+		if (!is_leak && i == 10)
+			add_mem(&m, t + 5 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, addr++, 40 * MIB);
+		add_mem(&m, t + 8 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x5000, 0);
+	}
+	add_mem(&m, 350 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x6000, 100 * MIB);
+	add_call(&m, MC_SYNC, 639 * ms, 640 * ms);
+	stats_compute(&s, &m);
+	fm = &s.mem.formation;
+
+	CHECK_EQ(s.loop.count, 21);
+	CHECK_EQ(s.loop.warmup, 1);
+	CHECK_EQ(s.mem.peak_bytes, 1940 * MIB);
+	CHECK_EQ(s.mem.peak_ts, 350 * ms + 1);
+	CHECK_EQ(fm->has_phases, 1);
+	CHECK_EQ(fm->peak_phase, PHASE_TAIL);
+	CHECK_EQ(fm->peak_first_alloc, 10 * ms + 1);
+	CHECK_EQ(fm->peak_last_alloc, 350 * ms + 1);
+
+	/* The series: 32 slices of 20 ms; a slice's least and most, and its end. */
+	CHECK_EQ(fm->slice_ns, 20 * ms);
+	CHECK_EQ(fm->nr_series, 32);
+	CHECK_EQ(fm->series[0].end, 20 * ms);
+	CHECK_EQ(fm->series[0].min_bytes, 0);
+	CHECK_EQ(fm->series[0].max_bytes, 1000 * MIB);
+	CHECK_EQ(fm->series[0].end_bytes, 1000 * MIB);
+	CHECK_EQ(fm->series[0].peak_made_bytes, 1000 * MIB);
+	CHECK_EQ(fm->series[1].min_bytes, 1000 * MIB);	/* made at 20 ms + 1 ns: slice 1 */
+	CHECK_EQ(fm->series[1].max_bytes, 1500 * MIB);
+	CHECK_EQ(fm->series[3].min_bytes, 1500 * MIB);	/* nothing happened: the level held */
+	CHECK_EQ(fm->series[3].max_bytes, 1500 * MIB);
+	CHECK_EQ(fm->series[5].min_bytes, 1500 * MIB);
+	CHECK_EQ(fm->series[5].max_bytes, 1900 * MIB);
+	CHECK_EQ(fm->series[5].peak_made_bytes, 300 * MIB);	/* the 100 MiB was freed */
+	CHECK_EQ(fm->series[6].min_bytes, 1800 * MIB);
+	CHECK_EQ(fm->series[6].end_bytes, 1800 * MIB);
+	CHECK_EQ(fm->series[17].max_bytes, 1940 * MIB);
+	CHECK_EQ(fm->series[17].peak_made_bytes, 100 * MIB);
+	CHECK_EQ(fm->series[31].end, 640 * ms);
+	CHECK_EQ(fm->series[31].min_bytes, 1940 * MIB);
+	CHECK_EQ(fm->series[31].end_bytes, 1940 * MIB);
+	for (i = 0; i < 32; i++)
+		sum += fm->series[i].peak_made_bytes;
+	CHECK_EQ(sum, s.mem.peak_bytes);
+
+	/* What the peak is made of: by phase, by size. */
+	CHECK_EQ(fm->by_phase[PHASE_STARTUP].nr, 2);
+	CHECK_EQ(fm->by_phase[PHASE_STARTUP].bytes, 1500 * MIB);
+	CHECK_EQ(fm->by_phase[PHASE_WARMUP].nr, 1);
+	CHECK_EQ(fm->by_phase[PHASE_WARMUP].bytes, 300 * MIB);
+	CHECK_EQ(fm->by_phase[PHASE_STEADY].nr, is_leak ? 10 : 1);
+	CHECK_EQ(fm->by_phase[PHASE_STEADY].bytes, 40 * MIB);
+	CHECK_EQ(fm->by_phase[PHASE_TAIL].nr, 1);
+	CHECK_EQ(fm->by_phase[PHASE_TAIL].bytes, 100 * MIB);
+	CHECK_EQ(fm->by_size[3].nr, 3);			/* 256 MiB - 4 GiB */
+	CHECK_EQ(fm->by_size[3].bytes, 1800 * MIB);
+	CHECK_EQ(fm->by_size[2].nr, is_leak ? 1 : 2);	/* 16 - 256 MiB */
+	CHECK_EQ(fm->by_size[1].nr, is_leak ? 10 : 0);	/* 1 - 16 MiB */
+	CHECK_EQ(fm->by_size[0].nr + fm->by_size[4].nr, 0);
+
+	/* The spike: within a step (10 ms), from the first step on, not the start-up's load. */
+	CHECK_EQ(fm->spike.window_ns, 10 * ms);
+	CHECK_EQ(fm->spike.bytes, 400 * MIB);
+	CHECK_EQ(fm->spike.from_bytes, 1500 * MIB);
+	CHECK_EQ(fm->spike.to_bytes, 1900 * MIB);
+	CHECK_EQ(fm->spike.start, 110 * ms + 1);
+	CHECK_EQ(fm->spike.end, 115 * ms + 1);
+	CHECK_EQ(fm->spike.phase, PHASE_WARMUP);
+	CHECK_EQ(fm->spike.nr_allocs, 2);
+	CHECK_EQ(fm->spike.largest_bytes, 300 * MIB);
+
+	/* The steady low point, step by step: 1800 MiB, rising 4 MiB every second step. */
+	CHECK_EQ(fm->growth.nr_steps, 20);
+	CHECK_EQ(fm->growth.first_bytes, 1800 * MIB);
+	CHECK_EQ(fm->growth.last_bytes, (is_leak ? 1836 : 1840) * MIB);
+	if (is_leak) {
+		/* y = 1800 + 4 floor(x / 2) MiB, x = 0..19: slope 2 - 10/665 MiB */
+		CHECK(fabs(fm->growth.per_step_bytes - (2.0 - 10.0 / 665) * MIB) < 1);
+		CHECK_EQ(fm->growth.nr_rises, 9);
+		CHECK_EQ(fm->growth.is_growing, 1);
+	} else {
+		CHECK(fm->growth.per_step_bytes > 0);
+		CHECK_EQ(fm->growth.nr_rises, 1);
+		CHECK_EQ(fm->growth.is_growing, 0);	/* one buffer kept: no leak */
+	}
+	stats_free(&s);
+	free_base(&m);
+}
+
+static void test_memory_formation_leak(void)
+{
+	test_memory_formation(1);
+}
+
+static void test_memory_formation_kept(void)
+{
+	test_memory_formation(0);
+}
+
+/*
+ * Without steps: no phases, no growth; the spike's window is a slice (10 ms of 320). 60 MiB made
+ * in 8 ms is the spike; 100 MiB made over 15 ms and 80 MiB over 12 ms are not within a slice.
+ */
+static void test_memory_formation_no_steps(void)
+{
+	const uint64_t ms = 1000000;
+	const struct s_mem_formation *fm;
+	struct model m;
+	struct stats s;
+	int k;
+
+	base_model(&m);
+	add_call(&m, MC_SYNC, 0, 1);
+	add_mem(&m, 5 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x1000, 50 * MIB);
+	add_mem(&m, 20 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x1100, 50 * MIB);
+	add_mem(&m, 50 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x2000, 20 * MIB);
+	add_mem(&m, 55 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x3000, 20 * MIB);
+	add_mem(&m, 58 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x4000, 20 * MIB);
+	add_mem(&m, 100 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x2000, 0);
+	add_mem(&m, 101 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x3000, 0);
+	add_mem(&m, 102 * ms, TRACE_MEM_DEVICE, TRACE_MEM_FREE, 0x4000, 0);
+	add_mem(&m, 200 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x5000, 40 * MIB);
+	add_mem(&m, 212 * ms, TRACE_MEM_DEVICE, TRACE_MEM_ALLOC, 0x6000, 40 * MIB);
+	add_call(&m, MC_SYNC, 319 * ms, 320 * ms);
+	stats_compute(&s, &m);
+	fm = &s.mem.formation;
+
+	CHECK_EQ(s.loop.found.source, STEPS_NONE);
+	CHECK_EQ(s.mem.peak_bytes, 180 * MIB);
+	CHECK_EQ(fm->has_phases, 0);
+	CHECK_EQ(fm->peak_phase, -1);
+	for (k = 0; k < NR_PHASES; k++)
+		CHECK_EQ(fm->by_phase[k].nr, 0);
+	CHECK_EQ(fm->growth.nr_steps, 0);
+	CHECK_EQ(fm->slice_ns, 10 * ms);
+	CHECK_EQ(fm->nr_series, 32);
+	CHECK_EQ(fm->series[0].max_bytes, 50 * MIB);
+	CHECK_EQ(fm->series[2].max_bytes, 100 * MIB);
+	CHECK_EQ(fm->series[5].min_bytes, 100 * MIB);
+	CHECK_EQ(fm->series[5].max_bytes, 160 * MIB);
+	CHECK_EQ(fm->series[10].min_bytes, 100 * MIB);	/* freed at 100-102 ms */
+	CHECK_EQ(fm->series[10].max_bytes, 160 * MIB);
+	CHECK_EQ(fm->series[10].end_bytes, 100 * MIB);
+	CHECK_EQ(fm->series[21].max_bytes, 180 * MIB);
+	CHECK_EQ(fm->series[21].peak_made_bytes, 40 * MIB);
+	CHECK_EQ(fm->spike.window_ns, 10 * ms);
+	CHECK_EQ(fm->spike.bytes, 60 * MIB);
+	CHECK_EQ(fm->spike.from_bytes, 100 * MIB);
+	CHECK_EQ(fm->spike.to_bytes, 160 * MIB);
+	CHECK_EQ(fm->spike.start, 50 * ms + 1);
+	CHECK_EQ(fm->spike.end, 58 * ms + 1);
+	CHECK_EQ(fm->spike.phase, -1);
+	CHECK_EQ(fm->spike.nr_allocs, 3);
+	CHECK_EQ(fm->spike.largest_bytes, 20 * MIB);
+	CHECK_EQ(fm->by_size[2].nr, 4);			/* 50, 50, 40, 40 MiB */
+	CHECK_EQ(fm->by_size[2].bytes, 180 * MIB);
+	stats_free(&s);
 	free_base(&m);
 }
 
@@ -376,6 +582,9 @@ int main(void)
 	RUN(test_counts);
 	RUN(test_memory_peak);
 	RUN(test_memory_pressure);
+	RUN(test_memory_formation_leak);
+	RUN(test_memory_formation_kept);
+	RUN(test_memory_formation_no_steps);
 	RUN(test_gpu_busy);
 	RUN(test_fill);
 	RUN(test_host_only);
