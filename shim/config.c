@@ -50,6 +50,8 @@ static const struct option_def options[] = {
 	  "1: sample hardware counters (CUPTI PM sampling) where the GPU and permissions allow" },
 	{ "GPUSHIM_PM_INTERVAL_US", OPT_UINT, OFF(pm_interval_us), "1000", 100, 1000000,
 	  "hardware counter sampling interval" },
+	{ "GPUSHIM_PM_PIPES", OPT_BOOL, OFF(pm_pipes), "1", 0, 1,
+	  "1: also sample the memory levels and the SM's pipes (which pipe is busy: more decoding CPU)" },
 	{ "GPUSHIM_TSC", OPT_BOOL, OFF(tsc), "1", 0, 1,
 	  "1: timestamps from the CPU's TSC, fitted to CLOCK_MONOTONIC, where the kernel's clock is the TSC" },
 	{ "GPUSHIM_NVTX", OPT_BOOL, OFF(nvtx), "1", 0, 1,

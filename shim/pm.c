@@ -455,7 +455,7 @@ static int session_setup(void)
 		}
 	}
 	/* The whole set, else the first slots alone (see chips[]). */
-	for (i = 0; i < 2; i++) {
+	for (i = shim.cfg.pm_pipes ? 0 : 1; i < 2; i++) {
 		struct host_config hc = { 0 };
 
 		if (host_config(chip, chip_name, avail, i ? TRACE_PM_NR_SLOTS_1_1 : TRACE_PM_NR_SLOTS,

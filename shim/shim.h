@@ -42,6 +42,7 @@ struct shim_config {
 	int signals;			/* GPUSHIM_SIGNALS: finish the trace on fatal signals */
 	int pm;				/* GPUSHIM_PM: hardware counters */
 	uint32_t pm_interval_us;	/* GPUSHIM_PM_INTERVAL_US */
+	int pm_pipes;			/* GPUSHIM_PM_PIPES: the pipes' and memory levels' metrics */
 	int tsc;			/* GPUSHIM_TSC: the hooks' clock from the TSC (clock.c) */
 	int nvtx;			/* GPUSHIM_NVTX: the program's NVTX ranges (nvtx.c) */
 };
