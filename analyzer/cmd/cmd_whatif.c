@@ -475,8 +475,8 @@ int cmd_whatif(int argc, char **argv)
 				       sv[k].bound_pct);
 			printf("\n");
 		}
-		printf("  (memory_bandwidth, compute_bound, memory_capacity: not replayed, they need a "
-		       "kernel model)\n");
+		printf("  (memory_bandwidth, compute_bound, latency_bound, memory_capacity: not "
+		       "replayed, they need a kernel model)\n");
 		if (!nr_ss) {
 			printf("\nhost_sync sites: none (no synchronization in the window waited "
 			       "for the GPU)\n");
