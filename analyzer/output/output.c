@@ -372,7 +372,7 @@ const struct name_forms *name_cache_get(struct name_cache *c, const char *name)
 	forms_free(&sl->forms);
 	sl->key = name;
 	sl->forms.name = xstrdup(name);
-	sl->forms.title = name_readable(name, NAME_WIDTH);
+	sl->forms.title = name_readable(name, TIMELINE_NAME_WIDTH);
 	sl->forms.whole = name_readable(name, 0);
 	return &sl->forms;
 }
