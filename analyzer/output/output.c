@@ -305,15 +305,6 @@ char *name_readable(const char *name, size_t width)
 	return s;
 }
 
-size_t print_name(FILE *f, const char *name, size_t width)
-{
-	char *s = name_readable(name, width);
-	size_t n = print_clean(f, s, SIZE_MAX);
-
-	free(s);
-	return n;
-}
-
 char **name_table(const char *const *names, size_t n, size_t width)
 {
 	char **forms;

@@ -57,7 +57,8 @@ size_t print_clean(FILE *f, const char *s, size_t max);
  * A kernel's name as recorded is a mangled C++ name ("_ZN2at6native...") or a plain one
  * (Triton's, XLA's, C's). Outputs show a C++ name demangled (util/demangle.h): text whole or
  * in a short form, JSON whole beside the name as recorded; names the demangler refuses show as
- * they are. Each helper demangles when it prints: no output keeps a copy of the model's names.
+ * they are. Names are demangled as they print, never kept beside the model (but for the last
+ * few hundred a timeline met: struct name_cache).
  *
  * NAME_WIDTH: the short forms' width in text. The widest row before a report's name column is
  * 75 columns (with counters), so a 50-wide name keeps most rows within 125; PyTorch's kernels
@@ -78,13 +79,9 @@ size_t print_clean(FILE *f, const char *s, size_t max);
  * copy of @name when the demangler refuses it. Return: allocated (free it); dies on OOM. */
 char *name_readable(const char *name, size_t width);
 
-/* print_name - @name as name_readable gives it, cleaned as print_clean and never cut.
- * Returns the characters written. */
-size_t print_name(FILE *f, const char *name, size_t width);
-
 /*
- * name_table - how a table's @n names (rows, tens at most) print: pairwise distinct where the
- * names are. At @width, demangle_short_names' forms; at 0 (--wide), each demangled whole, or
+ * name_table - how a table's @n names (its rows: at 0 they are compared pairwise) print:
+ * pairwise distinct where the names are. At @width, demangle_short_names' forms; at 0 (--wide), each demangled whole, or
  * as recorded where two whole forms of distinct names meet. Print each cleaned and whole (a
  * cut could make two alike). Return: @n strings (NULL for @n = 0); free with
  * demangle_names_free.
@@ -100,9 +97,9 @@ void json_name(struct json *j, const char *key, const char *mangled_key, const c
 /*
  * A timeline names the same kernels over and over: struct name_cache keeps the forms of the
  * NAME_CACHE_SLOTS names met last (a slot for each name's address; a name found there is
- * checked by its text, so the address of a freed name can be met again). A few hundred
- * kernels make a training step's, and a slot holds the step's kernel until another of the
- * same slot comes. Zero it before use, name_cache_free it after.
+ * checked by its text, so the address of a freed name can be met again). A training step
+ * launches tens to a few hundred distinct kernels: most stay found from one step to the next,
+ * each demangled once, not per slice. Zero it before use, name_cache_free it after.
  */
 #define NAME_CACHE_SLOTS 256
 
