@@ -60,8 +60,8 @@ size_t print_clean(FILE *f, const char *s, size_t max);
  * they are. Names are demangled as they print, never kept beside the model (but for the last
  * few hundred a timeline met: struct name_cache).
  *
- * NAME_WIDTH: the short forms' width in text. The widest row before a report's name column is
- * 75 columns (with counters), so a 50-wide name keeps most rows within 125; PyTorch's kernels
+ * NAME_WIDTH: the short forms' width in text. A report's kernel table has 90 columns before
+ * its names (with counters), so a 50-wide name keeps most rows within 140; PyTorch's kernels
  * keep their name and first template arguments there ("at::native::reduce_kernel<128, 4,
  * ReduceOp<...> >"). A width of 0 (--wide) means whole names.
  */
