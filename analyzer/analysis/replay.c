@@ -15,6 +15,7 @@
 
 #include "findings.h"
 #include "stats.h"
+#include "util/demangle.h"
 #include "util/util.h"
 
 enum edge_kind {
@@ -722,8 +723,8 @@ const struct replay_site *replay_site(const struct replay *r, size_t i)
 }
 
 /* Does @name answer to NAME @want (@n bytes): the whole name, its end, or its start with
- * "..." after it (the report's cut)? */
-static int name_matches(const char *name, const char *want, size_t n)
+ * "..." after it (a name cut)? */
+static int text_matches(const char *name, const char *want, size_t n)
 {
 	size_t len = strlen(name);
 
@@ -731,6 +732,62 @@ static int name_matches(const char *name, const char *want, size_t n)
 	    !memcmp(name, want, n - 3))
 		return 1;
 	return n && len >= n && !memcmp(name + len - n, want, n);
+}
+
+/* @mangled demangled whole (@width 0) or short at @width into @buf (@len bytes), else into an
+ * allocation in *@big (free it); NULL when refused. */
+static const char *readable(const char *mangled, size_t width, char *buf, size_t len,
+			    char **big)
+{
+	int n = width ? demangle_short(mangled, buf, len, width) : demangle(mangled, buf, len);
+
+	if (n < 0)
+		return NULL;
+	if ((size_t)n < len)
+		return buf;
+	*big = xmalloc((size_t)n + 1);
+	if (width)
+		demangle_short(mangled, *big, (size_t)n + 1, width);
+	else
+		demangle(mangled, *big, (size_t)n + 1);
+	return *big;
+}
+
+/*
+ * ... or, a C++ name's, does it answer as the outputs print it: demangled whole (or its end,
+ * or its start and "..."), or any short form (demangle_short at any width: the report's and
+ * whatif's tables take one of them, widened or not). The short forms, longest first, are
+ * found by asking each time for one narrower than the last; at most demangle.c's steps.
+ */
+static int name_matches(const char *name, const char *want, size_t n)
+{
+	char buf[512], *big = NULL;
+	const char *s;
+	size_t width = SIZE_MAX;
+	int is_match = 0;
+
+	if (text_matches(name, want, n))
+		return 1;
+	s = readable(name, 0, buf, sizeof(buf), &big);
+	if (!s)
+		return 0;
+	is_match = text_matches(s, want, n);
+	while (!is_match && width) {
+		size_t len;
+
+		free(big);
+		big = NULL;
+		s = readable(name, width, buf, sizeof(buf), &big);
+		if (!s)
+			break;
+		len = strlen(s);
+		is_match = len == n && !memcmp(s, want, n);
+		if (len > width || !len)
+			break;		/* the narrowest form: none fits a narrower width */
+		width = len - 1;
+	}
+	free(big);
+	return is_match;
 }
 
 size_t replay_sites_match(const struct replay *r, const char *spec, uint8_t *mask)

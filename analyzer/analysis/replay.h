@@ -115,8 +115,10 @@ const struct replay_site *replay_site(const struct replay *r, size_t i);
 /*
  * replay_sites_match - set @mask[i] (replay_nr_sites bytes) for each site that @spec names:
  * "ENTRY" (every site of that entry point) or "ENTRY after NAME", NAME the operation's name,
- * or its end (a kernel's name without its start), or its start followed by "..." (a long
- * name as the report cuts it). Return: the number of sites set (also those already set).
+ * or its end (a kernel's name without its start), or its start followed by "..." (a name cut
+ * short); a C++ kernel's also demangled (util/demangle.h) whole, its end or its start and
+ * "...", or any of its short forms (demangle_short at any width: as the outputs print it).
+ * Return: the number of sites set (also those already set).
  */
 size_t replay_sites_match(const struct replay *r, const char *spec, uint8_t *mask);
 

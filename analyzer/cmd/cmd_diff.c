@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd_diff.c - `gpushim diff [--format text|json] [--fail-on PCT]
- * [--metric step|span|busy|lost] [--noise PCT] BASE NEW`: compares two runs; each side is one
- * trace or several traces of one job, comma-separated (BASE=rank0.trace,rank1.trace). Exit 1
- * when --fail-on is given and NEW is worse than BASE by more than PCT on the metric (step:
- * and significantly so; or a trace cannot be read), else 0. The metric is step time when both
- * runs have steady steps, else span, unless --metric says.
+ * [--metric step|span|busy|lost] [--noise PCT] [--wide] BASE NEW`: compares two runs; each
+ * side is one trace or several traces of one job, comma-separated (BASE=rank0.trace,
+ * rank1.trace). Exit 1 when --fail-on is given and NEW is worse than BASE by more than PCT on
+ * the metric (step: and significantly so; or a trace cannot be read), else 0. The metric is
+ * step time when both runs have steady steps, else span, unless --metric says.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -24,7 +24,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpushim diff [--format text|json] [--fail-on PCT]\n"
-		"                    [--metric step|span|busy|lost] [--noise PCT] BASE NEW\n"
+		"                    [--metric step|span|busy|lost] [--noise PCT] [--wide]\n"
+		"                    BASE NEW\n"
 		"\nCompares two runs by kernel names, entry points, causes and copy directions:\n"
 		"span, the mean steady step and steps/s (with a 95%% confidence interval), GPU\n"
 		"busy and SM fill, time lost per cause, counts, memory peak and each kernel's\n"
@@ -38,7 +39,9 @@ static void usage(FILE *f)
 		"                          dropped by PCT points; lost: time lost grew by PCT\n"
 		"                          points of the window (default: step when both runs\n"
 		"                          have steady steps, else span)\n"
-		"      --noise PCT         run-level noise band, %% of the base span (default 5)\n");
+		"      --noise PCT         run-level noise band, %% of the base span (default 5)\n"
+		"      --wide              kernel names whole (demangled as c++filt prints\n"
+		"                          them), not their short forms\n");
 }
 
 /* Split a comma-separated list of paths (in place). */
@@ -111,6 +114,7 @@ int cmd_diff(int argc, char **argv)
 		{ "fail-on", required_argument, NULL, 'F' },
 		{ "metric", required_argument, NULL, 'm' },
 		{ "noise", required_argument, NULL, 'n' },
+		{ "wide", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -119,7 +123,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_gate gate;
 	struct diff_result d;
 	double noise = 5.0;
-	int c, is_json = 0, has_metric = 0, ret = 0;
+	int c, is_json = 0, has_metric = 0, is_wide = 0, ret = 0;
 
 	memset(&gate, 0, sizeof(gate));
 	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
@@ -160,6 +164,9 @@ int cmd_diff(int argc, char **argv)
 					optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case 'W':
+			is_wide = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -208,7 +215,7 @@ int cmd_diff(int argc, char **argv)
 	if (is_json)
 		diff_print_json(stdout, &base, &new, &d, &gate);
 	else
-		diff_print_text(stdout, &base, &new, &d, &gate);
+		diff_print_text(stdout, &base, &new, &d, &gate, is_wide);
 	ret = gate.is_failed ? 1 : 0;
 	diff_free(&d);
 	run_summary_free(&rs_base);

@@ -18,8 +18,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] [--by-range] [STEPS]\n"
-		   "                      TRACE...\n"
+	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] [--by-range] [--wide]\n"
+		   "                      [STEPS] TRACE...\n"
 		   "\nExplains where the GPU time of a run went: the verdict and the causes ranked\n"
 		   "by what fixing each alone saves (a replay of the run; by time lost where it\n"
 		   "cannot be replayed), then kernels, API calls and memory.\n"
@@ -28,6 +28,9 @@ static void usage(FILE *f)
 		   "\n  --by-range            the NVTX range table after the causes: per range name,\n"
 		   "                        count, host time, launches and their GPU time, idle\n"
 		   "                        time inside by cause (JSON always has \"ranges\")\n"
+		   "  --wide                kernel names whole (demangled as c++filt prints them),\n"
+		   "                        not their short forms (JSON: always whole, and\n"
+		   "                        \"mangled\" as recorded)\n"
 		   "\nThe verdict covers the steady state of the run's steps (an NVTX range that\n"
 		   "repeats, else the launch stream's period); start-up and warm-up apart. STEPS:\n"
 		   "  --step-range NAME     the NVTX range NAME is the step\n"
@@ -38,7 +41,7 @@ static void usage(FILE *f)
 
 /* One trace: load, compute, print. Adds to @all for the combined summary. */
 static int report_one(const char *path, int is_json, int has_header, int by_range,
-		      int is_many, struct json *j, struct combined *all)
+		      int is_wide, int is_many, struct json *j, struct combined *all)
 {
 	struct findings fd;
 	struct model m;
@@ -59,7 +62,7 @@ static int report_one(const char *path, int is_json, int has_header, int by_rang
 			print_clean(stdout, path, 4096);
 			printf(") ==\n");
 		}
-		report_print_text(stdout, &m, &s, &fd, has_header);
+		report_print_text(stdout, &m, &s, &fd, has_header, is_wide);
 		if (by_range)
 			report_print_ranges(stdout, &s, 0);
 	}
@@ -75,6 +78,7 @@ int cmd_report(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "by-range", no_argument, NULL, 'R' },
+		{ "wide", no_argument, NULL, 'W' },
 		{ "step-range", required_argument, NULL, CMD_OPT_STEP_RANGE },
 		{ "steps", required_argument, NULL, CMD_OPT_STEPS },
 		{ "window", required_argument, NULL, CMD_OPT_WINDOW },
@@ -82,7 +86,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, i, is_json = 0, has_header = 1, by_range = 0, is_many, ret = 0;
+	int c, i, is_json = 0, has_header = 1, by_range = 0, is_wide = 0, is_many, ret = 0;
 	struct steps_options so;
 	struct combined all;
 	struct json j;
@@ -101,6 +105,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'R':
 			by_range = 1;
+			break;
+		case 'W':
+			is_wide = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -126,7 +133,8 @@ int cmd_report(int argc, char **argv)
 		json_array_begin(&j, "reports");
 	}
 	for (i = optind; i < argc; i++)
-		if (report_one(argv[i], is_json, has_header, by_range, is_many, &j, &all) < 0)
+		if (report_one(argv[i], is_json, has_header, by_range, is_wide, is_many, &j,
+			       &all) < 0)
 			ret = 1;
 	if (is_json && is_many) {
 		json_array_end(&j);

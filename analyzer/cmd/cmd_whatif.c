@@ -23,6 +23,7 @@
 #include "model/steps.h"
 #include "output/export_whatif.h"
 #include "output/output.h"
+#include "util/demangle.h"
 #include "util/util.h"
 
 #define MAX_SITES_SHOWN 5
@@ -44,9 +45,10 @@ static void usage(FILE *f)
 		"  --no-sync          synchronizations and blocking read-backs do not wait\n"
 		"  --no-sync=SITE     ... only those of SITE, as the report names host_sync\n"
 		"                     sites: 'ENTRY' (every site of that entry point) or\n"
-		"                     'ENTRY after NAME', NAME what the sync waited for: whole,\n"
-		"                     its end (a kernel's name without its start), or its start\n"
-		"                     and '...' (the report's cut); again: the sites together\n"
+		"                     'ENTRY after NAME', NAME what the sync waited for, as\n"
+		"                     recorded or as printed (a C++ kernel demangled, whole or\n"
+		"                     short): whole, its end (a kernel's name without its\n"
+		"                     start), or its start and '...'; again: the sites together\n"
 		"  --graph            kernel launches cost what a CUDA graph's replay does (%u ns)\n"
 		"  --cpu-speedup K    CPU time between calls divided by K (K >= 1; inf: none)\n"
 		"  --pinned           pageable copies pinned and asynchronous\n"
@@ -117,22 +119,54 @@ static struct site_saving *sites_by_wait(const struct replay *r, size_t *n)
 	return v;
 }
 
-/* "ENTRY after NAME" of @s, cleaned, to @f. */
-static void print_site(FILE *f, const struct replay_site *s, size_t max)
+/*
+ * How a list of @n sites (@v) names what each waited for: one table's forms (output.h,
+ * name_table), so a kernel prints demangled and short, and two never alike. Free with
+ * demangle_names_free.
+ */
+static char **site_names(const struct replay_site *const *v, size_t n)
 {
-	print_clean(f, s->entry, max);
-	fputs(" after ", f);
-	print_clean(f, s->after, max);
+	const char **names = xmalloc((n + 1) * sizeof(*names));
+	char **forms;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		names[i] = v[i]->after;
+	forms = name_table(names, n, NAME_WIDTH);
+	free(names);
+	return forms;
 }
 
+/* "ENTRY after NAME" of @s, NAME as @after prints it, cleaned, to @f. */
+static void print_site(FILE *f, const struct replay_site *s, const char *after)
+{
+	print_clean(f, s->entry, 200);
+	fputs(" after ", f);
+	print_clean(f, after, SIZE_MAX);
+}
+
+/* "ENTRY after NAME", NAME demangled whole: what --no-sync takes back. */
 static void json_site_name(struct json *j, const char *key, const struct replay_site *s)
 {
 	struct strbuf sb;
+	char *after = name_readable(s->after, 0);
 
 	sb_init(&sb);
-	sb_printf(&sb, "%s after %s", s->entry, s->after);
+	sb_printf(&sb, "%s after %s", s->entry, after);
 	json_strn(j, key, sb.buf, sb.len);
 	sb_free(&sb);
+	free(after);
+}
+
+/* The first @n sites of @v, named as one table (site_names). */
+static char **ranked_site_names(const struct site_saving *v, size_t n)
+{
+	const struct replay_site *list[MAX_SITES_SHOWN];
+	size_t i;
+
+	for (i = 0; i < n && i < MAX_SITES_SHOWN; i++)
+		list[i] = v[i].s;
+	return site_names(list, i);
 }
 
 /*
@@ -157,12 +191,16 @@ static int match_sites(const struct replay *r, char **specs, int nr, uint8_t *ma
 	if (!n) {
 		fputs("; no synchronization in the window waited for the GPU\n", stderr);
 	} else {
+		size_t shown = n < MAX_SITES_SHOWN ? n : MAX_SITES_SHOWN;
+		char **names = ranked_site_names(v, shown);
+
 		fprintf(stderr, "; the sites (ENTRY after NAME), longest wait first:\n");
-		for (i = 0; i < n && i < MAX_SITES_SHOWN; i++) {
+		for (i = 0; i < shown; i++) {
 			fputs("  ", stderr);
-			print_site(stderr, v[i].s, 200);
+			print_site(stderr, v[i].s, names[i]);
 			fputc('\n', stderr);
 		}
+		demangle_names_free(names, shown);
 		if (n > MAX_SITES_SHOWN)
 			fprintf(stderr, "  (%zu more)\n", n - MAX_SITES_SHOWN);
 	}
@@ -417,7 +455,7 @@ int cmd_whatif(int argc, char **argv)
 			json_object_begin(&j, NULL);
 			json_site_name(&j, "site", x->s);
 			json_str(&j, "entry", x->s->entry);
-			json_str(&j, "after", x->s->after);
+			json_name(&j, "after", "after_mangled", x->s->after);
 			json_u64(&j, "calls", x->s->nr_calls);
 			json_u64(&j, "waited_ns", x->s->waited_ns);
 			json_u64(&j, "saving_ns", as_is > x->span_ns ? as_is - x->span_ns : 0);
@@ -483,18 +521,22 @@ int cmd_whatif(int argc, char **argv)
 		} else {
 			printf("\nwhere host_sync's saving lies: each site alone does not wait "
 			       "(replay), most first\n");
+			size_t shown = nr_replayed < MAX_SITES_SHOWN ? nr_replayed : MAX_SITES_SHOWN;
+			char **names = ranked_site_names(ss, shown);
+
 			printf("  %9s %12s %12s %9s   %s\n", "calls", "waited", "saving", "saving",
 			       "site");
-			for (i = 0; i < nr_replayed && i < MAX_SITES_SHOWN; i++) {
+			for (i = 0; i < shown; i++) {
 				printf("  %9s %12s %12s %8.1f%%   ",
 				       fmt_count(a, sizeof(a), ss[i].s->nr_calls),
 				       fmt_ns(b, sizeof(b), ss[i].s->waited_ns),
 				       fmt_ns(d, sizeof(d),
 					      as_is > ss[i].span_ns ? as_is - ss[i].span_ns : 0),
 				       ss[i].pct);
-				print_site(stdout, ss[i].s, 120);
+				print_site(stdout, ss[i].s, names[i]);
 				putchar('\n');
 			}
+			demangle_names_free(names, shown);
 			if (nr_ss > MAX_SITES_SHOWN && nr_replayed < nr_ss)
 				printf("  (%zu more sites; the %zu that waited least not "
 				       "replayed)\n",
@@ -511,14 +553,23 @@ int cmd_whatif(int argc, char **argv)
 				       fmt_ns(b, sizeof(b), rec / steps));
 			printf("\n");
 			if (mask) {
+				const struct replay_site **asked =
+					xmalloc((replay_nr_sites(r) + 1) * sizeof(*asked));
+				size_t nr_asked = 0;
+				char **names;
+
+				for (i = 0; i < replay_nr_sites(r); i++)
+					if (mask[i])
+						asked[nr_asked++] = replay_site(r, i);
+				names = site_names(asked, nr_asked);
 				printf("  syncs that do not wait: those of");
-				for (i = 0, k = 0; i < replay_nr_sites(r); i++) {
-					if (!mask[i])
-						continue;
-					fputs(k++ ? "; " : " ", stdout);
-					print_site(stdout, replay_site(r, i), 120);
+				for (i = 0; i < nr_asked; i++) {
+					fputs(i ? "; " : " ", stdout);
+					print_site(stdout, asked[i], names[i]);
 				}
 				putchar('\n');
+				demangle_names_free(names, nr_asked);
+				free(asked);
 			}
 		}
 		if (export_path) {

@@ -6,11 +6,13 @@
  * computes nothing.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "diff_output.h"
 #include "output.h"
+#include "util/demangle.h"
 
 static const char *kind_name(int kind)
 {
@@ -193,10 +195,32 @@ static void print_row(FILE *f, const struct diff_row *w, const char *label, int 
 	fputc('\n', f);
 }
 
-static void print_section(FILE *f, const struct diff_result *d, int kind, const char *title)
+#define MAX_ROWS 15		/* a section's, in text */
+
+/* A row a section prints: of its kind, not noise nor the same. */
+static int is_shown(const struct diff_row *w, int kind)
 {
-	size_t i, shown = 0, noise = 0;
-	const size_t max_rows = 15;
+	return w->kind == kind && w->status != DS_NOISE && w->status != DS_SAME;
+}
+
+/* How the kernel rows a section prints name their kernels: one table's forms (name_table). */
+static char **kernel_names(const struct diff_result *d, size_t width, size_t *n)
+{
+	const char *names[MAX_ROWS];
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < d->nr_rows && *n < MAX_ROWS; i++)
+		if (is_shown(&d->rows[i], DK_KERNEL))
+			names[(*n)++] = d->rows[i].key;
+	return name_table(names, *n, width);
+}
+
+static void print_section(FILE *f, const struct diff_result *d, int kind, const char *title,
+			  size_t width)
+{
+	size_t i, shown = 0, noise = 0, nr_names = 0;
+	char **names = kind == DK_KERNEL ? kernel_names(d, width, &nr_names) : NULL;
 
 	for (i = 0; i < d->nr_rows; i++)
 		if (d->rows[i].kind == kind)
@@ -205,11 +229,11 @@ static void print_section(FILE *f, const struct diff_result *d, int kind, const 
 		const struct diff_row *w = &d->rows[i];
 		char b[48], n[48], dd[48], label[96];
 
-		if (w->kind != kind || w->status == DS_NOISE || w->status == DS_SAME)
+		if (!is_shown(w, kind))
 			continue;
 		if (!shown++)
 			fprintf(f, "\n%s\n", title);
-		if (shown > max_rows) {
+		if (shown > MAX_ROWS) {
 			continue;
 		}
 		if (kind == DK_KERNEL) {
@@ -225,7 +249,7 @@ static void print_section(FILE *f, const struct diff_result *d, int kind, const 
 				fprintf(f, "%-8s %6llu launches -> %6llu  ", w->what ? w->what : "",
 					(unsigned long long)w->base_count,
 					(unsigned long long)w->new_count);
-			print_clean(f, w->key, 90);
+			print_clean(f, names[shown - 1], SIZE_MAX);
 			fputc('\n', f);
 			continue;
 		}
@@ -236,8 +260,9 @@ static void print_section(FILE *f, const struct diff_result *d, int kind, const 
 			snprintf(label, sizeof(label), "%s", w->key);
 		print_row(f, w, label, kind == DK_API ? 34 : 26);
 	}
-	if (shown > max_rows)
-		fprintf(f, "  ... %zu more (--format json lists all)\n", shown - max_rows);
+	demangle_names_free(names, nr_names);
+	if (shown > MAX_ROWS)
+		fprintf(f, "  ... %zu more (--format json lists all)\n", shown - MAX_ROWS);
 	if (noise && shown)
 		fprintf(f, "  (%zu more %s within run-to-run noise)\n", noise,
 			noise == 1 ? "difference" : "differences");
@@ -281,9 +306,9 @@ static void print_gate(FILE *f, const struct run_summary *a, const struct run_su
 }
 
 void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_side *new,
-		     const struct diff_result *d, const struct diff_gate *g)
+		     const struct diff_result *d, const struct diff_gate *g, int is_wide)
 {
-	size_t i;
+	size_t i, width = is_wide ? 0 : NAME_WIDTH;
 
 	fputs("# gpushim diff\n", f);
 	print_side(f, "base", base);
@@ -301,13 +326,13 @@ void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_si
 				  run_label(d->rows[i].key,
 					    base->summary->has_gpu && new->summary->has_gpu),
 				  26);
-	print_section(f, d, DK_CAUSE, "time lost by cause (biggest change first)");
+	print_section(f, d, DK_CAUSE, "time lost by cause (biggest change first)", width);
 	print_section(f, d, DK_SAVING,
-		      "what fixing each cause alone saves (replay; biggest change first)");
-	print_section(f, d, DK_COUNT, "counts");
-	print_section(f, d, DK_KERNEL, "kernels (biggest change in GPU time first)");
-	print_section(f, d, DK_COPY, "copies by direction (bytes)");
-	print_section(f, d, DK_API, "API calls (biggest change in host time first)");
+		      "what fixing each cause alone saves (replay; biggest change first)", width);
+	print_section(f, d, DK_COUNT, "counts", width);
+	print_section(f, d, DK_KERNEL, "kernels (biggest change in GPU time first)", width);
+	print_section(f, d, DK_COPY, "copies by direction (bytes)", width);
+	print_section(f, d, DK_API, "API calls (biggest change in host time first)", width);
 	if (g->is_set)
 		print_gate(f, base->summary, new->summary, g);
 }
@@ -370,7 +395,9 @@ void diff_print_json(FILE *f, const struct diff_side *base, const struct diff_si
 
 		json_object_begin(&j, NULL);
 		json_str(&j, "kind", kind_name(w->kind));
-		json_str(&j, "key", w->key);
+		json_str(&j, "key", w->key);	/* what the runs were matched by */
+		if (w->kind == DK_KERNEL)
+			json_name(&j, "name", "mangled", w->key);
 		json_str(&j, "status", diff_status_name(w->status));
 		json_str(&j, "unit", unit_name(w->unit));
 		json_double(&j, "base", w->base, prec);

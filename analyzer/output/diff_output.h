@@ -32,8 +32,10 @@ struct diff_gate {
 	int is_failed;
 };
 
+/* Kernels print demangled, in short forms distinct within the table; @is_wide: whole. JSON:
+ * a kernel's "key" is its name as recorded (the runs are matched by it), "name" demangled. */
 void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_side *new,
-		     const struct diff_result *d, const struct diff_gate *g);
+		     const struct diff_result *d, const struct diff_gate *g, int is_wide);
 void diff_print_json(FILE *f, const struct diff_side *base, const struct diff_side *new,
 		     const struct diff_result *d, const struct diff_gate *g);
 

@@ -7,7 +7,9 @@
  * track per device with the idle gaps named by the cause the analysis gave them, and the
  * trace's notes (CUPTI handed to another profiler and back) as instant events.
  * Timestamps are microseconds with nanosecond precision, from the earliest event exported.
- * Every string from the trace goes through json_escape. Formats only; computes nothing.
+ * Every string from the trace goes through json_escape. A kernel's slice is titled by its
+ * short form (output.h, TIMELINE_NAME_WIDTH), its arguments give it whole and as recorded,
+ * its launch's whole. Formats only; computes nothing.
  *
  * A process is written as the analysis streams its trace: the calls, the GPU operations and
  * the counter samples come interleaved in time order, the idle gaps as the findings split
@@ -81,6 +83,7 @@ struct chrome {
 	size_t nr_devs, devs_cap, last_dev;
 	uint64_t nr_gaps;		/* records in the gap spool */
 	struct model_sink sink;
+	struct name_cache names;	/* kernels' forms: a name is demangled once, not per slice */
 };
 
 /* ---- Event writing ---- */
@@ -280,6 +283,7 @@ static void take_back(struct export_ctx *x)
 static void host_call(struct export_ctx *x, FILE *f, int pid, const struct model *m,
 		      const struct m_call *c, uint32_t id)
 {
+	struct chrome *ch = x->priv;
 	const char *cat = call_category(m, c);
 
 	ev_open(x, f, "X", pid);
@@ -294,10 +298,11 @@ static void host_call(struct export_ctx *x, FILE *f, int pid, const struct model
 	fprintf(f, "\"result\":%u", model_call_result(m, id));
 	if (c->kind == MC_LAUNCH) {
 		const struct m_launch_shape *l = model_launch(m, c);
-		const char *k = model_func_name(m, l->func);
+		const struct name_forms *k = name_cache_get(&ch->names, model_func_name(m, l->func));
 
+		/* whole: as recorded, it is in the arguments of the kernel's slice */
 		fputs(",\"kernel\":", f);
-		json_escape(f, k, strlen(k));
+		json_escape(f, k->whole, strlen(k->whole));
 		fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", l->grid[0], l->grid[1],
 			l->grid[2], l->block[0], l->block[1], l->block[2]);
 	}
@@ -375,10 +380,16 @@ static void gpu_op(struct export_ctx *x, const struct m_gpu_op *g, const struct 
 	case MG_KERNEL: {
 		int is_est;
 		double fill = stats_fill_op(m, g, &is_est);
+		const struct name_forms *kn =
+			name_cache_get(&ch->names, model_string(m, sh->name, "<kernel>"));
 
-		put_str(f, "name", model_string(m, sh->name, "<kernel>"));
+		put_str(f, "name", kn->title);
 		put_str(f, "cat", "kernel");
-		fprintf(f, ",\"args\":{\"blocks\":%" PRIu64 ",\"block_threads\":%u", sh->blocks,
+		fputs(",\"args\":{\"name\":", f);
+		json_escape(f, kn->whole, strlen(kn->whole));
+		fputs(",\"mangled\":", f);
+		json_escape(f, kn->name, strlen(kn->name));
+		fprintf(f, ",\"blocks\":%" PRIu64 ",\"block_threads\":%u", sh->blocks,
 			sh->block_threads);
 		if (fill >= 0)
 			fprintf(f, ",\"sm_fill\":%.4f", fill);
@@ -797,6 +808,7 @@ static void chrome_end(struct export_ctx *x)
 		free(ch->buf[i]);
 	free(ch->keys);
 	free(ch->devs);
+	name_cache_free(&ch->names);
 	free(ch);
 	free(x->pids);
 	x->priv = NULL;

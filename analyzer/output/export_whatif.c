@@ -4,7 +4,9 @@
  * replayed, two processes of a Chrome trace-event document. Each process's slices are
  * gathered, sorted track by track (a slice before the slices it holds), and written with the
  * events export_chrome.c writes: "X" slices in microseconds with nanosecond precision, "M"
- * names and sort indexes, every string from the trace through json_escape. Formats only.
+ * names and sort indexes, every string from the trace through json_escape; a kernel's slice
+ * titled as export_chrome.c titles it, with its name whole and as recorded in its arguments.
+ * Formats only.
  */
 #include "export_whatif.h"
 
@@ -142,7 +144,7 @@ static size_t lane_place(struct lane *v, size_t *nr, uint64_t start, uint64_t *e
 
 /* One process: its name, its tracks' names, its slices from the window's first. */
 static void process(struct doc *d, const struct model *m, const struct replay *r,
-		    enum replay_clock clk, int pid, const char *name)
+		    enum replay_clock clk, int pid, const char *name, struct name_cache *names)
 {
 	FILE *f = d->f;
 	struct lane lanes[MAX_LANES];
@@ -193,11 +195,22 @@ static void process(struct doc *d, const struct model *m, const struct replay *r
 		if (track & GPU_TRACK) {
 			const struct m_gpu_shape *sh = model_gpu_shape(m, &m->gpu[s->idx]);
 			const char *on = model_gpu_op_name(m, sh);
+			const struct name_forms *kn;
 
-			json_escape(f, on, strlen(on));
-			fprintf(f, ",\"cat\":\"%s\",\"args\":{",
-				sh->kind == MG_KERNEL ? "kernel" :
-				sh->kind == MG_MEMCPY ? "memcpy" : "memset");
+			if (sh->kind != MG_KERNEL) {
+				json_escape(f, on, strlen(on));
+				fprintf(f, ",\"cat\":\"%s\",\"args\":{",
+					sh->kind == MG_MEMCPY ? "memcpy" : "memset");
+			} else {
+				kn = name_cache_get(names, on);
+				json_escape(f, kn->title, strlen(kn->title));
+				fputs(",\"cat\":\"kernel\",\"args\":{\"name\":", f);
+				json_escape(f, kn->whole, strlen(kn->whole));
+				fputs(",\"mangled\":", f);
+				json_escape(f, kn->name, strlen(kn->name));
+				if (end != whole)
+					fputc(',', f);
+			}
 		} else {
 			const struct m_call *c = &m->calls[s->idx];
 			const char *api = model_api_name(m, c->api);
@@ -220,6 +233,7 @@ static void process(struct doc *d, const struct model *m, const struct replay *r
 int export_whatif_chrome(FILE *f, const struct model *m, const struct replay *r,
 			 const char *changes)
 {
+	struct name_cache *names = xcalloc(1, sizeof(*names));
 	struct doc d = { f, 0 };
 	struct strbuf name;
 	uint64_t a0, a1, b0, b1;
@@ -227,8 +241,10 @@ int export_whatif_chrome(FILE *f, const struct model *m, const struct replay *r,
 	sb_init(&name);
 	sb_printf(&name, "replayed (%s)", changes);
 	fputs("{\"traceEvents\":[", f);
-	process(&d, m, r, REPLAY_RECORDED, 1, "recorded");
-	process(&d, m, r, REPLAY_LAST_RUN, 2, name.buf);
+	process(&d, m, r, REPLAY_RECORDED, 1, "recorded", names);
+	process(&d, m, r, REPLAY_LAST_RUN, 2, name.buf, names);
+	name_cache_free(names);
+	free(names);
 	replay_window_times(r, REPLAY_RECORDED, &a0, &a1);
 	replay_window_times(r, REPLAY_LAST_RUN, &b0, &b1);
 	fprintf(f,

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * output.c - JSON writer and unit formatting. See output.h.
+ * output.c - JSON writer, unit formatting, and kernel names as outputs show them. See output.h.
  */
 #include "output.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/demangle.h"
+#include "util/util.h"
 
 void json_init(struct json *j, FILE *f, int is_pretty)
 {
@@ -279,4 +283,96 @@ size_t print_clean(FILE *f, const char *s, size_t max)
 		nr_chars += 3;
 	}
 	return nr_chars;
+}
+
+/* ---- Kernel names ---- */
+
+char *name_readable(const char *name, size_t width)
+{
+	char small[256], *s;
+	int len = width ? demangle_short(name, small, sizeof(small), width) :
+			  demangle(name, small, sizeof(small));
+
+	if (len < 0)
+		return xstrdup(name);
+	if ((size_t)len < sizeof(small))
+		return xstrdup(small);
+	s = xmalloc((size_t)len + 1);
+	if (width)
+		demangle_short(name, s, (size_t)len + 1, width);
+	else
+		demangle(name, s, (size_t)len + 1);
+	return s;
+}
+
+char **name_table(const char *const *names, size_t n, size_t width)
+{
+	char **forms;
+	size_t i, k;
+
+	if (width || !n)
+		return demangle_short_names(names, n, width);
+	forms = xmalloc(n * sizeof(*forms));
+	for (i = 0; i < n; i++)
+		forms[i] = name_readable(names[i], 0);
+	/* Two manglings can read alike (a clone suffix dropped, a substitution spelled out): both
+	 * rows then print as recorded, which is unique. */
+	for (i = 0; i < n; i++)
+		for (k = i + 1; k < n; k++)
+			if (!strcmp(forms[i], forms[k]) && strcmp(names[i], names[k])) {
+				free(forms[i]);
+				forms[i] = xstrdup(names[i]);
+				free(forms[k]);
+				forms[k] = xstrdup(names[k]);
+			}
+	return forms;
+}
+
+void json_name(struct json *j, const char *key, const char *mangled_key, const char *name)
+{
+	char *s;
+
+	if (!name) {
+		json_null(j, key);
+		json_null(j, mangled_key);
+		return;
+	}
+	s = name_readable(name, 0);
+	json_str(j, key, s);
+	json_str(j, mangled_key, name);
+	free(s);
+}
+
+static void forms_free(struct name_forms *fm)
+{
+	free(fm->name);
+	free(fm->title);
+	free(fm->whole);
+	memset(fm, 0, sizeof(*fm));
+}
+
+const struct name_forms *name_cache_get(struct name_cache *c, const char *name)
+{
+	/* Fibonacci hashing of the address; names are allocated apart, so its low bits vary. */
+	uint64_t h = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+	struct name_cache_slot *sl = &c->slot[h >> 56];
+
+	_Static_assert(NAME_CACHE_SLOTS == 256, "the slot is the hash's top 8 bits");
+	if (sl->key == name && !strcmp(sl->forms.name, name))
+		return &sl->forms;
+	forms_free(&sl->forms);
+	sl->key = name;
+	sl->forms.name = xstrdup(name);
+	sl->forms.title = name_readable(name, TIMELINE_NAME_WIDTH);
+	sl->forms.whole = name_readable(name, 0);
+	return &sl->forms;
+}
+
+void name_cache_free(struct name_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < NAME_CACHE_SLOTS; i++)
+		forms_free(&c->slot[i].forms);
+	memset(c, 0, sizeof(*c));
 }

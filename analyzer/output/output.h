@@ -51,4 +51,73 @@ char *fmt_count(char *buf, size_t n, uint64_t v);	/* 1234567 -> "1,234,567" */
  */
 size_t print_clean(FILE *f, const char *s, size_t max);
 
+/* ---- Kernel names ---- */
+
+/*
+ * A kernel's name as recorded is a mangled C++ name ("_ZN2at6native...") or a plain one
+ * (Triton's, XLA's, C's). Outputs show a C++ name demangled (util/demangle.h): text whole or
+ * in a short form, JSON whole beside the name as recorded; names the demangler refuses show as
+ * they are. Names are demangled as they print, never kept beside the model (but for the last
+ * few hundred a timeline met: struct name_cache).
+ *
+ * NAME_WIDTH: the short forms' width in text. A report's kernel table has 90 columns before
+ * its names (with counters), so a 50-wide name keeps most rows within 140; PyTorch's kernels
+ * keep their name and first template arguments there ("at::native::reduce_kernel<128, 4,
+ * ReduceOp<...> >"). A width of 0 (--wide) means whole names.
+ */
+#define NAME_WIDTH 50
+
+/*
+ * TIMELINE_NAME_WIDTH: the short forms that title a timeline's slices. A timeline is written
+ * as its trace streams, so its titles cannot be widened against each other as a table's are:
+ * they are wider instead. At 150 no two kernels of a committed H200 trace share a title (at
+ * 50, 1,058 pairs did; at 100, 45); the slice's arguments hold the name whole.
+ */
+#define TIMELINE_NAME_WIDTH 150
+
+/* name_readable - @name demangled whole (@width 0) or in demangle_short's form at @width; a
+ * copy of @name when the demangler refuses it. Return: allocated (free it); dies on OOM. */
+char *name_readable(const char *name, size_t width);
+
+/*
+ * name_table - how a table's @n names (its rows: at 0 they are compared pairwise) print:
+ * pairwise distinct where the names are. At @width, demangle_short_names' forms; at 0 (--wide), each demangled whole, or
+ * as recorded where two whole forms of distinct names meet. Print each cleaned and whole (a
+ * cut could make two alike). Return: @n strings (NULL for @n = 0); free with
+ * demangle_names_free.
+ */
+char **name_table(const char *const *names, size_t n, size_t width);
+
+/*
+ * json_name - @key: @name demangled whole (as recorded when the demangler refuses it), and
+ * @mangled_key: @name as recorded. Both null when @name is NULL.
+ */
+void json_name(struct json *j, const char *key, const char *mangled_key, const char *name);
+
+/*
+ * A timeline names the same kernels over and over: struct name_cache keeps the forms of the
+ * NAME_CACHE_SLOTS names met last (a slot for each name's address; a name found there is
+ * checked by its text, so the address of a freed name can be met again). A training step
+ * launches tens to a few hundred distinct kernels: most stay found from one step to the next,
+ * each demangled once, not per slice. Zero it before use, name_cache_free it after.
+ */
+#define NAME_CACHE_SLOTS 256
+
+struct name_forms {
+	char *name;			/* as recorded (a copy) */
+	char *title;			/* demangle_short at TIMELINE_NAME_WIDTH, or as recorded */
+	char *whole;			/* demangled whole, or as recorded */
+};
+
+struct name_cache {
+	struct name_cache_slot {
+		const char *key;	/* the address the name was met at */
+		struct name_forms forms;
+	} slot[NAME_CACHE_SLOTS];
+};
+
+/* name_cache_get - the forms of @name (not NULL); valid until the next call. Dies on OOM. */
+const struct name_forms *name_cache_get(struct name_cache *c, const char *name);
+void name_cache_free(struct name_cache *c);
+
 #endif /* GPUSHIM_OUTPUT_H */

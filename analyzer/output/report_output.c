@@ -7,9 +7,11 @@
 #include "report_output.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
+#include "util/demangle.h"
 #include "util/util.h"
 
 static const char *family_name(uint8_t f)
@@ -57,6 +59,70 @@ static const char *device_name(const struct model *m, int dev)
 #define TOP_KERNELS 15
 #define TOP_APIS 15
 #define TOP_ALLOCS 8
+#define SITES_SHOWN 3		/* a cause's */
+
+/*
+ * The names a text report prints that can be kernels' (the steps' anchor, what the causes'
+ * sites waited for or ran, the kernel table's rows), printed as one table's (name_table): a
+ * kernel prints alike wherever it shows, and two kernels never alike. Tens of names, looked
+ * up by their text.
+ */
+struct text_names {
+	const char *names[1 + NR_CAUSES * SITES_SHOWN * 2 + TOP_KERNELS];
+	char **forms;
+	size_t n;
+};
+
+static void text_names_add(struct text_names *tn, const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return;
+	for (i = 0; i < tn->n; i++)
+		if (!strcmp(tn->names[i], name))
+			return;
+	if (tn->n < sizeof(tn->names) / sizeof(tn->names[0]))
+		tn->names[tn->n++] = name;
+}
+
+static void text_names_build(struct text_names *tn, const struct stats *s,
+			     const struct findings *fd, size_t width)
+{
+	size_t i;
+	int r, k;
+
+	tn->n = 0;
+	if (s->loop.found.source == STEPS_AUTO)
+		text_names_add(tn, s->loop.name);
+	for (r = 0; r < fd->nr_ranked; r++) {
+		const struct f_cause *c = &fd->causes[fd->ranked[r]];
+
+		for (k = 0; k < c->nr_sites && k < SITES_SHOWN; k++) {
+			text_names_add(tn, c->sites[k].what);
+			text_names_add(tn, c->sites[k].after);
+		}
+	}
+	for (i = 0; i < s->nr_kernels && i < TOP_KERNELS; i++)
+		text_names_add(tn, s->kernels[i].name);
+	tn->forms = name_table(tn->names, tn->n, width);
+}
+
+/* @name as the report prints it (cleaned and whole by the caller). */
+static const char *text_name(const struct text_names *tn, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < tn->n; i++)
+		if (!strcmp(tn->names[i], name))
+			return tn->forms[i];
+	return name;
+}
+
+static void text_names_free(struct text_names *tn)
+{
+	demangle_names_free(tn->forms, tn->n);
+}
 
 static void text_header(FILE *f, const struct model *m)
 {
@@ -211,7 +277,7 @@ static void text_busy_class(FILE *f, const struct findings *fd, int k)
 			b[TRACE_PM_L2], b[TRACE_PM_SM_THROUGHPUT], n);
 }
 
-static void text_causes(FILE *f, const struct findings *fd)
+static void text_causes(FILE *f, const struct findings *fd, const struct text_names *tn)
 {
 	char a[32], b[32];
 	int r, k;
@@ -260,17 +326,17 @@ static void text_causes(FILE *f, const struct findings *fd)
 			fprintf(f, ", %llu kernels shorter than their launch",
 				(unsigned long long)c->aux);
 		fprintf(f, "\n");
-		for (i = 0; i < c->nr_sites && i < 3; i++) {
+		for (i = 0; i < c->nr_sites && i < SITES_SHOWN; i++) {
 			const struct f_site *st = &c->sites[i];
 
 			if (!st->time_ns && k != CAUSE_MEMCPY)
 				continue;
 			fprintf(f, "       %s %s  ", fmt_ns(a, sizeof(a), st->time_ns),
 				k == CAUSE_LOW_PARALLELISM ? "kernel" : "at");
-			print_clean(f, st->what ? st->what : "?", 60);
+			print_clean(f, text_name(tn, st->what ? st->what : "?"), SIZE_MAX);
 			if (st->after) {
 				fprintf(f, k == CAUSE_MEMCPY ? " (" : " after ");
-				print_clean(f, st->after, 50);
+				print_clean(f, text_name(tn, st->after), SIZE_MAX);
 				if (k == CAUSE_MEMCPY)
 					fprintf(f, ")");
 			}
@@ -334,7 +400,8 @@ static void text_summary(FILE *f, const struct stats *s)
 		fmt_count(frees, 32, n->frees));
 }
 
-static void text_kernels(FILE *f, const struct stats *s, int has_pm)
+static void text_kernels(FILE *f, const struct stats *s, int has_pm,
+			 const struct text_names *tn)
 {
 	char a[32], b[32], c[32];
 	size_t i;
@@ -377,7 +444,7 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm)
 		} else if (has_pm) {
 			fprintf(f, "   -      -  %-14s ", "-");
 		}
-		print_clean(f, k->name, 90);
+		print_clean(f, text_name(tn, k->name), SIZE_MAX);
 		fprintf(f, "\n");
 	}
 	if (s->nr_kernels > TOP_KERNELS)
@@ -578,7 +645,7 @@ static int steps_opts_whole(const struct loop *l)
 }
 
 /* Steps and phases (loop.h): where the loop is, what it does per step. */
-static void text_loop(FILE *f, const struct stats *s)
+static void text_loop(FILE *f, const struct stats *s, const struct text_names *tn)
 {
 	const struct loop *l = &s->loop;
 	char a[32], b[32], c[32], d[32];
@@ -598,7 +665,10 @@ static void text_loop(FILE *f, const struct stats *s)
 	} else {
 		fprintf(f, "  steps    %llu (%s ", (unsigned long long)l->count,
 			l->found.source == STEPS_NVTX ? "NVTX range" : "launches of");
-		print_clean(f, l->name ? l->name : "?", 60);
+		if (l->found.source == STEPS_AUTO && l->name)
+			print_clean(f, text_name(tn, l->name), SIZE_MAX);
+		else
+			print_clean(f, l->name ? l->name : "?", 60);
 		fprintf(f, "), %llu warm-up; steady: %.2f steps/s, step %s median, %s p99, "
 			   "%s min, %s max\n",
 			(unsigned long long)l->warmup, l->per_s, fmt_ns(a, sizeof(a), l->p50_ns),
@@ -697,17 +767,21 @@ void report_print_ranges(FILE *f, const struct stats *s, size_t max)
 }
 
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
-		       const struct findings *fd, int has_header)
+		       const struct findings *fd, int has_header, int is_wide)
 {
+	struct text_names tn;
+
+	text_names_build(&tn, s, fd, is_wide ? 0 : NAME_WIDTH);
 	if (has_header)
 		text_header(f, m);
 	text_signals(f, m, s, fd);
-	text_loop(f, s);
-	text_causes(f, fd);
+	text_loop(f, s, &tn);
+	text_causes(f, fd, &tn);
 	text_summary(f, s);
-	text_kernels(f, s, fd->ctr.has);
+	text_kernels(f, s, fd->ctr.has, &tn);
 	text_apis(f, s);
 	text_memory(f, m, s);
+	text_names_free(&tn);
 }
 
 /* ---- JSON ---- */
@@ -764,7 +838,12 @@ static void json_loop(struct json *j, const struct loop *l)
 
 	json_object_begin(j, "steps");
 	json_str(j, "source", l->source);
-	json_str(j, "name", l->name);
+	if (l->found.source == STEPS_AUTO && l->found.anchor_func != STEPS_GRAPH_FUNC) {
+		json_name(j, "name", "mangled", l->name);	/* the anchor kernel */
+	} else {
+		json_str(j, "name", l->name);
+		json_null(j, "mangled");
+	}
 	json_str(j, "why_none", l->found.source == STEPS_NONE ? l->found.why : NULL);
 	json_u64(j, "count", l->count);
 	json_u64(j, "warmup_steps", l->warmup);
@@ -1218,7 +1297,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		int d;
 
 		json_object_begin(j, NULL);
-		json_str(j, "name", k->name);
+		json_name(j, "name", "mangled", k->name);
 		json_u64(j, "launches", k->launches);
 		json_u64(j, "launch_errors", k->launch_errors);
 		json_u64(j, "captured", k->captured);
@@ -1390,8 +1469,14 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 	json_array_begin(j, "sites");
 	for (i = 0; i < c->nr_sites; i++) {
 		json_object_begin(j, NULL);
-		json_str(j, k == CAUSE_LOW_PARALLELISM ? "kernel" : "what", c->sites[i].what);
-		json_str(j, k == CAUSE_MEMCPY ? "memory" : "after", c->sites[i].after);
+		if (k == CAUSE_LOW_PARALLELISM)
+			json_name(j, "kernel", "kernel_mangled", c->sites[i].what);
+		else
+			json_str(j, "what", c->sites[i].what);	/* an entry point, a copy */
+		if (k == CAUSE_MEMCPY)
+			json_name(j, "memory", "memory_mangled", c->sites[i].after);
+		else
+			json_name(j, "after", "after_mangled", c->sites[i].after);
 		json_u64(j, "count", c->sites[i].count);
 		json_u64(j, "time_ns", c->sites[i].time_ns);
 		if (k == CAUSE_LOW_PARALLELISM)

@@ -12,9 +12,10 @@
 #include "model/model.h"
 #include "analysis/stats.h"
 
-/* One process: the first screen (signals, verdict, ranked causes), then the tables. */
+/* One process: the first screen (signals, verdict, ranked causes), then the tables. Kernel
+ * names print demangled, in short forms distinct within a table; @is_wide: whole. */
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
-		       const struct findings *fd, int has_header);
+		       const struct findings *fd, int has_header, int is_wide);
 
 /* The NVTX range table (report --by-range): the @max names of most host time (0: all). */
 void report_print_ranges(FILE *f, const struct stats *s, size_t max);

@@ -136,6 +136,26 @@ for pair in host_sync:"cuMemcpyDtoH_v2 after memcpy DtoH" \
 	expect "whatif $name --no-sync='$site': that site only" \
 		"$("$GPUSHIM_BIN" whatif --format json --no-sync="$site" "$h/$name.trace" | jq -r '.changes.no_sync_sites | join("; ")')" "$site"
 done
+# A C++ kernel's site (torch_cpu_bound, the whole run: one sync after tanh's kernel) named as
+# recorded, as JSON names it (demangled whole) and as the site table prints it (short): the
+# same site each time.
+t=$h/torch_cpu_bound.trace
+"$GPUSHIM_BIN" whatif --whole --format json "$t" >"$WORK/cxx.json"
+whole=$(jq -r '.host_sync_sites.sites[0].site' "$WORK/cxx.json")
+mangled=$(jq -r '.host_sync_sites.sites[0] | "\(.entry) after \(.after_mangled)"' "$WORK/cxx.json")
+short=$("$GPUSHIM_BIN" whatif --whole "$t" | sed -n '/^ *calls *waited/{n;s/^.*%   //p}')
+case $whole in *" after void at::native::vectorized_elementwise_kernel<4, "*) ;;
+*) fail "whatif JSON site not demangled: $whole" ;; esac
+case $mangled in *" after _ZN2at6native29vectorized_elementwise_kernel"*) ;;
+*) fail "whatif JSON after_mangled: $mangled" ;; esac
+expect "whatif site table: short" "$short" \
+	"cuCtxSynchronize_v2 after at::native::vectorized_elementwise_kernel<4, ...>"
+for spec in "$mangled" "$whole" "$short"; do
+	expect "whatif --no-sync='$(printf %.80s "$spec")': the site" \
+		"$("$GPUSHIM_BIN" whatif --whole --format json --no-sync="$spec" "$t" | jq -r '.changes.no_sync_sites | join("; ")')" \
+		"$whole"
+done
+
 # Where sites add up to more than each alone: driver_api.cu's three syncs; the three named
 # together are --no-sync.
 d=$h/driver_api.trace

@@ -3,7 +3,8 @@
 # One trace recorded on the H200 (tests/traces/h200/NAME.trace): every command reads it, the
 # report's primary cause is the one its test app was built for (test_apps/expected/NAME.findings,
 # the same rules scripts/gpu_check.py applies on the GPU), and the key figures pinned in
-# NAME.pins hold. Each pin is a jq expression that must be true of `report --format json`.
+# NAME.pins hold. Each pin is a jq expression that must be true of `report --format json`;
+# kernel(RE) is the kernels whose name, demangled or as recorded (mangled), RE matches.
 # DIR (default tests/traces/h200) may name another set, such as tests/traces/h200_1.2.
 # Usage: h200_trace.sh NAME [DIR]
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +33,7 @@ grep -q "^verdict: " "$WORK/report.txt" || fail "text report has no verdict line
 
 defs='def cause(c): (.attribution[] | select(.cause == c));
 def share(c): ([.attribution[] | select(.cause == c) | .share_pct // 0] | add // 0);
-def kernel(re): (.kernels[] | select(.name | test(re)));
+def kernel(re): (.kernels[] | select((.name | test(re)) or (.mangled | test(re))));
 def api(n): ([.api[] | select(.name == n) | .calls] | add // 0);'
 
 checked=0

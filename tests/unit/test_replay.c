@@ -241,11 +241,24 @@ static void test_sync_sites(void)
 	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelBv", mask), 1);
 	CHECK_EQ(replay_sites_match(rp, "cuStreamSynchronize after _Z7ker...", mask), 1);
 	CHECK(mask[0] && mask[1]);
+	/* ... and as the outputs print it: demangled whole (its end, its start), short */
+	memset(mask, 0, sizeof(mask));
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelB()", mask), 1);
+	CHECK(!mask[0] && mask[1]);
+	memset(mask, 0, sizeof(mask));
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelB", mask), 1);
+	CHECK(!mask[0] && mask[1]);
+	memset(mask, 0, sizeof(mask));
+	CHECK_EQ(replay_sites_match(rp, "cuStreamSynchronize after lA()", mask), 1);
+	CHECK_EQ(replay_sites_match(rp, "cuStreamSynchronize after kern...", mask), 1);
+	CHECK(mask[0] && !mask[1]);
 	memset(mask, 0, sizeof(mask));
 	CHECK_EQ(replay_sites_match(rp, "cuStream", mask), 0);
 	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after _Z7kernelAv", mask), 0);
 	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after ", mask), 0);
-	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelB", mask), 0);
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelA", mask), 0);
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernel", mask), 0);
+	CHECK_EQ(replay_sites_match(rp, "cuCtxSynchronize after kernelB(", mask), 0);
 	CHECK(!mask[0] && !mask[1]);
 
 	/* No site asked: nothing changes; the first alone: its wait a step, 204 us */
