@@ -85,7 +85,6 @@ void pm_classify(const double v[TRACE_PM_NR_SLOTS], struct pm_judgement *j)
 
 	j->cls = PM_CLASS_NONE;
 	j->unit = -1;
-	j->level = NAN;
 	if (!isnan(gr)) {
 		if (gr < PM_GR_MIN_PCT) {
 			for (k = 0; k < TRACE_PM_NR_SLOTS; k++)
@@ -131,7 +130,6 @@ void pm_classify(const double v[TRACE_PM_NR_SLOTS], struct pm_judgement *j)
 	} else if (!isnan(b[TRACE_PM_L2]) && b[TRACE_PM_SM_ACTIVE] >= PM_LATENCY_SM_PCT) {
 		j->cls = PM_CLASS_LATENCY;
 	}
-	j->level = j->unit >= 0 ? b[j->unit] : NAN;
 }
 
 int counters_top_unit(const struct counters *c, int cls)
@@ -426,8 +424,8 @@ static void busy_flush(struct ctr_acc *a)
 }
 
 /*
- * The busy time of the sampled device inside each sample: the union of its kernels and memsets
- * in order of start, one stretch at a time, each stretch added to the samples it overlaps (the
+ * The busy time of the sampled device inside each sample: the union of its kernels in order
+ * of start, one stretch at a time, each stretch added to the samples it overlaps (the
  * union itself is not kept: a launch-bound trace has a gap between most kernels).
  */
 void counters_op(struct ctr_acc *a, const struct m_gpu_op *g)

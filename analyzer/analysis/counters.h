@@ -28,7 +28,8 @@
  *                     warps: not low parallelism), with the memory levels and pipes all
  *                     sampled (format 1.7): neither memory nor any pipe is near its peak,
  *                     the warps wait on dependencies (too few of them, or chains of loads).
- *   time              the GPU's busy time (kernels, memsets: their union) inside such samples.
+ *   time              the GPU's busy time in kernels (their union) inside such samples;
+ *                     copies and memsets are bandwidth work by what they are (findings.h).
  *   left out          samples that meet a stretch without GPU timestamps (model_host_only):
  *                     while another client holds CUPTI, CUPTI times them in that client's
  *                     clock (torch.profiler's), which puts them anywhere on the trace's
@@ -66,7 +67,6 @@ struct pm_judgement {
 	int cls;			/* enum pm_class */
 	int unit;			/* the slot that names it: bandwidth DRAM/L2/LSU; compute a
 					 * pipe, ISSUE, or -1 (no pipe sampled); else -1 */
-	double level;			/* that slot's value while busy, % */
 	double busy[TRACE_PM_NR_SLOTS];	/* the values while busy (NaN: not sampled) */
 };
 

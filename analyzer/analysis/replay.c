@@ -604,12 +604,9 @@ void replay_set_stats(struct replay *r, const struct stats *s)
 
 	for (i = 0; i < s->nr_kernels; i++) {
 		const struct s_kernel *k = &s->kernels[i];
-		struct pm_judgement j;
+		int unit, cls = stats_kernel_bound(k, &unit);
 
-		if (!(k->pm_share >= KERNEL_PM_OWN_MIN))
-			continue;
-		pm_classify(k->pm, &j);
-		if (j.cls != PM_CLASS_COMPUTE && j.cls != PM_CLASS_BANDWIDTH)
+		if (cls != PM_CLASS_COMPUTE && cls != PM_CLASS_BANDWIDTH)
 			continue;
 		if (k->name_id >= r->nr_saturated) {
 			size_t n = (size_t)k->name_id + 1;

@@ -1233,3 +1233,15 @@ void stats_free(struct stats *s)
 	ranges_free(&s->ranges);
 	memset(s, 0, sizeof(*s));
 }
+
+int stats_kernel_bound(const struct s_kernel *k, int *unit)
+{
+	struct pm_judgement j;
+
+	*unit = -1;
+	if (!(k->pm_share >= KERNEL_PM_OWN_MIN))
+		return -1;
+	pm_classify(k->pm, &j);
+	*unit = j.unit;
+	return j.cls;
+}

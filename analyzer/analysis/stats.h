@@ -82,6 +82,12 @@ struct s_kernel {
 	double pm_share;
 };
 #define KERNEL_PM_OWN_MIN 0.5
+/*
+ * stats_kernel_bound - @k's class by its own counters (counters.h, pm_classify), the unit that
+ * names it in *@unit (-1: none). Return: enum pm_class, or -1 when its samples are mostly
+ * other kernels' (pm_share under KERNEL_PM_OWN_MIN, or unknown): no class of its own.
+ */
+int stats_kernel_bound(const struct s_kernel *k, int *unit);
 
 struct s_alloc {			/* one device allocation's life */
 	uint64_t addr;

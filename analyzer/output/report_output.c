@@ -428,17 +428,16 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm,
 			k->gpu_count ? fmt_ns(c, sizeof(c), k->gpu_total_ns / k->gpu_count) : "-",
 			fill, k->launches ? shape : "(graph)");
 		if (has_pm && !isnan(k->pm[TRACE_PM_DRAM])) {
-			struct pm_judgement pj;
+			int unit, cls = stats_kernel_bound(k, &unit);
 			char bound[32];
 
-			pm_classify(k->pm, &pj);
-			if (k->pm_share < KERNEL_PM_OWN_MIN)
+			if (cls < 0)
 				snprintf(bound, sizeof(bound), "(mixed)");
-			else if (pj.cls && pj.unit >= 0)
-				snprintf(bound, sizeof(bound), "%s %s", pm_class_name(pj.cls),
-					 pm_unit_text(pj.unit));
+			else if (cls && unit >= 0)
+				snprintf(bound, sizeof(bound), "%s %s", pm_class_name(cls),
+					 pm_unit_text(unit));
 			else
-				snprintf(bound, sizeof(bound), "%s", pm_class_name(pj.cls));
+				snprintf(bound, sizeof(bound), "%s", pm_class_name(cls));
 			fprintf(f, "%3.0f%% %5.0f%%  %-14s ", k->pm[TRACE_PM_DRAM],
 				k->pm[TRACE_PM_SM_THROUGHPUT], bound);
 		} else if (has_pm) {
@@ -1336,18 +1335,14 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_bool(j, "fill_estimated", k->fill_is_estimate);
 		json_pm_values(j, "counters", k->pm);
 		{
-			struct pm_judgement pj;
+			int unit, cls = stats_kernel_bound(k, &unit);
 
-			pm_classify(k->pm, &pj);
 			if (k->pm_share >= 0)
 				json_double(j, "counters_own_pct", 100 * k->pm_share, 1);
 			else
 				json_null(j, "counters_own_pct");
-			if (k->pm_share < KERNEL_PM_OWN_MIN)
-				pj.cls = PM_CLASS_NONE;	/* mostly other kernels' counts */
-			json_str(j, "bound", pj.cls ? pm_class_name(pj.cls) : NULL);
-			json_str(j, "bound_by",
-				 pj.cls && pj.unit >= 0 ? counters_slot_name(pj.unit) : NULL);
+			json_str(j, "bound", cls > 0 ? pm_class_name(cls) : NULL);
+			json_str(j, "bound_by", cls > 0 && unit >= 0 ? counters_slot_name(unit) : NULL);
 		}
 		json_object_end(j);
 	}
