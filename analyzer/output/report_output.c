@@ -233,13 +233,19 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 	text_counters(f, fd);
 }
 
+/* The counters' class (counters.h) behind busy-time cause @k. */
+static int busy_class(int k)
+{
+	return k == CAUSE_MEMORY_BANDWIDTH ? PM_CLASS_BANDWIDTH :
+	       k == CAUSE_COMPUTE_BOUND	   ? PM_CLASS_COMPUTE :
+					     PM_CLASS_LATENCY;
+}
+
 /* A busy-time cause's evidence: the counters while busy over its samples, the unit named. */
 static void text_busy_class(FILE *f, const struct findings *fd, int k)
 {
 	const struct counters *c = &fd->ctr;
-	int cls = k == CAUSE_MEMORY_BANDWIDTH ? PM_CLASS_BANDWIDTH :
-		  k == CAUSE_COMPUTE_BOUND    ? PM_CLASS_COMPUTE :
-						PM_CLASS_LATENCY;
+	int cls = busy_class(k);
 	const double *b = c->class_busy[cls];
 	int unit = counters_top_unit(c, cls);
 	unsigned long long n = (unsigned long long)fd->causes[k].count;
@@ -1416,9 +1422,7 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 	case CAUSE_MEMORY_BANDWIDTH:
 	case CAUSE_COMPUTE_BOUND:
 	case CAUSE_LATENCY_BOUND: {
-		int cls = k == CAUSE_MEMORY_BANDWIDTH ? PM_CLASS_BANDWIDTH :
-			  k == CAUSE_COMPUTE_BOUND    ? PM_CLASS_COMPUTE :
-							PM_CLASS_LATENCY;
+		int cls = busy_class(k);
 		const double *b = fd->ctr.class_busy[cls];
 		int unit = counters_top_unit(&fd->ctr, cls), u;
 
