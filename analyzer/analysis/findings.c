@@ -213,9 +213,9 @@ const char *findings_advice(const struct findings *f, int id)
 	int pipe = findings_compute_pipe(f);
 
 	if (id == CAUSE_COMPUTE_BOUND && pipe >= 0 && !pm_pipe_is_good(pipe))
-		return advice_cuda_cores[f->framework == FW_PYTORCH ? FW_PYTORCH :
-					 f->framework == FW_JAX	    ? FW_JAX :
-								      FW_CUDA];
+		return advice_cuda_cores[f->framework == FW_PYTORCH || f->framework == FW_JAX ?
+						 f->framework :
+						 FW_CUDA];
 	return cause_advice(id, f->framework);
 }
 
