@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum opt_type { OPT_STR, OPT_BOOL, OPT_UINT, OPT_INT, OPT_LEVEL };
+enum opt_type { OPT_STR, OPT_BOOL, OPT_UINT, OPT_INT, OPT_LEVEL, OPT_MODE };
 
 struct option_def {
 	const char *name;
@@ -36,6 +36,13 @@ static const struct option_def options[] = {
 	  "longest time between two chunks written to the trace" },
 	{ "GPUSHIM_ZSTD_LEVEL", OPT_INT, OFF(zstd_level), "1", -7, 19,
 	  "zstd compression level of the chunks" },
+	{ "GPUSHIM_MODE", OPT_MODE, OFF(mode), "full", 0, 2,
+	  "full: GPU timestamps all along; sampled: in windows (GPUSHIM_WINDOW_*), hooks and "
+	  "counters all along; host: no CUPTI (no GPU timestamps, no counters)" },
+	{ "GPUSHIM_WINDOW_MS", OPT_UINT, OFF(window_ms), "200", 10, 3600000,
+	  "sampled mode: how long each window with GPU timestamps lasts" },
+	{ "GPUSHIM_WINDOW_EVERY_MS", OPT_UINT, OFF(window_every_ms), "4000", 20, 86400000,
+	  "sampled mode: a window opens this often (from CUPTI's start; at least twice the window)" },
 	{ "GPUSHIM_LOG", OPT_STR, OFF(log_path), NULL, 0, 0,
 	  "file for the shim's messages (appended); default stderr" },
 	{ "GPUSHIM_LOG_LEVEL", OPT_LEVEL, OFF(log_level), "warn", 0, 3,
@@ -50,6 +57,10 @@ static const struct option_def options[] = {
 	  "1: sample hardware counters (CUPTI PM sampling) where the GPU and permissions allow" },
 	{ "GPUSHIM_PM_INTERVAL_US", OPT_UINT, OFF(pm_interval_us), "1000", 100, 1000000,
 	  "hardware counter sampling interval" },
+	{ "GPUSHIM_PM_DECODE_MS", OPT_UINT, OFF(pm_decode_ms), "100", 20, 10000,
+	  "hardware counters: decode the samples this often (each decode costs CPU)" },
+	{ "GPUSHIM_PM_BUFFER_MB", OPT_UINT, OFF(pm_buffer_mb), "64", 2, 512,
+	  "hardware counters: the GPU-side buffer the samples wait in until decoded" },
 	{ "GPUSHIM_PM_PIPES", OPT_BOOL, OFF(pm_pipes), "1", 0, 1,
 	  "1: also sample the memory levels and the SM's pipes (which pipe is busy: more decoding CPU)" },
 	{ "GPUSHIM_TSC", OPT_BOOL, OFF(tsc), "1", 0, 1,
@@ -60,6 +71,7 @@ static const struct option_def options[] = {
 /* clang-format on */
 
 static const char *level_names[] = { "error", "warn", "info", "debug" };
+const char *const shim_mode_names[] = { "full", "sampled", "host" };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
 
@@ -121,6 +133,14 @@ static void set_option(struct shim_config *cfg, const struct option_def *o, cons
 			}
 		}
 		break;
+	case OPT_MODE:
+		for (i = 0; i < 3; i++) {
+			if (!strcasecmp(value, shim_mode_names[i])) {
+				*(int *)p = i;
+				return;
+			}
+		}
+		break;
 	}
 	if (!is_default) {
 		note_problem(o->name, value);
@@ -141,6 +161,11 @@ void config_load(struct shim_config *cfg)
 			set_option(cfg, o, o->def, 1);
 		if (value)
 			set_option(cfg, o, value, 0);
+	}
+	if (cfg->window_every_ms < 2 * cfg->window_ms) {
+		note_problem("GPUSHIM_WINDOW_EVERY_MS", "< 2 windows");
+		cfg->window_ms = 200;
+		cfg->window_every_ms = 4000;
 	}
 	/* One message for them all: each is named, and the log's budget is left for the run. */
 	if (nr_problems) {

@@ -304,6 +304,18 @@ static int api_wanted(const char *name, const char *const *prefixes)
 	return 0;
 }
 
+/*
+ * The callback ids whose API records the shim wants, looked up by name once (a sampled run
+ * switches them at every window); under state_lock. More than fit are switched by name.
+ */
+#define MAX_API_CBIDS 256
+
+static struct {
+	uint16_t cbid;
+	uint8_t is_runtime;
+} api_cbids[MAX_API_CBIDS];
+static int nr_api_cbids = -1;			/* -1: not looked up yet */
+
 /* API records for calls that create GPU work only: what the join needs, nothing else. */
 static void enable_api_records(uint8_t enable)
 {
@@ -313,19 +325,49 @@ static void enable_api_records(uint8_t enable)
 						   "cudaGraphLaunch", NULL };
 	const char *name;
 	uint32_t cbid;
+	int i, n = 0;
 
+	if (nr_api_cbids >= 0) {
+		for (i = 0; i < nr_api_cbids; i++)
+			if (api_cbids[i].is_runtime)
+				cu.ActivityEnableRuntimeApi(api_cbids[i].cbid, enable);
+			else
+				cu.ActivityEnableDriverApi(api_cbids[i].cbid, enable);
+		return;
+	}
 	for (cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
 		if (cu.GetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
-		    name && api_wanted(name, drv_prefixes))
+		    name && api_wanted(name, drv_prefixes)) {
 			cu.ActivityEnableDriverApi(cbid, enable);
+			if (n >= 0 && n < MAX_API_CBIDS)
+				api_cbids[n++] = (__typeof__(api_cbids[0])){ (uint16_t)cbid, 0 };
+			else
+				n = -1;
+		}
 	for (cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
 		if (cu.GetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS &&
-		    name && api_wanted(name, rt_prefixes))
+		    name && api_wanted(name, rt_prefixes)) {
 			cu.ActivityEnableRuntimeApi(cbid, enable);
+			if (n >= 0 && n < MAX_API_CBIDS)
+				api_cbids[n++] = (__typeof__(api_cbids[0])){ (uint16_t)cbid, 1 };
+			else
+				n = -1;
+		}
+	if (n > 0)
+		nr_api_cbids = n;
 }
 
 static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx);
 static void resume_now(void);
+
+/*
+ * Sampled mode (GPUSHIM_MODE=sampled): between two windows the shim's kinds and API records
+ * are off while the session stays the shim's (state CS_ACTIVE, so the application's client
+ * meets the same hand-over as in a full run). Under state_lock; session_start clears it.
+ */
+static int is_paused;
+static uint32_t window_nr;		/* the windows opened; the session's start is the first */
+static _Atomic uint64_t session_t0;	/* when the first session started: the windows' grid */
 
 /* Context: state_lock held. Returns 0 or a CUptiResult. */
 static int session_start(void)
@@ -347,6 +389,7 @@ static int session_start(void)
 			return r;
 	}
 	enable_api_records(1);
+	is_paused = 0;
 	atomic_store(&state, CS_ACTIVE);
 	return 0;
 }
@@ -443,6 +486,10 @@ void cupti_start(void)
 	void *h;
 	int ret;
 
+	if (shim.cfg.mode == RECORD_HOST) {
+		note_off("GPUSHIM_MODE=host");
+		return;
+	}
 	if (shim.cfg.cupti && !strcmp(shim.cfg.cupti, "0")) {
 		note_off("GPUSHIM_CUPTI=0");
 		return;
@@ -497,6 +544,8 @@ void cupti_start(void)
 		return;
 	}
 	ret = session_start();
+	window_nr = 1;
+	atomic_store(&session_t0, clock_now_ns());
 	atomic_store_explicit(&cupti_lib, h, memory_order_release);
 	pthread_mutex_unlock(&state_lock);
 	if (ret) {
@@ -762,6 +811,83 @@ static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx)
 /* Flush CUPTI's completed buffers this often: bounds the delay and the memory held. */
 #define CUPTI_FLUSH_NS (200u * 1000000u)
 
+/*
+ * Context: state_lock held, the shim's session running. The window's end is noted before the
+ * kinds go off and its start after they are on, so a launch between two notes may or may not
+ * have a GPU record but one inside a window always has (the analyzer takes [end, start) as
+ * without GPU timestamps). Work launched in the window and still running keeps its records:
+ * they come with the next flushes.
+ */
+static void window_close(void)
+{
+	char text[48];
+	size_t i;
+
+	snprintf(text, sizeof(text), "sampled window %u ends", window_nr);
+	rec_note(TRACE_NOTE_CUPTI_OFF, clock_now_ns(), text);
+	/* Kinds before API records: no operation's record without its call's. */
+	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
+		if (!(foreign_kinds >> shim_kinds[i] & 1))
+			cu.ActivityDisable(shim_kinds[i]);
+	enable_api_records(0);
+	is_paused = 1;
+}
+
+static void window_open(void)
+{
+	char text[48];
+	size_t i;
+
+	/* API records before kinds (as window_close, the other way round). */
+	enable_api_records(1);
+	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
+		if (cu.ActivityEnable(shim_kinds[i]) != CUPTI_SUCCESS &&
+		    shim_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+			/* Noted as a window that could not open; the next one tries again. */
+			enable_api_records(0);
+			snprintf(text, sizeof(text), "sampled window %u could not open",
+				 window_nr + 1);
+			rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
+			return;
+		}
+	is_paused = 0;
+	window_nr++;
+	snprintf(text, sizeof(text), "sampled window %u", window_nr);
+	rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(), text);
+}
+
+/*
+ * Writer thread: sampled mode's schedule. A window opens every window_every_ms from the
+ * session's start and lasts window_ms; the edges are met within the writer's wake-up
+ * (wait_for_work's cap, 25 ms at most) and the notes say when each really came.
+ */
+static void window_tick(uint64_t now)
+{
+	static uint64_t edge;
+	uint64_t t0 = atomic_load(&session_t0), len, every;
+
+	if (shim.cfg.mode != RECORD_SAMPLED || !t0 || atomic_load(&state) != CS_ACTIVE)
+		return;
+	len = (uint64_t)shim.cfg.window_ms * 1000000u;
+	every = (uint64_t)shim.cfg.window_every_ms * 1000000u;
+	if (!edge)
+		edge = t0 + len;
+	if (now < edge)
+		return;
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&state) == CS_ACTIVE) {
+		if (!is_paused) {
+			window_close();
+			/* The next window on the grid (a late writer skips, never bunches). */
+			edge = t0 + ((now - t0) / every + 1) * every;
+		} else {
+			window_open();
+			edge = now + len;
+		}
+	}
+	pthread_mutex_unlock(&state_lock);
+}
+
 void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 {
 	static uint64_t last_flush;
@@ -786,6 +912,8 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 			pthread_mutex_unlock(&state_lock);
 		}
 	}
+	if (!at_exit)
+		window_tick(now);
 	if (!at_exit && atomic_load(&state) == CS_ACTIVE && now - last_flush >= CUPTI_FLUSH_NS) {
 		cu.ActivityFlushAll(0);
 		last_flush = now;

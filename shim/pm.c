@@ -2,7 +2,7 @@
 /*
  * pm.c - hardware counters through CUPTI PM sampling: a few single-pass metrics per chip (SM
  * active, DRAM throughput, tensor pipe, GR engine, SM throughput), sampled by the GPU every
- * GPUSHIM_PM_INTERVAL_US, decoded every DECODE_MS on the shim's own thread and written as
+ * GPUSHIM_PM_INTERVAL_US, decoded every GPUSHIM_PM_DECODE_MS on the shim's own thread and written as
  * PM_SAMPLE records with times in the trace clock. Samples the device of the first kernel
  * launch, from START_DELAY_MS after it. Never fatal: an unknown chip, missing permission or
  * another profiler holding the counters leaves one PM_OFF note (and one warning) and the rest
@@ -38,10 +38,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Decode this often: amortizes CUPTI's fixed cost per decode (~1.3 ms) over many samples. */
-#define DECODE_MS 100
-/* Hardware buffer on the GPU; KEEP_LATEST never stops the session when it fills. */
-#define HW_BUFFER_BYTES (64u << 20)
+/*
+ * GPUSHIM_PM_DECODE_MS: decode this often (amortizes CUPTI's fixed cost per decode over many
+ * samples); GPUSHIM_PM_BUFFER_MB: the hardware buffer on the GPU (KEEP_LATEST never stops the
+ * session when it fills).
+ */
 /*
  * At exit, wait this long for a set-up under way and the last decode; cuInit callers and the
  * exit handler wait as long at most for the profiler's initialization in another thread.
@@ -163,6 +164,7 @@ static struct {
 	uint64_t nr_samples, nr_decodes, nr_errors, nr_overflows, nr_unaligned;
 	uint64_t nr_mono, nr_real;	/* sample times found in each clock (two per sample) */
 	uint64_t cpu_start_ns, wall_start_ns;	/* the thread's CPU time and the time at Start */
+	uint64_t decode_cpu_ns, eval_cpu_ns, reset_cpu_ns;	/* decode(): CUPTI, emit_samples, memcpy */
 } pm = { .device = -1 };
 
 _Atomic int pm_claim_open;
@@ -296,7 +298,7 @@ static void preload_nvperf(void)
 /* Room for two decode periods of samples (the image is decoded again when it fills). */
 static uint32_t samples_per_image(void)
 {
-	uint64_t n = (uint64_t)DECODE_MS * 2000u / shim.cfg.pm_interval_us;
+	uint64_t n = (uint64_t)shim.cfg.pm_decode_ms * 2000u / shim.cfg.pm_interval_us;
 
 	return n < 64 ? 64 : n > 1024 ? 1024 : (uint32_t)n;
 }
@@ -493,7 +495,7 @@ static int session_setup(void)
 		pc.pPmSamplingObject = pm.obj;
 		pc.configSize = config_size;
 		pc.pConfig = config;
-		pc.hardwareBufferSize = HW_BUFFER_BYTES;
+		pc.hardwareBufferSize = (size_t)shim.cfg.pm_buffer_mb << 20;
 		pc.samplingInterval = (uint64_t)shim.cfg.pm_interval_us * 1000u;
 		pc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
 		pc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
@@ -655,6 +657,7 @@ static void emit_samples(void)
 
 static void decode(void)
 {
+	uint64_t t0, t1;
 	int round;
 
 	for (round = 0; round < 16; round++) {
@@ -664,7 +667,10 @@ static void decode(void)
 		d.pPmSamplingObject = pm.obj;
 		d.pCounterDataImage = pm.image;
 		d.counterDataImageSize = pm.image_bytes;
+		t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		r = pm.f.Decode(&d);
+		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		pm.decode_cpu_ns += t1 - t0;
 		pm.nr_decodes++;
 		if (r == CUPTI_ERROR_OUT_OF_MEMORY || d.overflow) {
 			pm.nr_overflows++;
@@ -673,7 +679,10 @@ static void decode(void)
 			pm.nr_errors++;
 		}
 		emit_samples();
+		t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		pm.eval_cpu_ns += t0 - t1;
 		memcpy(pm.image, pm.pristine, pm.image_bytes);
+		pm.reset_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 		if (r != CUPTI_SUCCESS ||
 		    d.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
 			break;
@@ -713,7 +722,7 @@ static void *pm_main(void *arg)
 	if (session_setup() < 0)
 		goto out;
 	while (!atomic_load(&pm.stop)) {
-		futex_wait_ms(&pm.stop, 0, DECODE_MS);
+		futex_wait_ms(&pm.stop, 0, shim.cfg.pm_decode_ms);
 		decode();
 	}
 	{
@@ -734,12 +743,18 @@ static void *pm_main(void *arg)
 		snprintf(text, sizeof(text),
 			 "PM sampling stopped: %llu samples, %llu decodes, %llu overflows, %llu "
 			 "errors; sample times in CLOCK_MONOTONIC %llu, CLOCK_REALTIME %llu, "
-			 "neither %llu; decoding took %llu ms of CPU in %llu ms",
+			 "neither %llu; decoding took %llu ms of CPU in %llu ms (CUPTI's decode "
+			 "%llu, evaluating %llu, resetting the image %llu; %u KiB image, every "
+			 "%u ms)",
 			 (unsigned long long)pm.nr_samples, (unsigned long long)pm.nr_decodes,
 			 (unsigned long long)pm.nr_overflows, (unsigned long long)pm.nr_errors,
 			 (unsigned long long)pm.nr_mono, (unsigned long long)pm.nr_real,
 			 (unsigned long long)pm.nr_unaligned, (unsigned long long)(cpu / 1000000u),
-			 (unsigned long long)(wall / 1000000u));
+			 (unsigned long long)(wall / 1000000u),
+			 (unsigned long long)(pm.decode_cpu_ns / 1000000u),
+			 (unsigned long long)(pm.eval_cpu_ns / 1000000u),
+			 (unsigned long long)(pm.reset_cpu_ns / 1000000u),
+			 (unsigned)(pm.image_bytes >> 10), shim.cfg.pm_decode_ms);
 		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(), text);
 	}
 out:

@@ -35,6 +35,9 @@ struct shim_config {
 	uint32_t buffer_kb;		/* GPUSHIM_BUFFER_KB: per-thread ring */
 	uint32_t flush_ms;		/* GPUSHIM_FLUSH_MS: longest time between chunks */
 	int zstd_level;			/* GPUSHIM_ZSTD_LEVEL */
+	int mode;			/* GPUSHIM_MODE: enum record_mode */
+	uint32_t window_ms;		/* GPUSHIM_WINDOW_MS: sampled mode's window */
+	uint32_t window_every_ms;	/* GPUSHIM_WINDOW_EVERY_MS: ... and its period */
 	const char *log_path;		/* GPUSHIM_LOG */
 	int log_level;			/* GPUSHIM_LOG_LEVEL: 0 quiet .. 3 debug */
 	const char *cupti;		/* GPUSHIM_CUPTI: NULL auto, "0" off, else a path */
@@ -42,10 +45,20 @@ struct shim_config {
 	int signals;			/* GPUSHIM_SIGNALS: finish the trace on fatal signals */
 	int pm;				/* GPUSHIM_PM: hardware counters */
 	uint32_t pm_interval_us;	/* GPUSHIM_PM_INTERVAL_US */
+	uint32_t pm_decode_ms;		/* GPUSHIM_PM_DECODE_MS */
+	uint32_t pm_buffer_mb;		/* GPUSHIM_PM_BUFFER_MB */
 	int pm_pipes;			/* GPUSHIM_PM_PIPES: the pipes' and memory levels' metrics */
 	int tsc;			/* GPUSHIM_TSC: the hooks' clock from the TSC (clock.c) */
 	int nvtx;			/* GPUSHIM_NVTX: the program's NVTX ranges (nvtx.c) */
 };
+
+/* GPUSHIM_MODE: what CUPTI records (README "Recording modes"). */
+enum record_mode {
+	RECORD_FULL = 0,		/* GPU timestamps and counters all along */
+	RECORD_SAMPLED = 1,		/* GPU timestamps in windows; counters all along */
+	RECORD_HOST = 2,		/* no CUPTI: the hooks only */
+};
+extern const char *const shim_mode_names[];	/* by enum record_mode */
 
 /*
  * config_load - read every GPUSHIM_* variable into @cfg; unknown or malformed values keep the

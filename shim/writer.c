@@ -846,6 +846,19 @@ static void note_clock(const char *why)
 static void finished(void);
 static int only_ours_left(void);
 
+/* Once a trace: what CUPTI records in this run (GPUSHIM_MODE), for the analyzer's coverage. */
+static void note_mode(void)
+{
+	char text[96];
+
+	if (shim.cfg.mode == RECORD_SAMPLED)
+		snprintf(text, sizeof(text), "sampled: GPU timestamps for %u ms every %u ms",
+			 shim.cfg.window_ms, shim.cfg.window_every_ms);
+	else
+		snprintf(text, sizeof(text), "%s", shim_mode_names[shim.cfg.mode]);
+	rec_note(TRACE_NOTE_MODE, clock_now_ns(), text);
+}
+
 static void *writer_main(void *arg)
 {
 	uint32_t flush_ms = shim.cfg.flush_ms;
@@ -868,6 +881,7 @@ static void *writer_main(void *arg)
 		note_clock(why);
 	emit_api_defs();
 	nvtx_trace_started();
+	note_mode();
 	last_flush = clock_now_ns();
 	for (;;) {
 		int stopping, is_off, sig;

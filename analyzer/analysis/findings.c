@@ -14,6 +14,7 @@
 
 #include "model/first_look.h"
 #include "uthash.h"
+#include "welch.h"
 #include "util/util.h"
 
 static const char *const names[NR_CAUSES] = {
@@ -502,6 +503,10 @@ struct findings_acc {
 	uint64_t piece_at;		/* the gap in hand's pieces reach this far */
 	uint64_t win_lo, win_hi;	/* the window asked for (the steady state); else 0, max */
 	uint64_t win_kernels;		/* kernels that started in the window */
+	/* A sampled run: its windows with GPU timestamps, each cause's gap time in each */
+	struct m_stretch *wins;
+	size_t nr_wins;
+	uint64_t (*win_ns)[NR_CAUSES];
 };
 
 /* Close the stretch [b, e); the gap after it starts at e. */
@@ -585,6 +590,26 @@ static void hand_piece(struct findings_acc *a, uint32_t device, uint64_t s, uint
 		return;
 	a->piece(a->piece_ctx, device, s, e, part);
 	a->piece_at = e;
+}
+
+/* A sampled run: the gap starting at @t adds @part to its window's causes. */
+static void window_add(struct findings_acc *a, uint64_t t, const uint64_t *part)
+{
+	size_t lo = 0, hi = a->nr_wins;
+	int k;
+
+	while (lo < hi) {		/* the first window ending after t */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->wins[mid].to <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == a->nr_wins || a->wins[lo].from > t)
+		return;
+	for (k = 0; k < NR_CAUSES; k++)
+		a->win_ns[lo][k] += part[k];
 }
 
 /*
@@ -705,6 +730,8 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 
 	f->module_load_ns += part[GAP_MODULE] - setup;
 	f->profiler_setup_ns += setup;
+	if (a->wins)
+		window_add(a, gap0, part);
 	for (k = 0; k < NR_CAUSES; k++) {
 		if (!part[k])
 			continue;
@@ -895,6 +922,13 @@ struct findings_acc *findings_begin_window(struct findings *f, const struct mode
 	a->host_only = model_host_only(m, &a->nr_host_only);
 	a->win_lo = win_lo;
 	a->win_hi = win_hi;
+	f->sampling.is_sampled = model_sampled(m, &f->sampling.window_ms, &f->sampling.every_ms);
+	if (f->sampling.is_sampled) {
+		a->wins = model_gpu_windows(a->host_only, a->nr_host_only, 0, UINT64_MAX,
+					    &a->nr_wins);
+		if (a->wins)
+			a->win_ns = xcalloc(a->nr_wins, sizeof(*a->win_ns));
+	}
 	if (!first_look_window(p, &ws, &we))
 		ws = we = 0;
 	if (ws < win_lo)
@@ -1038,6 +1072,32 @@ static void summarize_left_out(struct findings *f, const struct stats *s)
 
 	if (!f->has_gpu || (!s->gpu.host_only_ns && !s->gpu.host_only_launches))
 		return;
+	if (f->sampling.is_sampled) {
+		double ci = -1;
+		int r;
+
+		/* The widest interval of the causes named first. */
+		for (r = 0; r < f->nr_ranked && r < 3; r++) {
+			const struct f_cause *c = &f->causes[f->ranked[r]];
+			double x = c->has_saving ? c->saving_ci_pct : c->share_ci_pct;
+
+			if (x > ci)
+				ci = x;
+		}
+		if (ci >= 0)
+			snprintf(tail, sizeof(tail),
+				 "; sampled: %llu windows, %.1f%% of the window, extrapolated "
+				 "(+-%.1f points at 95%%)",
+				 (unsigned long long)f->sampling.nr_windows, f->sampling.covered_pct,
+				 ci);
+		else
+			snprintf(tail, sizeof(tail),
+				 "; sampled: %llu windows, %.1f%% of the window, extrapolated (too few "
+				 "windows for an error)",
+				 (unsigned long long)f->sampling.nr_windows, f->sampling.covered_pct);
+		strncat(f->summary, tail, sizeof(f->summary) - strlen(f->summary) - 1);
+		return;
+	}
 	snprintf(tail, sizeof(tail),
 		 "; left out: %llu launches while another CUPTI client held CUPTI, without GPU "
 		 "timestamps",
@@ -1271,6 +1331,83 @@ static void sort_gaps(struct findings_acc *a)
 	free(end);
 }
 
+/*
+ * The 95 % half-width, in points, of the ratio sum(t) / sum(w) over @n windows (@t: a cause's
+ * time in each, @w: each window's time) as a share: the ratio estimator's standard error
+ * across the windows, finite-population corrected by @covered (the share of the whole the
+ * windows are), Student's t with n - 1 degrees of freedom. -1 below 3 windows.
+ */
+double findings_ratio_ci(const double *t, const double *w, size_t n, double covered)
+{
+	double st = 0, sw = 0, r, ss = 0, wbar, se;
+	size_t i;
+
+	if (n < 3)
+		return -1;
+	for (i = 0; i < n; i++) {
+		st += t[i];
+		sw += w[i];
+	}
+	if (sw <= 0)
+		return -1;
+	r = st / sw;
+	wbar = sw / (double)n;
+	for (i = 0; i < n; i++)
+		ss += (t[i] - r * w[i]) * (t[i] - r * w[i]);
+	se = sqrt(ss / ((double)n * (double)(n - 1))) / wbar;
+	if (covered > 0 && covered < 1)
+		se *= sqrt(1 - covered);
+	return 100.0 * welch_t_quantile(0.975, (double)(n - 1)) * se;
+}
+
+/* A sampled run: the windows in the analysis window, and each gap cause's error. */
+static void sampling_finish(struct findings_acc *a)
+{
+	struct findings *f = a->f;
+	struct f_sampling *sp = &f->sampling;
+	uint64_t lo = f->window_start > a->win_lo ? f->window_start : a->win_lo;
+	uint64_t hi = f->window_end < a->win_hi ? f->window_end : a->win_hi;
+	double *t, *w;
+	size_t i, n = 0;
+	int k;
+
+	if (hi <= lo)
+		return;
+	sp->span_ns = hi - lo;
+	t = xcalloc(a->nr_wins, sizeof(*t));
+	w = xcalloc(a->nr_wins, sizeof(*w));
+	for (i = 0; i < a->nr_wins; i++) {
+		uint64_t from = a->wins[i].from > lo ? a->wins[i].from : lo;
+		uint64_t to = a->wins[i].to < hi ? a->wins[i].to : hi;
+
+		if (to <= from)
+			continue;
+		sp->covered_ns += to - from;
+		sp->nr_windows++;
+	}
+	sp->covered_pct = 100.0 * (double)sp->covered_ns / (double)sp->span_ns;
+	for (k = 0; k < NR_CAUSES; k++) {
+		f->causes[k].share_ci_pct = -1;
+		f->causes[k].saving_ci_pct = -1;
+		/* Causes made of idle gaps only (memcpy also has exposed copies: not per window). */
+		if (k != CAUSE_HOST_SYNC && k != CAUSE_LAUNCH_OVERHEAD && k != CAUSE_CPU_BOUND &&
+		    k != CAUSE_ALLOCATION)
+			continue;
+		for (i = 0, n = 0; i < a->nr_wins; i++) {
+			uint64_t from = a->wins[i].from > lo ? a->wins[i].from : lo;
+			uint64_t to = a->wins[i].to < hi ? a->wins[i].to : hi;
+
+			if (to <= from)
+				continue;
+			t[n] = (double)a->win_ns[i][k];
+			w[n++] = (double)(to - from);
+		}
+		f->causes[k].share_ci_pct = findings_ratio_ci(t, w, n, sp->covered_pct / 100.0);
+	}
+	free(t);
+	free(w);
+}
+
 void findings_end(struct findings_acc *a, const struct stats *s)
 {
 	struct findings *f = a->f;
@@ -1339,6 +1476,8 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 							     f->window_ns :
 						     0;
 	}
+	if (f->has_gpu && a->wins)
+		sampling_finish(a);
 	counters_end(a->ctr);	/* over the window the first look found: the same */
 	if (f->nr_gaps_kept > 1)
 		sort_gaps(a);
@@ -1352,6 +1491,8 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	free(a->threads);
 	free(a->func_seen);
 	free(a->host_only);
+	free(a->wins);
+	free(a->win_ns);
 	HASH_ITER(hh, a->firsts, e, tmp) {
 		HASH_DEL(a->firsts, e);
 		free(e);
@@ -1394,6 +1535,8 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 			continue;
 		}
 		c->share_pct = f->window_ns ? 100.0 * (double)c->time_ns / (double)f->window_ns : 0;
+		if (f->sampling.is_sampled)
+			c->est_ns = (uint64_t)((double)f->sampling.span_ns * c->share_pct / 100.0);
 		if (c->time_ns) {
 			c->status = CS_MEASURED;
 			f->ranked[f->nr_ranked++] = k;

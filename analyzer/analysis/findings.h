@@ -91,6 +91,29 @@ struct f_cause {
 	double saving_pct;		/* of the replayed span */
 	uint64_t saving_ns;		/* the share applied to the window */
 	uint64_t saving_step_ns;	/* ... to the median steady step (0: no steps) */
+	/* A sampled run (f->sampling): the share measured in the windows, taken as the whole
+	 * window's; share_ci_pct its 95 % half-width across the windows (points; -1: not
+	 * estimated: fewer than 3 windows, or a cause not made of idle gaps); saving_ci_pct
+	 * the same for saving_pct across the windows replayed. */
+	uint64_t est_ns;
+	double share_ci_pct;
+	double saving_ci_pct;
+};
+
+/*
+ * A sampled run (GPUSHIM_MODE=sampled): GPU timestamps only in windows. Shares and savings
+ * are measured in the windows that meet the analysis window and stand for all of it; the
+ * spread of each cause's share from window to window gives its error (a ratio estimator:
+ * the cause's time over the windows' time, its standard error across the windows, the finite
+ * population corrected, Student's t at 95 %).
+ */
+struct f_sampling {
+	int is_sampled;
+	uint32_t window_ms, every_ms;	/* as the shim was set (0: unknown) */
+	uint64_t nr_windows;		/* windows meeting the analysis window */
+	uint64_t covered_ns;		/* their time in it */
+	uint64_t span_ns;		/* the analysis window's, first to last operation */
+	double covered_pct;
 };
 
 /* What the report's replay replayed (savings.h). */
@@ -103,6 +126,8 @@ struct f_replay {
 	int is_part;			/* a part of the window: the replay's budget ran out */
 	uint64_t recorded_ns, replayed_ns;	/* its span, and replayed as recorded */
 	double error_pct;
+	uint64_t windows;		/* a sampled run: the windows replayed, each on its own
+					 * (recorded_ns, replayed_ns: their sums) */
 };
 
 /* Parts of an idle gap beyond the causes: not lost time. */
@@ -152,6 +177,7 @@ struct findings {
 	double copy_bytes_per_s;
 	struct counters ctr;		/* hardware counters over the window */
 	struct f_replay replay;		/* the savings' replay (savings.h) */
+	struct f_sampling sampling;
 	int framework;			/* enum framework: the advice's terms */
 	char summary[512];
 	size_t calls_held_max;		/* the most calls the gap walks held at once */
@@ -175,6 +201,9 @@ struct findings {
 #define RANK_MIN_SAVING_PCT 1.0
 
 void findings_compute(struct findings *f, const struct model *m, const struct stats *s);
+/* findings_ratio_ci - a sampled run's error (struct f_sampling): the 95 % half-width in points
+ * of sum(@t) / sum(@w) over @n windows, @covered the whole's share they are; -1 below 3. */
+double findings_ratio_ci(const double *t, const double *w, size_t n, double covered);
 /* The same, also keeping every gap (f->gaps); release with findings_free(). */
 void findings_compute_gaps(struct findings *f, const struct model *m, const struct stats *s);
 void findings_free(struct findings *f);

@@ -133,6 +133,161 @@ static void stretch(const struct savings_acc *a, const struct loop *l, const str
 	*steps = n;
 }
 
+/* The window of @n (sorted, disjoint) holding @t, or @n. */
+static size_t window_of(const struct m_stretch *w, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w[mid].to <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && w[lo].from <= t ? lo : n;
+}
+
+/* Windows with fewer calls and operations than this are not replayed (nothing to measure). */
+#define SAVINGS_WINDOW_MIN_ITEMS 8
+
+/*
+ * A sampled run (findings.h f_sampling): each window with GPU timestamps in [@lo, @hi) replayed
+ * on its own, its calls and operations only (an operation whose call fell outside is joined to
+ * none); the savings are the windows' summed, their errors the spread across windows.
+ */
+static void savings_windows(struct savings_acc *a, const struct stats *s, struct findings *f,
+			    uint64_t lo, uint64_t hi)
+{
+	struct f_replay *rp = &f->replay;
+	struct m_stretch *ho, *w;
+	size_t nr_ho, nw, i, nr_done = 0;
+	size_t *call_at, *op_at, *call_pos;	/* per window: first index (prefix sums) */
+	uint32_t *call_new;
+	struct m_call *calls;
+	struct m_gpu_op *ops;
+	double *as_is, *saved[NR_CAUSES];
+	uint64_t sum_rec = 0, sum_as_is = 0, sum_saved[NR_CAUSES] = { 0 };
+	int k;
+
+	ho = model_host_only(a->m, &nr_ho);
+	w = model_gpu_windows(ho, nr_ho, lo, hi, &nw);
+	free(ho);
+	if (!w) {
+		rp->why = "no window with GPU timestamps in the stretch";
+		return;
+	}
+	/* Calls and operations grouped by window (a counting sort), calls renumbered. */
+	call_at = xcalloc(nw + 2, sizeof(*call_at));
+	op_at = xcalloc(nw + 2, sizeof(*op_at));
+	call_pos = xcalloc(nw + 1, sizeof(*call_pos));
+	for (i = 0; i < a->nr_calls; i++)
+		call_at[window_of(w, nw, a->calls[i].t0) + 1]++;
+	for (i = 0; i < a->nr_ops; i++)
+		op_at[window_of(w, nw, a->ops[i].start) + 1]++;
+	for (i = 1; i <= nw + 1; i++) {
+		call_at[i] += call_at[i - 1];
+		op_at[i] += op_at[i - 1];
+	}
+	calls = xmalloc((a->nr_calls + 1) * sizeof(*calls));
+	ops = xmalloc((a->nr_ops + 1) * sizeof(*ops));
+	call_new = xmalloc((a->nr_calls + 1) * sizeof(*call_new));
+	memcpy(call_pos, call_at, (nw + 1) * sizeof(*call_pos));
+	for (i = 0; i < a->nr_calls; i++) {
+		size_t wi = window_of(w, nw, a->calls[i].t0);
+
+		call_new[i] = (uint32_t)(call_pos[wi] - call_at[wi]);
+		calls[call_pos[wi]++] = a->calls[i];
+	}
+	memcpy(call_pos, op_at, (nw + 1) * sizeof(*call_pos));
+	for (i = 0; i < a->nr_ops; i++) {
+		size_t wi = window_of(w, nw, a->ops[i].start);
+		struct m_gpu_op g = a->ops[i];
+
+		if (g.call != M_NO_CALL && window_of(w, nw, a->calls[g.call].t0) == wi)
+			g.call = call_new[g.call];
+		else
+			g.call = M_NO_CALL;
+		ops[call_pos[wi]++] = g;
+	}
+	as_is = xcalloc(nw, sizeof(*as_is));
+	for (k = 0; k < NR_CAUSES; k++)
+		saved[k] = xcalloc(nw, sizeof(*saved[k]));
+	for (i = 0; i < nw; i++) {
+		struct model sm = *a->m;
+		struct replay *r;
+		uint64_t rec, base;
+		const char *why;
+
+		sm.calls = calls + call_at[i];
+		sm.nr_calls = call_at[i + 1] - call_at[i];
+		sm.gpu = ops + op_at[i];
+		sm.nr_gpu = op_at[i + 1] - op_at[i];
+		if (sm.nr_calls + sm.nr_gpu < SAVINGS_WINDOW_MIN_ITEMS || !sm.nr_gpu)
+			continue;
+		r = replay_build(&sm, w[i].from, w[i].to, &why);
+		if (!r)
+			continue;
+		replay_set_stats(r, s);
+		rec = replay_recorded_span(r);
+		base = replay_run(r, NULL);
+		if (!rec || !base) {
+			replay_free(r);
+			continue;
+		}
+		for (k = 0; k < NR_CAUSES; k++) {
+			struct replay_change one;
+			uint64_t span;
+
+			if (replay_change_of_cause(k, &one) < 0)
+				continue;
+			span = replay_run(r, &one);
+			saved[k][nr_done] = span < base ? (double)(base - span) : 0;
+			sum_saved[k] += span < base ? base - span : 0;
+		}
+		as_is[nr_done++] = (double)base;
+		sum_rec += rec;
+		sum_as_is += base;
+		if (!rp->start)
+			rp->start = w[i].from;
+		rp->end = w[i].to;
+		replay_free(r);
+	}
+	if (nr_done && sum_as_is) {
+		rp->windows = nr_done;
+		rp->items = a->nr_calls + a->nr_ops;
+		rp->recorded_ns = sum_rec;
+		rp->replayed_ns = sum_as_is;
+		rp->error_pct = 100.0 * ((double)sum_as_is - (double)sum_rec) / (double)sum_rec;
+		rp->is_part = hi < f->window_end && (a->cut_calls < a->hi || a->cut_ops < a->hi);
+		for (k = 0; k < NR_CAUSES; k++) {
+			struct f_cause *c = &f->causes[k];
+			struct replay_change one;
+
+			if (replay_change_of_cause(k, &one) < 0)
+				continue;
+			c->has_saving = 1;
+			c->saving_pct = 100.0 * (double)sum_saved[k] / (double)sum_as_is;
+			c->saving_ci_pct = findings_ratio_ci(saved[k], as_is, nr_done,
+							     f->sampling.covered_pct / 100.0);
+		}
+		rp->done = 1;
+	} else {
+		rp->why = "no window with enough to replay";
+	}
+	for (k = 0; k < NR_CAUSES; k++)
+		free(saved[k]);
+	free(as_is);
+	free(call_new);
+	free(calls);
+	free(ops);
+	free(call_pos);
+	free(call_at);
+	free(op_at);
+	free(w);
+}
+
 void savings_end(struct savings_acc *a, const struct stats *s, struct findings *f)
 {
 	const struct loop *l = &s->loop;
@@ -161,6 +316,15 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 		rp->why = "the replay's budget ran out before the window";
 		goto out;
 	}
+	if (f->sampling.is_sampled) {
+		/* Windows are cut by time, not by steps: the whole stretch collected. */
+		lo = a->lo > f->window_start ? a->lo : f->window_start;
+		rp->steps = 0;
+		savings_windows(a, s, f, lo, hi);
+		if (rp->done)
+			goto saved;
+		goto out;
+	}
 	r = replay_build(&sm, lo, hi, &rp->why);
 	if (!r)
 		goto out;
@@ -179,10 +343,6 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 		replay_free(r);
 		goto out;
 	}
-	window = l->found.source != STEPS_NONE && l->phase[PHASE_STEADY].end >
-							   l->phase[PHASE_STEADY].start ?
-			 l->phase[PHASE_STEADY].end - l->phase[PHASE_STEADY].start :
-			 f->window_end - f->window_start;
 	for (k = 0; k < NR_CAUSES; k++) {
 		struct f_cause *c = &f->causes[k];
 		struct replay_change one;
@@ -193,12 +353,23 @@ void savings_end(struct savings_acc *a, const struct stats *s, struct findings *
 		span = replay_run(r, &one);
 		c->has_saving = 1;
 		c->saving_pct = span < as_is ? 100.0 * (double)(as_is - span) / (double)as_is : 0;
+	}
+	rp->done = 1;
+	replay_free(r);
+saved:
+	window = l->found.source != STEPS_NONE && l->phase[PHASE_STEADY].end >
+							   l->phase[PHASE_STEADY].start ?
+			 l->phase[PHASE_STEADY].end - l->phase[PHASE_STEADY].start :
+			 f->window_end - f->window_start;
+	for (k = 0; k < NR_CAUSES; k++) {
+		struct f_cause *c = &f->causes[k];
+
+		if (!c->has_saving)
+			continue;
 		c->saving_ns = (uint64_t)((double)window * c->saving_pct / 100.0);
 		c->saving_step_ns = l->steady ? (uint64_t)((double)l->p50_ns * c->saving_pct / 100.0) :
 						0;
 	}
-	rp->done = 1;
-	replay_free(r);
 	findings_rank_by_saving(f, s);
 out:
 	free(a->calls);

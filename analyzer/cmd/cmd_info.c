@@ -42,6 +42,8 @@ static const char *note_kind(uint32_t k)
 		return "pm_setup";
 	case TRACE_NOTE_CLOCK:
 		return "clock";
+	case TRACE_NOTE_MODE:
+		return "mode";
 	default:
 		return "note";
 	}

@@ -20,12 +20,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpushim run [-o PATTERN] [--no-cupti] [--shim PATH] -- CMD [ARGS...]\n"
+		"usage: gpushim run [-o PATTERN] [--mode MODE] [--no-cupti] [--shim PATH] -- CMD "
+		"[ARGS...]\n"
 		"\n"
 		"Runs CMD with libgpushim.so preloaded. The trace goes to PATTERN\n"
 		"(default gpushim-%%h-%%p.trace; %%h host, %%p pid, %%r rank).\n"
 		"\n"
 		"  -o, --output PATTERN  trace path pattern (sets GPUSHIM_OUTPUT)\n"
+		"  -m, --mode MODE       full (GPU timestamps all along), sampled (in windows:\n"
+		"                        GPUSHIM_WINDOW_MS every GPUSHIM_WINDOW_EVERY_MS) or host\n"
+		"                        (no CUPTI); sets GPUSHIM_MODE (README \"Recording modes\")\n"
 		"      --no-cupti        host timestamps only (sets GPUSHIM_CUPTI=0)\n"
 		"      --shim PATH       the libgpushim.so to preload (default: next to gpushim)\n"
 		"  -h, --help            this text\n"
@@ -68,17 +72,28 @@ int cmd_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-cupti", no_argument, NULL, 'C' },
+		{ "mode", required_argument, NULL, 'm' },
 		{ "shim", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL, *shim = NULL, *old, *nvtx;
+	const char *output = NULL, *shim = NULL, *mode = NULL, *old, *nvtx;
 	char path[PATH_MAX];
 	struct strbuf preload;
 	int c, is_no_cupti = 0;
 
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:m:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'm':
+			if (strcmp(optarg, "full") && strcmp(optarg, "sampled") &&
+			    strcmp(optarg, "host")) {
+				fprintf(stderr, "gpushim: run: --mode is full, sampled or host, not "
+						"\"%s\"\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			mode = optarg;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -142,6 +157,8 @@ int cmd_run(int argc, char **argv)
 		setenv("GPUSHIM_OUTPUT", output, 1);
 	if (is_no_cupti)
 		setenv("GPUSHIM_CUPTI", "0", 1);
+	if (mode)
+		setenv("GPUSHIM_MODE", mode, 1);
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "gpushim: cannot run %s: %s\n", argv[optind], strerror(errno));
 	sb_free(&preload);

@@ -272,6 +272,58 @@ struct m_stretch *model_host_only(const struct model *m, size_t *n_out)
 	return out;
 }
 
+int model_sampled(const struct model *m, uint32_t *len_ms, uint32_t *every_ms)
+{
+	unsigned a = 0, b = 0;
+	size_t i;
+
+	for (i = 0; i < m->nr_notes; i++) {
+		const char *t;
+
+		if (m->notes[i].kind != TRACE_NOTE_MODE)
+			continue;
+		t = model_string(m, m->notes[i].text, "");
+		if (strncmp(t, "sampled", 7))
+			return 0;
+		if (sscanf(t, "sampled: GPU timestamps for %u ms every %u ms", &a, &b) != 2)
+			a = b = 0;
+		if (len_ms)
+			*len_ms = a;
+		if (every_ms)
+			*every_ms = b;
+		return 1;
+	}
+	return 0;
+}
+
+struct m_stretch *model_gpu_windows(const struct m_stretch *v, size_t n, uint64_t lo,
+				    uint64_t hi, size_t *n_out)
+{
+	struct m_stretch *out;
+	uint64_t at = lo;
+	size_t i, k = 0;
+
+	*n_out = 0;
+	if (hi <= lo)
+		return NULL;
+	out = xmalloc((n + 1) * sizeof(*out));
+	for (i = 0; i < n && at < hi; i++) {
+		if (v[i].to <= at)
+			continue;
+		if (v[i].from > at)
+			out[k++] = (struct m_stretch){ at, v[i].from < hi ? v[i].from : hi };
+		at = v[i].to;
+	}
+	if (at < hi)
+		out[k++] = (struct m_stretch){ at, hi };
+	if (!k) {
+		free(out);
+		return NULL;
+	}
+	*n_out = k;
+	return out;
+}
+
 uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b)
 {
 	size_t lo = 0, hi = n;

@@ -486,4 +486,20 @@ struct m_stretch *model_host_only(const struct model *m, size_t *n_out);
 /* How much of [a, b) the @n stretches @v (model_host_only's) cover. O(log n) a stretch met. */
 uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b);
 
+/*
+ * model_sampled - whether the run was recorded in sampled mode (GPUSHIM_MODE=sampled, format
+ * 1.8: its MODE note), with the windows' length and period as the shim was set (*@len_ms,
+ * *@every_ms; either may be NULL). Its GPU timestamps come in windows: the stretches between
+ * model_host_only's.
+ */
+int model_sampled(const struct model *m, uint32_t *len_ms, uint32_t *every_ms);
+
+/*
+ * model_gpu_windows - the stretches of [@lo, @hi) with GPU timestamps: between the host-only
+ * stretches @v (@n of them, model_host_only's), in order; *@n_out of them, NULL when none
+ * (free() the array).
+ */
+struct m_stretch *model_gpu_windows(const struct m_stretch *v, size_t n, uint64_t lo,
+				    uint64_t hi, size_t *n_out);
+
 #endif /* GPUSHIM_MODEL_H */

@@ -182,6 +182,22 @@ static const char *left_out(char *buf, size_t n, const struct stats *s,
 
 	if (!s->gpu.host_only_ns && !s->gpu.host_only_launches)
 		return NULL;
+	if (fd->sampling.is_sampled) {
+		const struct f_sampling *sp = &fd->sampling;
+
+		len = snprintf(buf, n, "sampled: GPU timestamps in %llu windows",
+			       (unsigned long long)sp->nr_windows);
+		if (sp->window_ms && len > 0 && (size_t)len < n)
+			len += snprintf(buf + len, n - (size_t)len, " (%u ms every %u ms)",
+					sp->window_ms, sp->every_ms);
+		if (len > 0 && (size_t)len < n)
+			snprintf(buf + len, n - (size_t)len,
+				 ", %s of the %s window (%.1f%%); %s launches between windows have "
+				 "none: shares and savings are measured in the windows and extrapolated",
+				 fmt_ns(a, sizeof(a), sp->covered_ns), fmt_ns(b, sizeof(b), sp->span_ns),
+				 sp->covered_pct, fmt_count(c, sizeof(c), s->gpu.host_only_launches));
+		return buf;
+	}
 	len = snprintf(buf, n,
 		       "GPU timestamps for %s of %s; %s launches while the application's CUPTI "
 		       "client held CUPTI are left out",
@@ -283,6 +299,15 @@ static void text_busy_class(FILE *f, const struct findings *fd, int k)
 			b[TRACE_PM_L2], b[TRACE_PM_SM_THROUGHPUT], n);
 }
 
+/* A sampled run's 95 % half-width beside a share ("+-1.2"), or blanks where not estimated. */
+static void text_ci(FILE *f, double ci)
+{
+	if (ci >= 0)
+		fprintf(f, " +-%-4.1f", ci);
+	else
+		fprintf(f, "       ");
+}
+
 static void text_causes(FILE *f, const struct findings *fd, const struct text_names *tn)
 {
 	char a[32], b[32];
@@ -292,10 +317,20 @@ static void text_causes(FILE *f, const struct findings *fd, const struct text_na
 		fprintf(f, "\ncauses: unknown without GPU timestamps\n");
 		return;
 	}
-	fprintf(f, "\ncauses (time lost, share of the %s window%s)\n",
-		fmt_ns(a, sizeof(a), fd->window_ns),
-		fd->replay.done ? "; saving if fixed alone, ranked by it" : "");
-	if (fd->replay.done && fd->replay.steps)
+	if (fd->sampling.is_sampled)
+		fprintf(f, "\ncauses (time lost in the sampled windows, share of their %s: taken as "
+			   "the whole window's, +- its 95%% interval across windows%s)\n",
+			fmt_ns(a, sizeof(a), fd->window_ns),
+			fd->replay.done ? "; saving if fixed alone, ranked by it" : "");
+	else
+		fprintf(f, "\ncauses (time lost, share of the %s window%s)\n",
+			fmt_ns(a, sizeof(a), fd->window_ns),
+			fd->replay.done ? "; saving if fixed alone, ranked by it" : "");
+	if (fd->replay.done && fd->replay.windows)
+		fprintf(f, "  replayed %llu windows, each on its own (%s), replay error %+.2f%%\n",
+			(unsigned long long)fd->replay.windows,
+			fmt_ns(b, sizeof(b), fd->replay.recorded_ns), fd->replay.error_pct);
+	else if (fd->replay.done && fd->replay.steps)
 		fprintf(f, "  replayed %llu%s steps (%s), replay error %+.2f%%\n",
 			(unsigned long long)fd->replay.steps,
 			fd->replay.is_part ? " of the steady" : " steady",
@@ -313,10 +348,14 @@ static void text_causes(FILE *f, const struct findings *fd, const struct text_na
 		k = fd->ranked[r];
 		fprintf(f, "  %d. %-16s %10s %5.1f%%", r + 1, cause_name(k),
 			fmt_ns(a, sizeof(a), c->time_ns), c->share_pct);
+		if (fd->sampling.is_sampled)
+			text_ci(f, c->share_ci_pct);
 		if (c->has_saving)
 			fprintf(f, "  saves %5.1f%%", c->saving_pct);
 		else if (fd->replay.done)
 			fprintf(f, "  %-12s", "(no replay)");
+		if (c->has_saving && fd->sampling.is_sampled)
+			text_ci(f, c->saving_ci_pct);
 		if (k == CAUSE_LOW_PARALLELISM)
 			fprintf(f, "   kernels fill %.1f%% of the SMs on average", c->value);
 		else if (k == CAUSE_MEMCPY)
@@ -1015,6 +1054,55 @@ static void json_formation(struct json *j, const struct stats *s)
 
 static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd);
 
+/* The recording mode (GPUSHIM_MODE, from format 1.8: null before) and a sampled run's windows. */
+static void json_sampling(struct json *j, const struct model *m, const struct findings *fd)
+{
+	const struct f_sampling *sp = &fd->sampling;
+	const char *mode = NULL;
+	size_t i;
+
+	for (i = 0; i < m->nr_notes; i++)
+		if (m->notes[i].kind == TRACE_NOTE_MODE) {
+			mode = sp->is_sampled ? "sampled" : model_string(m, m->notes[i].text, NULL);
+			break;
+		}
+	json_object_begin(j, "sampling");
+	json_str(j, "mode", mode);
+	if (sp->is_sampled) {
+		json_u64(j, "window_ms", sp->window_ms);
+		json_u64(j, "every_ms", sp->every_ms);
+		json_u64(j, "windows", sp->nr_windows);
+		json_u64(j, "covered_ns", sp->covered_ns);
+		json_u64(j, "span_ns", sp->span_ns);
+		json_double(j, "covered_pct", sp->covered_pct, 2);
+	} else {
+		json_null(j, "window_ms");
+		json_null(j, "every_ms");
+		json_null(j, "windows");
+		json_null(j, "covered_ns");
+		json_null(j, "span_ns");
+		json_null(j, "covered_pct");
+	}
+	json_object_end(j);
+}
+
+/* A sampled run's estimate for the whole window, and its 95 % half-width (points). */
+static void json_estimate(struct json *j, const struct findings *fd, const struct f_cause *c)
+{
+	if (fd->sampling.is_sampled && c->status == CS_MEASURED)
+		json_u64(j, "est_ns", c->est_ns);
+	else
+		json_null(j, "est_ns");
+	if (fd->sampling.is_sampled && c->status == CS_MEASURED && c->share_ci_pct >= 0)
+		json_double(j, "share_ci_pct", c->share_ci_pct, 2);
+	else
+		json_null(j, "share_ci_pct");
+	if (fd->sampling.is_sampled && c->has_saving && c->saving_ci_pct >= 0)
+		json_double(j, "saving_ci_pct", c->saving_ci_pct, 2);
+	else
+		json_null(j, "saving_ci_pct");
+}
+
 /* Counter means by slot name, or null when none was sampled. */
 static void json_pm_values(struct json *j, const char *key, const double v[TRACE_PM_NR_SLOTS])
 {
@@ -1354,6 +1442,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	}
 	json_array_end(j);
 	json_counters(j, &fd->ctr);
+	json_sampling(j, m, fd);
 	json_attribution(j, s, fd);
 }
 
@@ -1398,6 +1487,7 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 		json_null(j, "saving_pct");
 		json_null(j, "saving_step_ns");
 	}
+	json_estimate(j, fd, c);
 	json_object_begin(j, "evidence");
 	switch (k) {
 	case CAUSE_MEMCPY:
@@ -1478,6 +1568,12 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 			json_name(j, "after", "after_mangled", c->sites[i].after);
 		json_u64(j, "count", c->sites[i].count);
 		json_u64(j, "time_ns", c->sites[i].time_ns);
+		/* A sampled run: the site's time taken over the whole window, as its cause's. */
+		if (fd->sampling.is_sampled && c->time_ns)
+			json_u64(j, "est_ns", (uint64_t)((double)c->sites[i].time_ns *
+							 (double)c->est_ns / (double)c->time_ns));
+		else
+			json_null(j, "est_ns");
 		if (k == CAUSE_LOW_PARALLELISM)
 			json_double(j, "fill_pct",
 				    c->sites[i].count ? 100 * c->sites[i].value / c->sites[i].count : 0,
@@ -1561,6 +1657,7 @@ static void json_attribution(struct json *j, const struct stats *s, const struct
 		json_u64(j, "start_ns", since(fd->replay.start, s->span_start));
 		json_u64(j, "end_ns", since(fd->replay.end, s->span_start));
 		json_u64(j, "steps", fd->replay.steps);
+		json_u64(j, "windows", fd->replay.windows);
 		json_bool(j, "part", fd->replay.is_part);
 		json_u64(j, "items", fd->replay.items);
 		json_u64(j, "recorded_ns", fd->replay.recorded_ns);

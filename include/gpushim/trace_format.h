@@ -45,7 +45,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	7
+#define TRACE_VERSION_MINOR	8
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -289,6 +289,10 @@ enum trace_note_kind {
 	TRACE_NOTE_PM_SETUP = 10,	/* (1.1) counter set-up begins (ends at PM_ON or PM_OFF) */
 	TRACE_NOTE_CLOCK = 11,		/* (1.5) the hooks' clock: "TSC at 2.1000 GHz, fitted to ..."
 					 * from here on, or "clock_gettime: why not the TSC" */
+	TRACE_NOTE_MODE = 12,		/* (1.8) the recording mode, once, before any CUPTI note:
+					 * "full", "host", or "sampled: GPU timestamps for T ms every
+					 * P ms" (then each window is a CUPTI_ON note, "sampled window
+					 * N", and its end a CUPTI_OFF note, "sampled window N ends") */
 };
 
 struct trace_rec_note {

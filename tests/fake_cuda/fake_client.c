@@ -532,6 +532,29 @@ static int run_steps(int n, int sync_every, int shapes)
 	return 0;
 }
 
+/*
+ * @n launches @us apart (a sync every 10): a run long enough for sampled mode's windows,
+ * each launch at its own time.
+ */
+static int run_paced(int n, int us)
+{
+	CUfunction f;
+	CUstream s;
+	int i;
+
+	f = spin_kernel();
+	cuStreamCreate(&s, 0);
+	for (i = 1; i <= n; i++) {
+		cuLaunchKernel(f, 132, 1, 1, 256, 1, 1, 0, s, NULL, NULL);
+		if (i % 10 == 0)
+			cuStreamSynchronize(s);
+		usleep((useconds_t)us);
+	}
+	cuStreamSynchronize(s);
+	printf("paced: %d launches\n", n);
+	return 0;
+}
+
 static unsigned long long client_kernels;
 static CUptiResult (*client_next)(uint8_t *, size_t, CUpti_Activity **);
 
@@ -846,10 +869,12 @@ int main(int argc, char **argv)
 		return run_cupti_client();
 	if (!strcmp(mode, "steps") && argc > 3)
 		return run_steps(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
+	if (!strcmp(mode, "paced") && argc > 3)
+		return run_paced(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]|cupticlient\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]|paced N US|cupticlient\n");
 	return 2;
 }
