@@ -8,7 +8,9 @@
 # of medians (spread: the rounds' least and most) is printed at the end.
 # Usage: scripts/bench_modes.sh [DIR]   env: BUILD (build), ROUNDS (3), SECONDS_EACH (6),
 #        PROFILE_SECONDS (1: torch.profiler's measured stretch; its stop grows with it),
-#        CONFIGS ("plain host sampled full profiler"), extra GPUSHIM_* passed through.
+#        CONFIGS ("plain host sampled full profiler"; NAME:VAR=VAL,VAR=VAL runs the shim with
+#        those settings, e.g. "sampled-nopm:GPUSHIM_MODE=sampled,GPUSHIM_PM=0"), LOOPS
+#        (eager,graph,gpu); extra GPUSHIM_* passed through.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -22,19 +24,25 @@ mkdir -p "$DIR"
 : >"$DIR/runs.jsonl"
 
 run_one() {		# CONFIG ROUND
-	local cfg=$1 round=$2 trace="$DIR/$1-$2.trace" t0 t1 size=0
-	local -a env=() args=(--seconds "$SECONDS_EACH")
-	case $cfg in
+	local cfg=${1%%:*} round=$2 trace t0 t1 size=0 kv
+	local -a env=() args=(--seconds "$SECONDS_EACH" --loops "${LOOPS:-eager,graph,gpu}")
+	trace="$DIR/$cfg-$round.trace"
+	case $1 in
 	plain) ;;
-	profiler) args=(--seconds "$PROFILE_SECONDS" --profile) ;;
+	profiler) args=(--seconds "$PROFILE_SECONDS" --profile --loops "${LOOPS:-eager,graph,gpu}") ;;
+	*:*)
+		env=(LD_PRELOAD="$SHIM" GPUSHIM_OUTPUT="$trace")
+		IFS=, read -r -a kv <<<"${1#*:}"
+		env+=("${kv[@]}")
+		;;
 	*) env=(LD_PRELOAD="$SHIM" GPUSHIM_OUTPUT="$trace" GPUSHIM_MODE="$cfg") ;;
 	esac
-	t0=$(date +%s.%N)
+	t0=$(date +%s%N)
 	env "${env[@]}" python3 test_apps/python/torch_overhead.py "${args[@]}" >"$DIR/$cfg-$round.out" \
 		2>"$DIR/$cfg-$round.err"
-	t1=$(date +%s.%N)
+	t1=$(date +%s%N)
 	[ -f "$trace" ] && size=$(stat -c %s "$trace")
-	jq -c --arg cfg "$cfg" --argjson round "$round" --argjson wall "$(echo "$t1 - $t0" | bc)" \
+	jq -c --arg cfg "$cfg" --argjson round "$round" --argjson wall "$(((t1 - t0) / 1000000))e-3" \
 		--argjson bytes "$size" '. + {config: $cfg, round: $round, wall_s: $wall, trace_bytes: $bytes}' \
 		"$DIR/$cfg-$round.out" >>"$DIR/runs.jsonl"
 }
@@ -54,12 +62,13 @@ cfgs = list(dict.fromkeys(r["config"] for r in rows))
 def med(v):
     return statistics.median(v) if v else float("nan")
 base = {}
-for loop in ("eager", "graph", "gpu"):
+names = list(dict.fromkeys(r["loop"] for r in loops))
+for loop in names:
     v = [r["mean_us"] for r in loops if r["config"] == "plain" and r["loop"] == loop]
     base[loop] = med(v)
 print("us per operation: mean over the measured blocks, median of the rounds (least..most); "
       "+% against plain's median")
-for loop in ("eager", "graph", "gpu"):
+for loop in names:
     cells = []
     for c in cfgs:
         v = sorted(r["mean_us"] for r in loops if r["config"] == c and r["loop"] == loop)
@@ -80,7 +89,6 @@ for c in cfgs:
          for r in ends]
     p = [sum(r["shim_cpu_s"].get(k, 0) for k in r["shim_cpu_s"] if "pm" in k) / r["age_s"]
          for r in ends]
-    sizes = [r["trace_bytes"] / r["wall_s"] * 3600 / 1e6 for r in rows
-             if r["config"] == c and "shim_cpu_s" in r]
+    sizes = [r["trace_bytes"] / r["age_s"] * 3600 / 1e6 for r in ends]
     print(f"  {c:8s} writer {med(w):.3f}  pm {med(p):.3f}  trace {med(sizes):.1f} MB/h")
 EOF

@@ -507,6 +507,7 @@ struct findings_acc {
 	struct m_stretch *wins;
 	size_t nr_wins;
 	uint64_t (*win_ns)[NR_CAUSES];
+	uint64_t last_work_call;	/* the end of the last call making GPU work */
 };
 
 /* Close the stretch [b, e); the gap after it starts at e. */
@@ -730,8 +731,6 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 
 	f->module_load_ns += part[GAP_MODULE] - setup;
 	f->profiler_setup_ns += setup;
-	if (a->wins)
-		window_add(a, gap0, part);
 	for (k = 0; k < NR_CAUSES; k++) {
 		if (!part[k])
 			continue;
@@ -742,6 +741,8 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 			 part[k], 0);
 	}
 	part[CAUSE_HOST_SYNC] += waited;
+	if (a->wins)
+		window_add(a, gap0, part);
 	keep_gap(a, ds->device, gap0, g1, part);
 }
 
@@ -985,6 +986,10 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 
 	if (c->t0 < a->first_call)
 		a->first_call = c->t0;
+	/* A sampled run's window goes on past its last window, to its last GPU work's call. */
+	if ((c->kind == MC_LAUNCH || c->kind == MC_COPY || c->kind == MC_SET) &&
+	    c->t1 > a->last_work_call && c->t0 >= a->win_lo && c->t0 < a->win_hi)
+		a->last_work_call = c->t1;
 	if (c->kind == MC_LAUNCH && is_first_launch(a, c))
 		is_load = c->t1 - c->t0 >= a->p->median_launch_ns + LAZY_LOAD_MIN_NS;
 	if (id >= M_NO_CALL)
@@ -1366,11 +1371,13 @@ static void sampling_finish(struct findings_acc *a)
 	struct findings *f = a->f;
 	struct f_sampling *sp = &f->sampling;
 	uint64_t lo = f->window_start > a->win_lo ? f->window_start : a->win_lo;
-	uint64_t hi = f->window_end < a->win_hi ? f->window_end : a->win_hi;
+	uint64_t hi = f->window_end > a->last_work_call ? f->window_end : a->last_work_call;
 	double *t, *w;
 	size_t i, n = 0;
 	int k;
 
+	if (hi > a->win_hi)
+		hi = a->win_hi;
 	if (hi <= lo)
 		return;
 	sp->span_ns = hi - lo;

@@ -360,6 +360,7 @@ saved:
 	window = l->found.source != STEPS_NONE && l->phase[PHASE_STEADY].end >
 							   l->phase[PHASE_STEADY].start ?
 			 l->phase[PHASE_STEADY].end - l->phase[PHASE_STEADY].start :
+		 f->sampling.span_ns ? f->sampling.span_ns :
 			 f->window_end - f->window_start;
 	for (k = 0; k < NR_CAUSES; k++) {
 		struct f_cause *c = &f->causes[k];

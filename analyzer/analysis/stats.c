@@ -1160,8 +1160,10 @@ void stats_call(struct stats_acc *a, const struct m_call *c, uint32_t id)
 	api_add(a->by_api, a->m, c);
 	if (c->kind == MC_LAUNCH) {
 		kernel_call(a, c);
+		/* A launch still in its call when the GPU timestamps stopped (or not yet
+		 * started) may or may not have its record: counted as without. */
 		if (a->nr_host_only &&
-		    model_host_only_overlap(a->host_only, a->nr_host_only, c->t0, c->t0 + 1))
+		    model_host_only_overlap(a->host_only, a->nr_host_only, c->t0, c->t1 + 1))
 			a->s->gpu.host_only_launches++;
 	}
 	if (c->kind == MC_MEM) {

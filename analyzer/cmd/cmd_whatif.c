@@ -255,7 +255,7 @@ int cmd_whatif(int argc, char **argv)
 	struct site_saving *ss = NULL;
 	struct steps_options so;
 	struct findings fd;
-	struct replay *r;
+	struct replay *r = NULL;
 	struct model m;
 	struct stats s;
 	struct json j;
@@ -329,6 +329,20 @@ int cmd_whatif(int argc, char **argv)
 	if (cmd_analyze_tap(argv[optind], &m, &s, &fd, NULL, 1, 0) < 0) {
 		free(specs);
 		return 1;
+	}
+	if (fd.sampling.is_sampled) {
+		/* Between windows the launches have no GPU work to replay: one replay across
+		 * them would take that for the run. The report replays each window alone. */
+		fputs("gpushim: whatif: ", stderr);
+		print_clean(stderr, argv[optind], 4096);
+		fprintf(stderr,
+			": recorded in sampled mode (GPU timestamps in %llu windows, %.1f%% of the "
+			"window): whatif replays a whole run and needs a full recording "
+			"(GPUSHIM_MODE=full); `gpushim report` replays each window on its own and "
+			"gives each cause's saving\n",
+			(unsigned long long)fd.sampling.nr_windows, fd.sampling.covered_pct);
+		ret = 1;
+		goto out;
 	}
 	/* The window: the steady state with steps, else the findings' */
 	if (s.loop.found.source != STEPS_NONE) {

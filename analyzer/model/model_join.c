@@ -596,7 +596,7 @@ static int order_key_call(const struct model *m, const struct m_stretch *spans, 
 			  const struct m_call *c, uint64_t *key)
 {
 	if ((c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING)) ||
-	    model_host_only_overlap(spans, nr_spans, c->t0, c->t0 + 1))
+	    model_host_only_overlap(spans, nr_spans, c->t0, c->t1 + 1))
 		return 0;
 	switch (c->kind) {
 	case MC_LAUNCH: {

@@ -733,6 +733,115 @@ static void test_host_only_stretch(void)
 	free(m.notes);
 }
 
+/*
+ * A sampled run against the same run recorded whole. A loop of a 50 us kernel, a
+ * synchronization waiting for it and host work, one iteration every 100 us in even 10-ms
+ * stretches and every 150 us in odd ones, for 200 ms. Sampled: GPU timestamps only in windows
+ * of 2 ms every 10 ms (at each stretch's start), as the shim's notes mark them; the launches
+ * between have no operation. The shares measured in the windows stand for the whole: they
+ * are the whole run's within their error, which the windows' two kinds make non-zero; the
+ * replay of each window saves what the whole run's replay saves.
+ */
+static void sampled_loop(struct model *m, int is_sampled)
+{
+	static char *sstrings[] = { NULL, "k_big", "k_small",
+				    "sampled: GPU timestamps for 2 ms every 10 ms" };
+	uint64_t t = 0, end = 200000 * US;
+	uint64_t ms = 1000 * US;
+
+	base(m);
+	m->strings = sstrings;
+	m->nr_strings = 4;
+	if (is_sampled) {
+		uint64_t w;
+
+		XGROW(m->notes, m->notes_cap, m->nr_notes + 1);
+		m->notes[m->nr_notes++] = (struct m_note){ .ts = 0, .kind = TRACE_NOTE_MODE,
+							   .text = 3 };
+		for (w = 0; w < end; w += 10 * ms) {
+			note(m, w, TRACE_NOTE_CUPTI_ON);
+			note(m, w + 2 * ms, TRACE_NOTE_CUPTI_OFF);
+		}
+	}
+	while (t < end) {
+		uint64_t period = (t / (10 * ms)) % 2 ? 150 * US : 100 * US;
+		int64_t l = call(m, MC_LAUNCH, 1, t, t + US);
+
+		/* An operation only where its launch had GPU timestamps. */
+		if (!is_sampled || t % (10 * ms) < 2 * ms)
+			op(m, MG_KERNEL, t + 5 * US, t + 55 * US, l);
+		call(m, MC_SYNC, 2, t + 2 * US, t + 58 * US);
+		t += period;
+	}
+}
+
+static void test_sampled(void)
+{
+	struct model m, mw;
+	struct stats s, sw;
+	struct findings f, fw;
+	const struct f_cause *c, *cw;
+	double err;
+
+	sampled_loop(&mw, 0);
+	analyze_model(&mw, &sw, &fw, NULL, 0);
+	sampled_loop(&m, 1);
+	analyze_model(&m, &s, &f, NULL, 0);
+	CHECK(!fw.sampling.is_sampled);
+	CHECK(f.sampling.is_sampled);
+	CHECK_EQ(f.sampling.window_ms, 2);
+	CHECK_EQ(f.sampling.every_ms, 10);
+	CHECK_EQ(f.sampling.nr_windows, 20);
+	CHECK(fabs(f.sampling.covered_pct - 20) < 0.5);
+	CHECK(s.gpu.host_only_launches > 1000);
+	CHECK_EQ(s.gpu.unjoined, 0);
+	CHECK_EQ(fw.primary, CAUSE_HOST_SYNC);
+	CHECK_EQ(f.primary, CAUSE_HOST_SYNC);
+	c = &f.causes[CAUSE_HOST_SYNC];
+	cw = &fw.causes[CAUSE_HOST_SYNC];
+	/* The windows' two kinds of stretch differ: an error, and the whole's share inside it. */
+	CHECK(c->share_ci_pct > 0.1);
+	err = fabs(c->share_pct - cw->share_pct);
+	CHECK(err <= c->share_ci_pct);
+	CHECK(err < 3);
+	/* Extrapolated over the window: its share of the span. */
+	CHECK(llabs((long long)c->est_ns - (long long)(f.sampling.span_ns * c->share_pct / 100)) <
+	      1000);
+	CHECK(llabs((long long)c->est_ns - (long long)cw->time_ns) < (long long)cw->time_ns / 20);
+	/* Replayed window by window: the whole run's saving within the error. */
+	CHECK(f.replay.done);
+	CHECK_EQ(f.replay.windows, 20);
+	CHECK(c->has_saving && cw->has_saving);
+	CHECK(c->saving_ci_pct >= 0);
+	CHECK(fabs(c->saving_pct - cw->saving_pct) < 3 + c->saving_ci_pct);
+	CHECK(strstr(f.summary, "sampled: 20 windows, 20.") != NULL);
+	CHECK(strstr(fw.summary, "sampled") == NULL);
+	/* Causes of busy time have no error across windows (not made of idle gaps). */
+	CHECK(f.causes[CAUSE_LOW_PARALLELISM].share_ci_pct < 0);
+	findings_free(&f);
+	findings_free(&fw);
+	done(&m, &s);
+	done(&mw, &sw);
+	free(m.notes);
+}
+
+/* The ratio estimator's interval: zero for windows alike, the textbook figure otherwise. */
+static void test_ratio_ci(void)
+{
+	double t[4] = { 10, 10, 10, 10 }, w[4] = { 100, 100, 100, 100 };
+	double t2[4] = { 10, 20, 10, 20 };
+	double se;
+
+	CHECK(fabs(findings_ratio_ci(t, w, 4, 0)) < 1e-12);
+	CHECK(findings_ratio_ci(t, w, 2, 0) < 0);
+	/* r = 0.15; residuals +-5, ss = 100; se = sqrt(100 / 12) / 100; t(0.975, 3) = 3.182 */
+	se = sqrt(100.0 / 12) / 100;
+	CHECK(fabs(findings_ratio_ci(t2, w, 4, 0) - 100 * 3.18244630528 * se) < 1e-3);
+	/* Half the population seen: the finite-population correction sqrt(1 - 0.5). */
+	CHECK(fabs(findings_ratio_ci(t2, w, 4, 0.5) - 100 * 3.18244630528 * se * sqrt(0.5)) <
+	      1e-3);
+}
+
 int main(void)
 {
 	RUN(test_host_sync);
@@ -749,5 +858,7 @@ int main(void)
 	RUN(test_healthy_and_host_only);
 	RUN(test_counters);
 	RUN(test_host_only_stretch);
+	RUN(test_sampled);
+	RUN(test_ratio_ci);
 	return TEST_RESULT();
 }

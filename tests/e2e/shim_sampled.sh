@@ -1,0 +1,99 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The recording modes on the fake CUPTI (tests/fake_cuda/fake_cupti.c). sampled: CUPTI's kinds
+# and API records on in windows only (GPUSHIM_WINDOW_MS every GPUSHIM_WINDOW_EVERY_MS), each
+# window a CUPTI_ON note and its end a CUPTI_OFF note: every launch has a GPU record or falls
+# between windows, some do not have one, every record is joined, and the report says it is
+# sampled, how much the windows cover, and extrapolates. host: no CUPTI at all. full: every
+# launch recorded. The program's output is unchanged in every mode, also with the
+# application's own CUPTI client (its records all its own) while windows come and go.
+. "$(dirname "$0")/lib.sh"
+
+use_fake_cupti
+
+# 600 launches 1 ms apart: ~0.6 s, windows of 20 ms every 100 ms.
+run_plain "$WORK/plain.txt" paced 600 1000
+GPUSHIM_MODE=sampled GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=100 \
+	run_shim "$WORK/s.txt" "$WORK/s.trace" paced 600 1000
+cmp "$WORK/plain.txt" "$WORK/s.txt" || fail "sampled: output changed by the shim"
+"$GPUSHIM_BIN" info --format json "$WORK/s.trace" >"$WORK/s.info"
+"$GPUSHIM_BIN" report --format json "$WORK/s.trace" >"$WORK/s.json"
+"$GPUSHIM_BIN" report "$WORK/s.trace" >"$WORK/s.txt"
+expect "sampled: mode note" \
+	"$(jq -r '[.notes[] | select(.kind == "mode") | .text] | join(";")' "$WORK/s.info")" \
+	"sampled: GPU timestamps for 20 ms every 100 ms"
+ons=$(jq '[.notes[] | select(.kind == "cupti_on" and (.text | startswith("sampled window")))] | length' "$WORK/s.info")
+offs=$(jq '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("sampled window")))] | length' "$WORK/s.info")
+# The first window is the session's start; a slow machine may open fewer, never none.
+[ "$ons" -ge 1 ] && [ "$offs" -ge 2 ] || fail "sampled: windows opened $ons, closed $offs"
+[ "$offs" -ge "$ons" ] && [ "$offs" -le $((ons + 1)) ] ||
+	fail "sampled: $ons windows opened after the first, $offs closed"
+kernels=$(jget "$WORK/s.json" .gpu.kernels)
+between=$(jget "$WORK/s.json" .gpu.host_only_launches)
+expect "sampled: unjoined" "$(jget "$WORK/s.json" .gpu.unjoined)" 0
+expect "sampled: mode" "$(jget "$WORK/s.json" .sampling.mode)" sampled
+# Each launch inside a window has its record; those between windows (the stretches from
+# a window's end note to the next one's start note) may not: none is missing elsewhere.
+[ "$kernels" -gt 0 ] && [ "$kernels" -lt 600 ] ||
+	fail "sampled: $kernels of 600 launches recorded (none, or all: no window closed)"
+[ $((kernels + between)) -ge 600 ] ||
+	fail "sampled: $kernels recorded + $between between windows < 600 launches"
+windows=$(jget "$WORK/s.json" .sampling.windows)
+[ "$windows" -ge 2 ] || fail "sampled: $windows windows in the analysis"
+jq -e '.sampling.covered_pct > 1 and .sampling.covered_pct < 60' "$WORK/s.json" >/dev/null ||
+	fail "sampled: coverage $(jget "$WORK/s.json" .sampling.covered_pct)%"
+jq -e '[.attribution[] | select(.status == "measured") | .est_ns > 0] | all' "$WORK/s.json" \
+	>/dev/null || fail "sampled: a measured cause without its estimate"
+grep -q "^  covered  sampled: GPU timestamps in $windows windows (20 ms every 100 ms)" \
+	"$WORK/s.txt" || fail "sampled: the report's first screen: $(sed -n 5,12p "$WORK/s.txt")"
+grep -q "^verdict: .*; sampled: $windows windows, " "$WORK/s.txt" ||
+	fail "sampled: the verdict does not say so: $(grep '^verdict' "$WORK/s.txt")"
+grep -q "^  replayed [0-9]* windows, each on its own" "$WORK/s.txt" ||
+	fail "sampled: not replayed window by window: $(grep -A1 '^causes' "$WORK/s.txt")"
+# whatif replays a whole run: it says why it cannot, and the report is the one to read.
+set +e
+"$GPUSHIM_BIN" whatif "$WORK/s.trace" >/dev/null 2>"$WORK/whatif.err"
+rc=$?
+set -e
+expect "sampled: whatif exit" "$rc" 1
+grep -q "recorded in sampled mode (GPU timestamps in $windows windows" "$WORK/whatif.err" ||
+	fail "sampled: whatif: $(cat "$WORK/whatif.err")"
+
+# full: every launch recorded; host: none, and no CUPTI at all.
+GPUSHIM_MODE=full run_shim "$WORK/f.txt" "$WORK/f.trace" paced 300 100
+"$GPUSHIM_BIN" report --format json "$WORK/f.trace" >"$WORK/f.json"
+expect "full: kernels" "$(jget "$WORK/f.json" .gpu.kernels)" 300
+expect "full: mode" "$(jget "$WORK/f.json" .sampling.mode)" full
+expect "full: windows" "$(jget "$WORK/f.json" .sampling.windows)" null
+run_plain "$WORK/hplain.txt" paced 300 100
+GPUSHIM_MODE=host run_shim "$WORK/h.txt" "$WORK/h.trace" paced 300 100
+cmp "$WORK/hplain.txt" "$WORK/h.txt" || fail "host: output changed by the shim"
+"$GPUSHIM_BIN" report --format json "$WORK/h.trace" >"$WORK/h.json"
+"$GPUSHIM_BIN" info --format json "$WORK/h.trace" >"$WORK/h.info"
+expect "host: kernels" "$(jget "$WORK/h.json" .gpu.kernels)" 0
+expect "host: source" "$(jget "$WORK/h.json" .gpu.source)" host
+expect "host: launches" "$(jget "$WORK/h.json" .counts.launches)" 300
+jq -e '[.notes[] | select(.kind == "cupti_off" and .text == "GPUSHIM_MODE=host")] | length == 1' \
+	"$WORK/h.info" >/dev/null || fail "host: no note that CUPTI stayed off"
+jq -e '[.notes[] | select(.kind == "cupti_on")] | length == 0' "$WORK/h.info" >/dev/null ||
+	fail "host: CUPTI started"
+# gpushim run --mode sets it; an unknown mode is a usage error.
+"$GPUSHIM_BIN" run -o "$WORK/r.trace" --mode host -- "$FAKE_CLIENT" paced 10 10 >/dev/null
+"$GPUSHIM_BIN" info --format json "$WORK/r.trace" | jq -e '[.notes[] | select(.kind == "mode" and .text == "host")] | length == 1' >/dev/null ||
+	fail "run --mode host: no host mode note"
+set +e
+"$GPUSHIM_BIN" run --mode often -- true 2>"$WORK/usage.err"
+rc=$?
+set -e
+expect "run --mode often: exit" "$rc" 2
+grep -q "full, sampled or host" "$WORK/usage.err" || fail "run --mode often: $(cat "$WORK/usage.err")"
+
+# The application's own client while windows open and close: it gets what it gets alone.
+"$CUPTI_CLIENT" cycles >"$WORK/c.plain" 2>/dev/null
+GPUSHIM_MODE=sampled GPUSHIM_WINDOW_MS=10 GPUSHIM_WINDOW_EVERY_MS=20 LD_PRELOAD="$GPUSHIM_SHIM" \
+	GPUSHIM_OUTPUT="$WORK/c.trace" "$CUPTI_CLIENT" cycles >"$WORK/c.out" 2>"$WORK/c.err"
+cmp "$WORK/c.plain" "$WORK/c.out" ||
+	fail "client: its output changed by the sampled shim: $(cat "$WORK/c.out") (alone: $(cat "$WORK/c.plain"))"
+"$GPUSHIM_BIN" report --format json "$WORK/c.trace" >"$WORK/c.json"
+expect "client: unjoined" "$(jget "$WORK/c.json" .gpu.unjoined)" 0
+echo "shim_sampled: ok ($kernels of 600 launches recorded in $windows windows)"
