@@ -63,6 +63,15 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/*
+	 * Hidden, for the build: the command table as NAME<TAB>SUMMARY lines, from which
+	 * doc/cli_docs.py makes the man pages and shell completion (with each command's --help).
+	 */
+	if (!strcmp(argv[1], "--help-commands")) {
+		for (c = commands; c->name; c++)
+			printf("%s\t%s\n", c->name, c->help);
+		return 0;
+	}
 	for (c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->fn(argc - 1, argv + 1);
