@@ -12,6 +12,7 @@ deps_install() {
 	command -v readelf >/dev/null || need+=(binutils)
 	[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 	[ -f /usr/include/uthash.h ] || need+=(uthash-dev)
+	command -v groff >/dev/null || need+=(groff-base)	# the man pages' test renders them
 	if [ ${#need[@]} -gt 0 ]; then
 		local sudo=
 		[ "$(id -u)" = 0 ] || sudo=sudo
