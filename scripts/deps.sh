@@ -12,7 +12,9 @@ deps_install() {
 	command -v readelf >/dev/null || need+=(binutils)
 	[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 	[ -f /usr/include/uthash.h ] || need+=(uthash-dev)
-	command -v groff >/dev/null || need+=(groff-base)	# the man pages' test renders them
+	# The tests of what is installed: man pages rendered, JSON Schemas validated.
+	command -v groff >/dev/null || need+=(groff-base)
+	python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)
 	if [ ${#need[@]} -gt 0 ]; then
 		local sudo=
 		[ "$(id -u)" = 0 ] || sudo=sudo
