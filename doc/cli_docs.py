@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Man pages and shell completion, made at build time from what the built gpushim says of itself:
 # the command table (`gpushim --help-commands`, hidden) and each command's --help. Nothing here
-# lists a command or an option, so the pages cannot drift from the code. Writes one file a run:
+# lists a command or an option, so the pages cannot drift from the code (gpushim(1)'s few lines
+# on the program, --version, --help, the exit status and files are its only text of its own).
+# Writes one file a run:
 #   cli_docs.py GPUSHIM VERSION man [COMMAND] OUT   gpushim(1), or gpushim-COMMAND(1)
 #   cli_docs.py GPUSHIM VERSION bash OUT            bash completion
 #   cli_docs.py GPUSHIM VERSION zsh OUT             zsh completion (_gpushim)
@@ -16,6 +18,8 @@ OPT_TOKEN = re.compile(r'(--?[A-Za-z0-9][\w-]*)')
 # An option as written in a usage bracket or an option line: -x, --long, --long ARG,
 # --long=ARG, --long[=ARG].
 OPT_SPEC = re.compile(r'(?<![\w-])(--?[A-Za-z0-9][\w-]*)(\[?=([^\s\],]+)\]?| ([^\s\[\],]+))?')
+# An option named in prose, its groups as OPT_SPEC's.
+PROSE_OPT = re.compile(r'(?<![\w-])(--[A-Za-z0-9][\w-]*)(=([A-Z][\w:]*)| ([A-Z][A-Z0-9_:]*)\b)?')
 # Metavariables whose value is a path (completed as files).
 PATH_ARGS = {'FILE', 'PATH', 'PATTERN', 'TRACE', 'DIR'}
 
@@ -116,8 +120,7 @@ class Help:
         for kind, *rest in self.blocks if with_prose else []:
             text = ' '.join(rest[0]) if kind == 'para' else ' '.join(rest[1])
             # A value only in capitals: "--fail-on is given" names no value.
-            for m in re.finditer(r'(?<![\w-])(--[A-Za-z0-9][\w-]*)((?:=([A-Z][\w:]*))| ([A-Z][A-Z0-9_:]*)\b)?',
-                                 text):
+            for m in PROSE_OPT.finditer(text):
                 add([m.group(1)], m, '')
         if not any('--help' in o.names for o in found):
             add(['-h', '--help'], None, 'this text')
@@ -206,7 +209,8 @@ def man(exe, version, command):
                 '\\fBgpushim run\\fR exits with the program\'s status.',
                 '.SH FILES',
                 '.TP', '\\fIshare/gpushim/schema/\\fR',
-                'JSON Schemas of \\fBreport \\-\\-format json\\fR and \\fBdiff \\-\\-format json\\fR',
+                'JSON Schemas of \\fBreport \\-\\-format json\\fR and '
+                '\\fBdiff \\-\\-format json\\fR',
                 '.TP', '\\fIinclude/gpushim/trace_format.h\\fR',
                 'the trace format, for readers (pkg\\-config gpushim)']
     title = ['.TH %s 1 "" "gpushim %s" "gpushim manual"' % (roff(name.upper()), version)]
@@ -258,7 +262,8 @@ def bash(exe):
             if not o.arg or o.is_attached:
                 continue
             if o.choices():
-                action = 'mapfile -t COMPREPLY < <(compgen -W "%s" -- "$cur")' % ' '.join(o.choices())
+                action = ('mapfile -t COMPREPLY < <(compgen -W "%s" -- "$cur")' %
+                          ' '.join(o.choices()))
             elif o.is_path():
                 action = 'mapfile -t COMPREPLY < <(compgen -f -- "$cur")'
             else:

@@ -50,7 +50,8 @@ grep -q "^## $version " "$dest$share/doc/gpushim/CHANGELOG.md" ||
 # The installed gpushim finds the installed library beside it (../lib/...), as a user's would.
 "$dest$bin/gpushim" run -o "$WORK/run.trace" -- "$FAKE_CLIENT" direct >"$WORK/run.out" ||
 	fail "installed gpushim run: exit $?"
-[ "$(jget <("$dest$bin/gpushim" report --format json "$WORK/run.trace") .counts.launches)" -gt 0 ] ||
+"$dest$bin/gpushim" report --format json "$WORK/run.trace" >"$WORK/run.json"
+[ "$(jget "$WORK/run.json" .counts.launches)" -gt 0 ] ||
 	fail "installed gpushim run: no launch recorded"
 
 # A trace reader: the header through pkg-config, the schemas where gpushim.pc says.
