@@ -23,7 +23,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "explain where GPU time goes: counts, kernels, memory, causes" },
 	{ "diff", cmd_diff, "compare two runs; exit 1 when NEW is worse than BASE (--fail-on)" },
 	{ "whatif", cmd_whatif, "replay the run: what fixing each cause would save, and changes" },
-	{ "export", cmd_export, "timeline for Perfetto / chrome://tracing (--format chrome)" },
+	{ "export", cmd_export, "timeline for Perfetto / chrome://tracing (Chrome trace JSON)" },
 	{ "dump", cmd_dump, "print every record as decoded (reference reader)" },
 	{ "info", cmd_info, "header, versions, counters, losses" },
 	{ NULL, NULL, NULL },

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_export.c - `gpushim export --format chrome [-o FILE] TRACE...`: a timeline of one or
+ * cmd_export.c - `gpushim export [--format chrome] [-o FILE] TRACE...`: a timeline of one or
  * more processes for Perfetto (ui.perfetto.dev) or chrome://tracing. The traces share one
  * time axis: all of them are on CLOCK_MONOTONIC of their host, counted from the earliest
  * trace's start. Each trace goes through the analysis driver once, as a report's does
@@ -26,12 +26,12 @@ static const struct steps_options whole_run = { .whole = 1 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpushim export --format chrome [-o FILE] TRACE...\n"
+	fprintf(f, "usage: gpushim export [--format chrome] [-o FILE] TRACE...\n"
 		   "\nWrites a Chrome trace-event JSON timeline (open it in ui.perfetto.dev or\n"
 		   "chrome://tracing): per process, the CUDA calls of each host thread, the kernels,\n"
 		   "copies and memsets of each GPU stream with arrows from the calls that caused\n"
 		   "them, live device memory, and the GPU's idle gaps named by their cause.\n"
-		   "\n  -f, --format chrome   the format (the only one so far)\n"
+		   "\n  -f, --format chrome   the format (the default, and the only one so far)\n"
 		   "  -o, --output FILE     write FILE instead of standard output\n");
 }
 
@@ -61,7 +61,7 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct export_ops *ops = NULL;
+	const struct export_ops *ops = &export_chrome_ops;
 	const char *out = NULL;
 	struct export_ctx x;
 	int c, i, ret = 0;
@@ -87,7 +87,7 @@ int cmd_export(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!ops || optind >= argc) {
+	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
