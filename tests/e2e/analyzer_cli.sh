@@ -12,6 +12,16 @@ expect "unknown command" "$(code "$GPUSHIM_BIN" frobnicate)" 2
 expect "report without trace" "$(code "$GPUSHIM_BIN" report)" 2
 expect "bad format" "$(code "$GPUSHIM_BIN" report --format xml x)" 2
 expect "missing trace" "$(code "$GPUSHIM_BIN" report "$WORK/none.trace")" 1
+# A file that cannot be read has no offset to name: the system's words, as cat(1) prints them.
+for c in report info dump whatif export diff; do
+	set -- "$WORK/none.trace"
+	[ "$c" = diff ] && set -- "$1" "$1"
+	expect "$c missing file: message" "$("$GPUSHIM_BIN" $c "$@" 2>&1 >/dev/null)" \
+		"gpushim: $WORK/none.trace: No such file or directory"
+	[ "$c" = diff ] && set -- "$WORK" "$WORK" || set -- "$WORK"
+	expect "$c directory: message" "$("$GPUSHIM_BIN" $c "$@" 2>&1 >/dev/null)" \
+		"gpushim: $WORK: Is a directory"
+done
 "$GPUSHIM_BIN" --version | grep -Eq '^gpushim [0-9.]+ \(trace format [0-9]+\.[0-9]+\)$' ||
 	fail "--version"
 for c in run report dump info; do
