@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #define EXIT_USAGE 2
+#define EXIT_CANNOT_RUN 126		/* run: CMD found but not executable, as a shell says */
+#define EXIT_NOT_FOUND 127		/* run: CMD not found */
 
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);

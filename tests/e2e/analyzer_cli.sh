@@ -37,6 +37,19 @@ run_plain "$WORK/plain.txt" direct
 cmp "$WORK/plain.txt" "$WORK/run.txt" || fail "gpushim run changed the output"
 trace=$(only_trace "$WORK/run-*.trace")
 expect "run exit code" "$(code "$GPUSHIM_BIN" run -o "$WORK/x-%p.trace" -- "$FAKE_CLIENT" bogus)" 2
+# A program that cannot be run: a shell's codes, 127 not found (by path or in PATH), 126 found
+# but not executable (a plain file, a directory), with the reason.
+printf 'echo hi\n' >"$WORK/not-exec"
+for pair in "$WORK/missing-command:127" gpushim-no-such-command:127 "$WORK/not-exec:126" \
+	"$WORK:126"; do
+	cmd=${pair%:*} want=${pair##*:}
+	set +e
+	"$GPUSHIM_BIN" run -- "$cmd" arg >/dev/null 2>"$WORK/run.err"
+	rc=$?
+	set -e
+	expect "run -- $cmd: exit" "$rc" "$want"
+	grep -q "^gpushim: run: $cmd: " "$WORK/run.err" || fail "run -- $cmd: $(cat "$WORK/run.err")"
+done
 
 "$GPUSHIM_BIN" info "$trace" | grep -q '^state       complete, ended by exit$' || fail "info state"
 "$GPUSHIM_BIN" dump "$trace" | grep -q '^launch ' || fail "dump text has no launch"
