@@ -19,6 +19,7 @@
 #include "analysis/findings.h"
 #include "model/model.h"
 #include "model/steps.h"
+#include "output/output.h"
 #include "analysis/stats.h"
 #include "trace/trace_reader.h"
 
@@ -126,11 +127,19 @@ int cmd_export(int argc, char **argv)
 		model_free(&m);
 	}
 	ops->end(&x);
-	if (fflush(x.f) || ferror(x.f) || x.has_error) {
-		fprintf(stderr, "gpushim: export: write error%s%s\n", out ? " on " : "", out ? out : "");
+	/* Standard output's write errors are main's to report, as every command's. */
+	if (out) {
+		x.has_error |= ferror(x.f) != 0;
+		x.has_error |= fclose(x.f) != 0;
+	}
+	if (x.has_error) {
+		fputs("gpushim: export: write error", stderr);
+		if (out) {
+			fputs(" on ", stderr);
+			print_clean(stderr, out, 4096);
+		}
+		fputc('\n', stderr);
 		ret = 1;
 	}
-	if (out)
-		fclose(x.f);
 	return ret;
 }

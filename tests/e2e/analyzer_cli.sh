@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The command line: exit codes (0 ok, 1 error, 2 usage), --version, `gpushim run`, and that
-# dump/info/report work on a real trace (dump's JSON lines are each valid JSON).
+# The command line: exit codes (0 ok, 1 error, 2 usage; run: 127 and 126 as a shell's; output
+# that cannot be written is an error), messages (the gpushim: prefix, a missing file or a
+# directory in the system's words), --version, --help, `gpushim run`, and that dump/info/report
+# work on a real trace (dump's JSON lines are each valid JSON).
 . "$(dirname "$0")/lib.sh"
 
 code() {
@@ -51,6 +53,19 @@ for pair in "$WORK/missing-command:127" gpushim-no-such-command:127 "$WORK/not-e
 	grep -q "^gpushim: run: $cmd: " "$WORK/run.err" || fail "run -- $cmd: $(cat "$WORK/run.err")"
 done
 
+# Output that cannot be written (a full disk): exit 1 and the reason, never a cut report and 0.
+for c in "report $trace" "report --format json $trace" "info $trace" "info --format json $trace" \
+	"dump $trace" "dump --format jsonl $trace" "export $trace" "whatif $SOURCE_ROOT/tests/traces/h200/host_sync.trace" \
+	"--version" "report --help"; do
+	set +e
+	# shellcheck disable=SC2086 # the command's words
+	"$GPUSHIM_BIN" $c >/dev/full 2>"$WORK/full.err"
+	rc=$?
+	set -e
+	expect "$c >/dev/full: exit" "$rc" 1
+	expect "$c >/dev/full: message" "$(cat "$WORK/full.err")" \
+		"gpushim: write error on standard output: No space left on device"
+done
 "$GPUSHIM_BIN" info "$trace" | grep -q '^state       complete, ended by exit$' || fail "info state"
 "$GPUSHIM_BIN" dump "$trace" | grep -q '^launch ' || fail "dump text has no launch"
 # cuInit starts before the header is written: its time prints as negative ms, not wrapped.

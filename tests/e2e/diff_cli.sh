@@ -108,6 +108,14 @@ expect "a directory, --fail-on: exit" "$?" 3
 head -c 200 /dev/zero >"$WORK/zeros.trace"
 "$G" diff --fail-on 5 "$WORK/x2000.trace,$WORK/zeros.trace" "$WORK/x4000.trace" >/dev/null 2>&1
 expect "not a trace, --fail-on: exit" "$?" 3
+# A regression whose report cannot be written is trouble too: nobody saw it.
+for args in "--fail-on 5" "--format json --fail-on 5" ""; do
+	# shellcheck disable=SC2086 # the options are words
+	"$G" diff $args "$WORK/x2000.trace" "$WORK/x4000.trace" >/dev/full 2>"$WORK/err"
+	expect "diff $args >/dev/full: exit" "$?" 3
+	expect "diff $args >/dev/full: message" "$(cat "$WORK/err")" \
+		"gpushim: write error on standard output: No space left on device"
+done
 set -e
 "$G" diff --help | grep -q "^Exit status: 0 no regression, 1 a regression (--fail-on), 2 usage, 3 the runs$" ||
 	fail "diff --help: no exit status"
