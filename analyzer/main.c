@@ -63,6 +63,7 @@ static int close_stdout(void)
 /* The global options, or the command named (*@cmd); its exit code. */
 static int dispatch(int argc, char **argv, const struct command **cmd)
 {
+	static char prefix[64];
 	const struct command *c;
 
 	if (argc < 2) {
@@ -82,6 +83,10 @@ static int dispatch(int argc, char **argv, const struct command **cmd)
 		if (strcmp(argv[1], c->name))
 			continue;
 		*cmd = c;
+		/* getopt_long starts its messages with argv[0]: "gpushim: report: unrecognized
+		 * option", as the commands' own. */
+		snprintf(prefix, sizeof(prefix), "gpushim: %s", c->name);
+		argv[1] = prefix;
 		return c->fn(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "gpushim: unknown command '%s'\n\n", argv[1]);

@@ -24,6 +24,13 @@ for c in report info dump whatif export diff; do
 	expect "$c directory: message" "$("$GPUSHIM_BIN" $c "$@" 2>&1 >/dev/null)" \
 		"gpushim: $WORK: Is a directory"
 done
+# getopt's own messages carry the prefix, as the commands' do.
+for c in run report diff whatif export dump info; do
+	expect "$c --bogus: message" "$("$GPUSHIM_BIN" $c --bogus 2>&1 >/dev/null | head -1)" \
+		"gpushim: $c: unrecognized option '--bogus'"
+done
+expect "unknown command: message" "$("$GPUSHIM_BIN" frobnicate 2>&1 >/dev/null | head -1)" \
+	"gpushim: unknown command 'frobnicate'"
 "$GPUSHIM_BIN" --version | grep -Eq '^gpushim [0-9.]+ \(trace format [0-9]+\.[0-9]+\)$' ||
 	fail "--version"
 for c in run report dump info; do
