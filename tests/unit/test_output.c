@@ -85,19 +85,23 @@ static void test_escape_utf8(void)
 {
 	CHECK_ESCAPE("/home/jos\xc3\xa9/\xe8\xae\xad\xe7\xbb\x83 \xf0\x9f\x9a\x80.trace",
 		     "\"/home/jos\xc3\xa9/\xe8\xae\xad\xe7\xbb\x83 \xf0\x9f\x9a\x80.trace\"");
+	/* The edges: U+00A0, U+07FF, U+0800, U+FFFD, U+10FFFF. */
 	CHECK_ESCAPE("\xc2\xa0\xdf\xbf\xe0\xa0\x80\xef\xbf\xbd\xf4\x8f\xbf\xbf",
-		     "\"\xc2\xa0\xdf\xbf\xe0\xa0\x80\xef\xbf\xbd\xf4\x8f\xbf\xbf\"");	/* edges */
-	CHECK_ESCAPE("a\xff" "b\x80" "c\x9b", "\"a\\ufffdb\\ufffdc\\ufffd\"");	/* stray bytes */
-	CHECK_ESCAPE("\xc0\xaf", "\"\\ufffd\\ufffd\"");			/* overlong '/' */
-	CHECK_ESCAPE("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");		/* overlong, 3 bytes */
-	CHECK_ESCAPE("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");		/* surrogate U+D800 */
-	CHECK_ESCAPE("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");	/* past U+10FFFF */
-	CHECK_ESCAPE("ab\xc3", "\"ab\\ufffd\"");				/* cut short by the end */
-	CHECK_ESCAPE("\xe2\x82x", "\"\\ufffd\\ufffdx\"");			/* cut short by ASCII */
-	CHECK_ESCAPE("\xc3\xa9\xa9", "\"\xc3\xa9\\ufffd\"");			/* one continuation too many */
-	CHECK_ESCAPE("\xc2\x9b" "2J\xc2\x85", "\"\\u009b2J\\u0085\"");		/* C1 controls */
+		     "\"\xc2\xa0\xdf\xbf\xe0\xa0\x80\xef\xbf\xbd\xf4\x8f\xbf\xbf\"");
+	/* Stray bytes; overlong '/' in 2 and 3 bytes; a surrogate; past U+10FFFF. */
+	CHECK_ESCAPE("a\xff" "b\x80" "c\x9b", "\"a\\ufffdb\\ufffdc\\ufffd\"");
+	CHECK_ESCAPE("\xc0\xaf", "\"\\ufffd\\ufffd\"");
+	CHECK_ESCAPE("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");
+	CHECK_ESCAPE("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");
+	CHECK_ESCAPE("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	/* A character cut short by the end, by ASCII; a continuation too many. */
+	CHECK_ESCAPE("ab\xc3", "\"ab\\ufffd\"");
+	CHECK_ESCAPE("\xe2\x82x", "\"\\ufffd\\ufffdx\"");
+	CHECK_ESCAPE("\xc3\xa9\xa9", "\"\xc3\xa9\\ufffd\"");
+	/* C1 controls as UTF-8 (CSI, NEL); separators and bidirectional overrides. */
+	CHECK_ESCAPE("\xc2\x9b" "2J\xc2\x85", "\"\\u009b2J\\u0085\"");
 	CHECK_ESCAPE("\xe2\x80\xa8\xe2\x80\xae\xe2\x81\xa9", "\"\\u2028\\u202e\\u2069\"");
-	CHECK_ESCAPE("a\0b", "\"a\\u0000b\"");				/* a length, not a C string */
+	CHECK_ESCAPE("a\0b", "\"a\\u0000b\"");	/* a length, not a C string */
 }
 
 /*
