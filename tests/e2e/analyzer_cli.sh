@@ -120,6 +120,29 @@ for bad in "--steps 5" "--steps 9:3" "--window 2:1" "--whole --window 1:2"; do
 	grep -q "gpushim: report: " "$WORK/bad.err" || fail "report $bad: no message: $(cat "$WORK/bad.err")"
 done
 "$GPUSHIM_BIN" report --help | grep -q -- "--step-range NAME" || fail "report --help: no --step-range"
+# The text tables: 15 kernels, 15 API calls and 8 allocations live at the peak, and a line that
+# counts the rest (torch_train: 18 kernels, 12 entry points, 18 allocations at the peak); --top
+# N shows N of each, --all every row (as many kernels as JSON lists).
+t=$SOURCE_ROOT/tests/traces/h200/torch_train.trace
+more() {
+	"$GPUSHIM_BIN" report "$@" "$t" | grep -E '^  \.\.\. [0-9]+ more$' | tr -s ' \n' ' '
+}
+# kernel_rows ARGS...: the rows of the kernel table.
+kernel_rows() {
+	"$GPUSHIM_BIN" report "$@" "$t" | sed -n '/^kernels (by GPU time)$/,/^$/p' | grep -Ec '^ +[0-9]'
+}
+expect "report: the tables' rows left out" "$(more)" " ... 3 more ... 10 more "
+expect "report: kernel rows" "$(kernel_rows)" 15
+expect "report --top 3: rows left out" "$(more --top 3)" " ... 15 more ... 9 more ... 15 more "
+expect "report --top 3: kernel rows" "$(kernel_rows --top 3)" 3
+expect "report --all: no row left out" "$(more --all)" ""
+expect "report --all: every kernel" "$(kernel_rows --all)" \
+	"$("$GPUSHIM_BIN" report --format json "$t" | jq '.kernels | length')"
+expect "report --top 1000 is --all" "$("$GPUSHIM_BIN" report --top 1000 "$t" | cksum)" \
+	"$("$GPUSHIM_BIN" report --all "$t" | cksum)"
+for bad in 0 -1 x 3x ""; do
+	expect "report --top '$bad': usage" "$(code "$GPUSHIM_BIN" report --top "$bad" "$t")" 2
+done
 
 # whatif: the replay of H200 traces whose cause is known. Replayed as recorded, the span comes
 # back; the cause whose change saves the most is the one each program was built around.
