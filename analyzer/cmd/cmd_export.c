@@ -33,7 +33,8 @@ static void usage(FILE *f)
 		   "copies and memsets of each GPU stream with arrows from the calls that caused\n"
 		   "them, live device memory, and the GPU's idle gaps named by their cause.\n"
 		   "\n  -f, --format chrome   the format (the default, and the only one so far)\n"
-		   "  -o, --output FILE     write FILE instead of standard output\n");
+		   "  -o, --output FILE     write FILE instead of standard output\n"
+		   "  -h, --help            this text\n");
 }
 
 /* The earliest start among the traces' headers (cheap: no chunk is read). */

@@ -33,8 +33,18 @@ expect "unknown command: message" "$("$GPUSHIM_BIN" frobnicate 2>&1 >/dev/null |
 	"gpushim: unknown command 'frobnicate'"
 "$GPUSHIM_BIN" --version | grep -Eq '^gpushim [0-9.]+ \(trace format [0-9]+\.[0-9]+\)$' ||
 	fail "--version"
-for c in run report dump info; do
-	"$GPUSHIM_BIN" "$c" --help | grep -q "usage: gpushim $c" || fail "$c --help"
+# Every command's --help describes each of its options: each long option of the command's
+# getopt table (read from its source) begins a line of the help text.
+for c in run report diff whatif export dump info; do
+	"$GPUSHIM_BIN" "$c" --help >"$WORK/help.txt" || fail "$c --help: exit $?"
+	grep -q "^usage: gpushim $c" "$WORK/help.txt" || fail "$c --help: no usage line"
+	opts=$(sed -n '/static const struct option opts\[\]/,/};/s/^[[:space:]]*{ "\([a-z-]*\)".*/\1/p' \
+		"$SOURCE_ROOT/analyzer/cmd/cmd_$c.c")
+	[ "$(echo "$opts" | wc -w)" -ge 2 ] || fail "$c: no option table in cmd_$c.c"
+	for o in $opts; do
+		grep -Eq -- "^ +(-[a-zA-Z], )?--$o([ =[]|\$)" "$WORK/help.txt" ||
+			fail "$c --help does not describe --$o: $(cat "$WORK/help.txt")"
+	done
 done
 # run's help points at the settings it has no flag for.
 "$GPUSHIM_BIN" run --help | tr '\n' ' ' | grep -q "GPUSHIM_PM=0: no hardware counters.*README.md" ||
