@@ -10,7 +10,9 @@
 #        PROFILE_SECONDS (1: torch.profiler's measured stretch; its stop grows with it),
 #        CONFIGS ("plain host sampled full profiler"; NAME:VAR=VAL,VAR=VAL runs the shim with
 #        those settings, e.g. "sampled-nopm:GPUSHIM_MODE=sampled,GPUSHIM_PM=0"), LOOPS
-#        (eager,graph,gpu); extra GPUSHIM_* passed through.
+#        (eager,graph,gpu), CPUS (a CPU list for taskset: every run on the same CPUs, which
+#        the machine's scheduling otherwise varies from process to process); extra GPUSHIM_*
+#        passed through.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -38,7 +40,7 @@ run_one() {		# CONFIG ROUND
 	*) env=(LD_PRELOAD="$SHIM" GPUSHIM_OUTPUT="$trace" GPUSHIM_MODE="$cfg") ;;
 	esac
 	t0=$(date +%s%N)
-	env "${env[@]}" python3 test_apps/python/torch_overhead.py "${args[@]}" >"$DIR/$cfg-$round.out" \
+	${CPUS:+taskset -c "$CPUS"} env "${env[@]}" python3 test_apps/python/torch_overhead.py "${args[@]}" >"$DIR/$cfg-$round.out" \
 		2>"$DIR/$cfg-$round.err"
 	t1=$(date +%s%N)
 	[ -f "$trace" ] && size=$(stat -c %s "$trace")

@@ -59,6 +59,11 @@ Checks, by issue:
               variant's verdict and time per cause and, where gpushim has `whatif`, the saving
               it predicts. One "TWINS name measured +X% (spread a..b) cause-verdict V" line a
               pair. Not in the default set (about 6 minutes): ground truth for issue 26
+  modes       GPUSHIM_MODE: torch_twins.py sync, launch and cpu under full and sampled (same
+              checksum; the sampled trace's windows, joins through CUPTI's API records, the
+              full run's verdict, share and saving within 3 points plus the interval), host
+              (no CUPTI), and five sampled torch_overhead.py runs that must end by exit. Not in
+              the default set (about 3 minutes): issue 28
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
               `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
@@ -798,6 +803,90 @@ class Checker:
         "cpu": ("cpu_bound", None, 500, 400),
     }
     TWINS_LINE = r"steps (\d+) steady_steps_per_s ([0-9.]+) checksum (\S+)"
+
+    # ---- recording modes (issue 28) ----
+
+    MODES_WINDOWS = {"GPUSHIM_WINDOW_MS": "100", "GPUSHIM_WINDOW_EVERY_MS": "1000"}
+
+    def modes(self):
+        """GPUSHIM_MODE on programs with a known cause (torch_twins.py sync, launch and cpu,
+        about 10 s each, windows of 100 ms every 1000 ms): each run under `full` and under
+        `sampled`, outputs' checksums equal; the sampled trace has its windows (mode note,
+        a window a second), every kernel joined, its kernels joined through CUPTI's API
+        records (not only by launch order), no zero timestamps; its verdict is the full run's
+        and the cause's share and saving within 3 points plus their 95 % interval of the full
+        run's. `host`: no CUPTI, the launches all there. Five sampled runs of
+        torch_overhead.py's eager and graph loops end by exit (a crash seen once with a change
+        since withdrawn). Not in the default set (about 3 minutes)."""
+        cases = (("sync", "host_sync", 2400), ("launch", "launch_overhead", 8000),
+                 ("cpu", "cpu_bound", 2000))
+        script = os.path.join(self.py, "torch_twins.py")
+        for case, cause, steps in cases:
+            cmd = [sys.executable, script, case, "cause", "--steps", str(steps)]
+            reps, sums = {}, {}
+            for mode in ("full", "sampled"):
+                env = dict(self.MODES_WINDOWS, GPUSHIM_MODE=mode)
+                rep, out = self.record(f"modes_{case}_{mode}", cmd, env=env, timeout=300)
+                m = re.search(self.TWINS_LINE, out or "")
+                sums[mode] = m.group(3) if m else None
+                reps[mode] = rep
+            name = f"modes {case}"
+            self.check(f"{name}: checksum the same in both modes",
+                       sums["full"] is not None and sums["full"] == sums["sampled"],
+                       f"{sums}")
+            full, smp = reps["full"], reps["sampled"]
+            if not full or not smp:
+                continue
+            sp = smp.get("sampling") or {}
+            self.check(f"{name}: sampled trace has its windows",
+                       sp.get("mode") == "sampled" and (sp.get("windows") or 0) >= 5,
+                       f"{sp}")
+            g = smp["gpu"]
+            self.check(f"{name}: sampled: every kernel joined", g["unjoined"] == 0,
+                       f"{g['unjoined']} unjoined of {g['kernels']}")
+            self.check(f"{name}: sampled: joined through CUPTI's API records",
+                       g["join"]["by_api_interval"] + g["join"]["by_correlation"] > 0,
+                       f"{g['join']}")
+            self.check(f"{name}: sampled: no zero timestamps", g["zero_timestamps"] == 0,
+                       f"{g['zero_timestamps']}")
+            self.check(f"{name}: sampled verdict = full verdict",
+                       smp["verdict"]["primary"] == full["verdict"]["primary"] == cause,
+                       f"sampled {smp['verdict']['primary']}, full {full['verdict']['primary']}")
+            cf = next((c for c in full["attribution"] if c["cause"] == cause), None)
+            cs = next((c for c in smp["attribution"] if c["cause"] == cause), None)
+            if cf and cs and cf.get("share_pct") is not None and cs.get("share_pct") is not None:
+                ci = cs.get("share_ci_pct") or 0
+                self.check(f"{name}: share within 3 points + its interval of full's",
+                           abs(cs["share_pct"] - cf["share_pct"]) <= 3 + ci,
+                           f"sampled {cs['share_pct']:.2f} +-{ci:.2f}, full "
+                           f"{cf['share_pct']:.2f}")
+            if cf and cs and cf.get("saving_pct") is not None and cs.get("saving_pct") is not None:
+                ci = cs.get("saving_ci_pct") or 0
+                self.check(f"{name}: saving within 3 points + its interval of full's",
+                           abs(cs["saving_pct"] - cf["saving_pct"]) <= 3 + ci,
+                           f"sampled {cs['saving_pct']:.2f} +-{ci:.2f}, full "
+                           f"{cf['saving_pct']:.2f}")
+            self.say(f"MODES {case}: full {cf and cf.get('share_pct')} / "
+                     f"{cf and cf.get('saving_pct')}, sampled {cs and cs.get('share_pct')} "
+                     f"+-{cs and cs.get('share_ci_pct')} / {cs and cs.get('saving_pct')} "
+                     f"+-{cs and cs.get('saving_ci_pct')}, windows {sp.get('windows')}, "
+                     f"covered {sp.get('covered_pct')} %")
+        rep, _ = self.record("modes_host", [sys.executable, script, "sync", "cause", "--steps",
+                                            "200"], env={"GPUSHIM_MODE": "host"})
+        if rep:
+            self.check("modes host: no GPU timestamps, every launch",
+                       rep["gpu"]["source"] == "host" and rep["counts"]["launches"] > 3000,
+                       f"{rep['gpu']['source']}, {rep['counts']['launches']} launches")
+        ov = os.path.join(self.py, "torch_overhead.py")
+        for i in range(5):
+            rc, _, trace, dt = self.run(f"modes_overhead_{i}",
+                                        [sys.executable, ov, "--loops", "eager,graph",
+                                         "--warm", "0.2", "--seconds", "2"],
+                                        env={"GPUSHIM_MODE": "sampled",
+                                             "GPUSHIM_WINDOW_MS": "50",
+                                             "GPUSHIM_WINDOW_EVERY_MS": "500"}, keep=False)
+            self.check(f"modes: sampled torch_overhead run {i} ends by exit", rc == 0,
+                       f"exit {rc} after {dt:.1f}s")
 
     def twins(self):
         """twins.cu and torch_twins.py: each case's cause variant against its fixed twin. Plain

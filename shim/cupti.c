@@ -304,18 +304,6 @@ static int api_wanted(const char *name, const char *const *prefixes)
 	return 0;
 }
 
-/*
- * The callback ids whose API records the shim wants, looked up by name once (a sampled run
- * switches them at every window); under state_lock. More than fit are switched by name.
- */
-#define MAX_API_CBIDS 256
-
-static struct {
-	uint16_t cbid;
-	uint8_t is_runtime;
-} api_cbids[MAX_API_CBIDS];
-static int nr_api_cbids = -1;			/* -1: not looked up yet */
-
 /* API records for calls that create GPU work only: what the join needs, nothing else. */
 static void enable_api_records(uint8_t enable)
 {
@@ -325,36 +313,15 @@ static void enable_api_records(uint8_t enable)
 						   "cudaGraphLaunch", NULL };
 	const char *name;
 	uint32_t cbid;
-	int i, n = 0;
 
-	if (nr_api_cbids >= 0) {
-		for (i = 0; i < nr_api_cbids; i++)
-			if (api_cbids[i].is_runtime)
-				cu.ActivityEnableRuntimeApi(api_cbids[i].cbid, enable);
-			else
-				cu.ActivityEnableDriverApi(api_cbids[i].cbid, enable);
-		return;
-	}
 	for (cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
 		if (cu.GetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
-		    name && api_wanted(name, drv_prefixes)) {
+		    name && api_wanted(name, drv_prefixes))
 			cu.ActivityEnableDriverApi(cbid, enable);
-			if (n >= 0 && n < MAX_API_CBIDS)
-				api_cbids[n++] = (__typeof__(api_cbids[0])){ (uint16_t)cbid, 0 };
-			else
-				n = -1;
-		}
 	for (cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
 		if (cu.GetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS &&
-		    name && api_wanted(name, rt_prefixes)) {
+		    name && api_wanted(name, rt_prefixes))
 			cu.ActivityEnableRuntimeApi(cbid, enable);
-			if (n >= 0 && n < MAX_API_CBIDS)
-				api_cbids[n++] = (__typeof__(api_cbids[0])){ (uint16_t)cbid, 1 };
-			else
-				n = -1;
-		}
-	if (n > 0)
-		nr_api_cbids = n;
 }
 
 static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx);

@@ -326,7 +326,14 @@ static const char *why_slow(const struct loop_step *s, uint64_t syncs, uint64_t 
 	return why_host_gap;
 }
 
-static void slowest(struct loop *l, const size_t *idx, size_t n)
+/* A sampled run's step between windows (@ho, @nh: model_host_only's) has no GPU timestamps. */
+static int step_has_gpu(const struct loop_step *s, const struct m_stretch *ho, size_t nh)
+{
+	return !nh || !model_host_only_overlap(ho, nh, s->start, s->end);
+}
+
+static void slowest(struct loop *l, const size_t *idx, size_t n, const struct m_stretch *ho,
+		    size_t nh)
 {
 	/* The median steady step's synchronizations, allocations, module loads, GPU time. */
 	uint64_t *x = xmalloc(4 * (n + 1) * sizeof(*x)), syncs, allocs, mods, gpu_med;
@@ -347,18 +354,19 @@ static void slowest(struct loop *l, const size_t *idx, size_t n)
 		part_med[c] = xmedian_u64(x, n);
 	}
 
-	for (i = 0; i < n; i++) {
+	for (i = 0, k = 0; i < n; i++) {
 		const struct loop_step *s = &l->series[idx[i]];
 
 		x[i] = s->syncs;
 		x[n + i] = s->allocs;
 		x[2 * n + i] = s->modules;
-		x[3 * n + i] = s->gpu_ns;
+		if (step_has_gpu(s, ho, nh))	/* GPU time: of the steps that show it */
+			x[3 * n + k++] = s->gpu_ns;
 	}
 	syncs = xmedian_u64(x, n);
 	allocs = xmedian_u64(x + n, n);
 	mods = xmedian_u64(x + 2 * n, n);
-	gpu_med = xmedian_u64(x + 3 * n, n);
+	gpu_med = k ? xmedian_u64(x + 3 * n, k) : 0;
 	free(x);
 	for (k = 0; k < LOOP_SLOWEST && k < n; k++) {
 		size_t best = SIZE_MAX;
@@ -376,6 +384,10 @@ static void slowest(struct loop *l, const size_t *idx, size_t n)
 		}
 		l->slowest[k].step = best;
 		l->slowest[k].why = why_slow(&l->series[best], syncs, allocs, mods, gpu_med);
+		if (!step_has_gpu(&l->series[best], ho, nh) &&
+		    (l->slowest[k].why == why_host_gap ||
+		     !strcmp(l->slowest[k].why, "more GPU work")))
+			l->slowest[k].why = "between a sampled run's windows: no GPU timestamps";
 		l->slowest[k].cause = slow_cause(loop_step_idle(l, best), part_med,
 						 &l->slowest[k].cause_ns);
 		/* lazy loading at a kernel's first launch is a module load no call shows */
@@ -425,7 +437,15 @@ void loop_end(struct loop_acc *a)
 		l->p99_ns = len[nearest_rank(n, 0.99) - 1];
 		l->min_ns = len[0];
 		l->max_ns = len[n - 1];
-		slowest(l, idx, n);
+		if (model_sampled(a->m, NULL, NULL)) {
+			size_t nh;
+			struct m_stretch *ho = model_host_only(a->m, &nh);
+
+			slowest(l, idx, n, ho, nh);
+			free(ho);
+		} else {
+			slowest(l, idx, n, NULL, 0);
+		}
 	}
 	span = f->steady_end > f->steady_start ? f->steady_end - f->steady_start : 0;
 	l->per_s = n && span ? (double)n * 1e9 / (double)span : 0;

@@ -27,6 +27,10 @@ struct savings_acc {
 	/* the calls taken, by their number: open addressing, (number + 1, index) */
 	uint64_t *slot;
 	size_t nr_slots;
+	/* A sampled run: only what starts in a window with GPU timestamps is taken (the budget
+	 * goes to what can be replayed) */
+	struct m_stretch *wins;
+	size_t nr_wins;
 };
 
 struct savings_acc *savings_begin(const struct model *m, uint64_t lo, uint64_t hi)
@@ -37,8 +41,17 @@ struct savings_acc *savings_begin(const struct model *m, uint64_t lo, uint64_t h
 	a->lo = lo;
 	a->hi = hi;
 	a->cut_calls = a->cut_ops = hi;
+	if (model_sampled(m, NULL, NULL)) {
+		size_t nr_ho;
+		struct m_stretch *ho = model_host_only(m, &nr_ho);
+
+		a->wins = model_gpu_windows(ho, nr_ho, 0, UINT64_MAX, &a->nr_wins);
+		free(ho);
+	}
 	return a;
 }
+
+static size_t window_of(const struct m_stretch *w, size_t n, uint64_t t);
 
 static size_t slot_of(uint32_t id, size_t nr_slots)
 {
@@ -50,6 +63,8 @@ static size_t slot_of(uint32_t id, size_t nr_slots)
 static int take(const struct savings_acc *a, uint64_t t, size_t n, uint64_t *cut)
 {
 	if (t < a->lo || t >= *cut)
+		return 0;
+	if (a->wins && window_of(a->wins, a->nr_wins, t) == a->nr_wins)
 		return 0;
 	if (n >= SAVINGS_MAX_KIND) {
 		*cut = t;
@@ -376,5 +391,6 @@ out:
 	free(a->calls);
 	free(a->ops);
 	free(a->slot);
+	free(a->wins);
 	free(a);
 }

@@ -702,11 +702,13 @@ static int steps_opts_whole(const struct loop *l)
 }
 
 /* Steps and phases (loop.h): where the loop is, what it does per step. */
-static void text_loop(FILE *f, const struct stats *s, const struct text_names *tn)
+static void text_loop(FILE *f, const struct model *m, const struct stats *s,
+		      const struct text_names *tn)
 {
 	const struct loop *l = &s->loop;
 	char a[32], b[32], c[32], d[32];
-	size_t i;
+	struct m_stretch *ho;
+	size_t i, nh = 0;
 	int k;
 
 	if (l->found.source == STEPS_NONE) {
@@ -732,19 +734,29 @@ static void text_loop(FILE *f, const struct stats *s, const struct text_names *t
 			fmt_ns(b, sizeof(b), l->p99_ns), fmt_ns(c, sizeof(c), l->min_ns),
 			fmt_ns(d, sizeof(d), l->max_ns));
 	}
+	ho = model_sampled(m, NULL, NULL) ? model_host_only(m, &nh) : NULL;
 	for (k = 0; k < NR_PHASES; k++) {
 		const struct loop_phase_sum *p = &l->phase[k];
 		uint64_t len = p->end - p->start;
+		/* A sampled run's GPU busy time is of the phase's time in windows. */
+		uint64_t seen = len - model_host_only_overlap(ho, nh, p->start, p->end);
 
 		if (!len)
 			continue;
-		fprintf(f, "  %-8s %s, GPU busy %.1f%%, %llu launches, %llu syncs, %llu allocations, "
-			   "%llu module loads%s\n",
-			loop_phase_name(k), fmt_ns(a, sizeof(a), len),
-			100.0 * (double)p->gpu_ns / (double)len, (unsigned long long)p->launches,
-			(unsigned long long)p->syncs, (unsigned long long)p->allocs,
-			(unsigned long long)p->modules, k == PHASE_STEADY ? " (the verdict's)" : "");
+		fprintf(f, "  %-8s %s, ", loop_phase_name(k), fmt_ns(a, sizeof(a), len));
+		if (!ho)
+			fprintf(f, "GPU busy %.1f%%", 100.0 * (double)p->gpu_ns / (double)len);
+		else if (seen)
+			fprintf(f, "GPU busy %.1f%% of its %s in windows",
+				100.0 * (double)p->gpu_ns / (double)seen, fmt_ns(b, sizeof(b), seen));
+		else
+			fprintf(f, "GPU busy unknown (no window)");
+		fprintf(f, ", %llu launches, %llu syncs, %llu allocations, %llu module loads%s\n",
+			(unsigned long long)p->launches, (unsigned long long)p->syncs,
+			(unsigned long long)p->allocs, (unsigned long long)p->modules,
+			k == PHASE_STEADY ? " (the verdict's)" : "");
 	}
+	free(ho);
 	for (i = 0; i < l->nr_slowest; i++) {
 		const struct loop_step *st = &l->series[l->slowest[i].step];
 		uint64_t idle = loop_step_idle(l, l->slowest[i].step)->ns;
@@ -832,7 +844,7 @@ void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 	if (has_header)
 		text_header(f, m);
 	text_signals(f, m, s, fd);
-	text_loop(f, s, &tn);
+	text_loop(f, m, s, &tn);
 	text_causes(f, fd, &tn);
 	text_summary(f, s);
 	text_kernels(f, s, fd->ctr.has, &tn, top);

@@ -17,6 +17,7 @@
 #include "analysis/analyze.h"
 #include "check.h"
 #include "analysis/findings.h"
+#include "analysis/savings.h"
 #include "util/util.h"
 
 static char *strings[] = { NULL, "k_big", "k_small" };
@@ -742,7 +743,7 @@ static void test_host_only_stretch(void)
  * are the whole run's within their error, which the windows' two kinds make non-zero; the
  * replay of each window saves what the whole run's replay saves.
  */
-static void sampled_loop(struct model *m, int is_sampled)
+static void sampled_loop(struct model *m, int is_sampled, int filler)
 {
 	static char *sstrings[] = { NULL, "k_big", "k_small",
 				    "sampled: GPU timestamps for 2 ms every 10 ms" };
@@ -771,6 +772,13 @@ static void sampled_loop(struct model *m, int is_sampled)
 		if (!is_sampled || t % (10 * ms) < 2 * ms)
 			op(m, MG_KERNEL, t + 5 * US, t + 55 * US, l);
 		call(m, MC_SYNC, 2, t + 2 * US, t + 58 * US);
+		/* @filler: many more calls between windows, past the replay's budget */
+		if (filler && t % (10 * ms) >= 2 * ms) {
+			int i;
+
+			for (i = 0; i < filler; i++)
+				call(m, MC_OTHER, 0, t + 60 * US + (uint64_t)i, t + 60 * US + i + 1);
+		}
 		t += period;
 	}
 }
@@ -783,9 +791,9 @@ static void test_sampled(void)
 	const struct f_cause *c, *cw;
 	double err;
 
-	sampled_loop(&mw, 0);
+	sampled_loop(&mw, 0, 0);
 	analyze_model(&mw, &sw, &fw, NULL, 0);
-	sampled_loop(&m, 1);
+	sampled_loop(&m, 1, 0);
 	analyze_model(&m, &s, &f, NULL, 0);
 	CHECK(!fw.sampling.is_sampled);
 	CHECK(f.sampling.is_sampled);
@@ -822,6 +830,18 @@ static void test_sampled(void)
 	findings_free(&fw);
 	done(&m, &s);
 	done(&mw, &sw);
+	free(m.notes);
+
+	/* 120 calls after each iteration between windows: ~150,000, beyond the replay's budget,
+	 * which goes to what the windows hold: every window is replayed. */
+	sampled_loop(&m, 1, 120);
+	CHECK(m.nr_calls > SAVINGS_MAX_ITEMS);
+	analyze_model(&m, &s, &f, NULL, 0);
+	CHECK(f.replay.done);
+	CHECK_EQ(f.replay.windows, 20);
+	CHECK_EQ(f.primary, CAUSE_HOST_SYNC);
+	findings_free(&f);
+	done(&m, &s);
 	free(m.notes);
 }
 
