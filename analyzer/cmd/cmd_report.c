@@ -3,6 +3,7 @@
  * cmd_report.c - `gpushim report`: loads each trace, computes its statistics and findings, and
  * prints them as text or JSON (schema gpushim.report/1, README "Report JSON").
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -127,7 +128,7 @@ int cmd_report(int argc, char **argv)
 		case 'T':
 			errno = 0;
 			top = strtoul(optarg, &end, 10);
-			if (*end || end == optarg || optarg[0] == '-' || !top || errno) {
+			if (!isdigit((unsigned char)optarg[0]) || *end || !top || errno) {
 				fprintf(stderr, "gpushim: report: --top wants a number of rows "
 						"(1 or more), not '%s'\n",
 					optarg);

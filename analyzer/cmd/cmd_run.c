@@ -82,7 +82,7 @@ int cmd_run(int argc, char **argv)
 	const char *output = NULL, *shim = NULL, *mode = NULL, *old, *nvtx;
 	char path[PATH_MAX];
 	struct strbuf preload;
-	int c, ret, is_no_cupti = 0;
+	int c, err, is_no_cupti = 0;
 
 	while ((c = getopt_long(argc, argv, "+o:m:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -162,11 +162,11 @@ int cmd_run(int argc, char **argv)
 	if (mode)
 		setenv("GPUSHIM_MODE", mode, 1);
 	execvp(argv[optind], argv + optind);
-	/* As a shell's: 127 when CMD is not found, 126 when it is found but cannot be run. */
-	ret = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+	err = errno;
 	fputs("gpushim: run: ", stderr);
 	print_clean(stderr, argv[optind], 4096);
-	fprintf(stderr, ": %s\n", strerror(errno));
+	fprintf(stderr, ": %s\n", strerror(err));
 	sb_free(&preload);
-	return ret;
+	/* As a shell's: 127 when CMD is not found, 126 when it is found but cannot be run. */
+	return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }

@@ -150,7 +150,7 @@ expect "report --all: every kernel" "$(kernel_rows --all)" \
 	"$("$GPUSHIM_BIN" report --format json "$t" | jq '.kernels | length')"
 expect "report --top 1000 is --all" "$("$GPUSHIM_BIN" report --top 1000 "$t" | cksum)" \
 	"$("$GPUSHIM_BIN" report --all "$t" | cksum)"
-for bad in 0 -1 x 3x ""; do
+for bad in 0 -1 " -1" +3 x 3x ""; do
 	expect "report --top '$bad': usage" "$(code "$GPUSHIM_BIN" report --top "$bad" "$t")" 2
 done
 
