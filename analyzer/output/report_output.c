@@ -62,7 +62,7 @@ static const char *device_name(const struct model *m, int dev)
 #define TOP_ALLOCS 8
 #define SITES_SHOWN 3		/* a cause's */
 
-/* The rows a table of @nr shows: @top's (REPORT_TOP_DEFAULT: @dflt), then how many are left. */
+/* The rows a table of @nr shows: at most @top (REPORT_TOP_DEFAULT: @dflt). */
 static size_t table_rows(size_t nr, size_t top, size_t dflt)
 {
 	size_t max = top == REPORT_TOP_DEFAULT ? dflt : top;
@@ -70,6 +70,7 @@ static size_t table_rows(size_t nr, size_t top, size_t dflt)
 	return nr < max ? nr : max;
 }
 
+/* The table's last line when rows were left out: how many. */
 static void table_more(FILE *f, size_t nr, size_t shown)
 {
 	if (nr > shown)
