@@ -55,7 +55,8 @@ tsan() {
 	TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:second_deadlock_stack=1 \
 		meson test -C build-tsan --print-errorlogs --timeout-multiplier=3 tbuf clock \
 		shim_doors shim_threads shim_capture shim_killed shim_output shim_passthrough \
-		shim_exports shim_exit shim_reload shim_cupti shim_races shim_cupti_clients shim_clock
+		shim_exports shim_exit shim_reload shim_cupti shim_races shim_cupti_clients shim_clock \
+		shim_sampled
 }
 
 fuzz() {

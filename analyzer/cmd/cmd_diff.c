@@ -4,8 +4,9 @@
  * [--metric step|span|busy|lost] [--noise PCT] [--wide] BASE NEW`: compares two runs; each
  * side is one trace or several traces of one job, comma-separated (BASE=rank0.trace,
  * rank1.trace). Exit 1 when --fail-on is given and NEW is worse than BASE by more than PCT on
- * the metric (step: and significantly so; or a trace cannot be read), else 0. The metric is
- * step time when both runs have steady steps, else span, unless --metric says.
+ * the metric (step: and significantly so), 3 when the runs could not be compared (a trace
+ * cannot be read; with --fail-on, the metric is missing on a side), 2 usage, else 0. The
+ * metric is step time when both runs have steady steps, else span, unless --metric says.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -41,7 +42,11 @@ static void usage(FILE *f)
 		"                          have steady steps, else span)\n"
 		"      --noise PCT         run-level noise band, %% of the base span (default 5)\n"
 		"      --wide              kernel names whole (demangled as c++filt prints\n"
-		"                          them), not their short forms\n");
+		"                          them), not their short forms\n"
+		"  -h, --help              this text\n"
+		"\nExit status: 0 no regression, 1 a regression (--fail-on), 2 usage, 3 the runs\n"
+		"could not be compared (a trace unreadable, the --fail-on metric missing on a\n"
+		"side, the output not written).\n");
 }
 
 /* Split a comma-separated list of paths (in place). */
@@ -197,7 +202,7 @@ int cmd_diff(int argc, char **argv)
 		run_summary_free(&rs_new);
 		free(base.paths);
 		free(new.paths);
-		return 1;
+		return EXIT_DIFF_TROUBLE;
 	}
 	base.summary = &rs_base;
 	new.summary = &rs_new;
@@ -216,7 +221,7 @@ int cmd_diff(int argc, char **argv)
 		diff_print_json(stdout, &base, &new, &d, &gate);
 	else
 		diff_print_text(stdout, &base, &new, &d, &gate, is_wide);
-	ret = gate.is_failed ? 1 : 0;
+	ret = gate.is_unavailable && gate.is_set ? EXIT_DIFF_TROUBLE : gate.is_failed ? 1 : 0;
 	diff_free(&d);
 	run_summary_free(&rs_base);
 	run_summary_free(&rs_new);

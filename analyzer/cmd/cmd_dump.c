@@ -230,7 +230,11 @@ static void dump_json(const struct names *n, const struct trace_record *r)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpushim dump [--format text|jsonl] TRACE\n"
-		   "\nPrints every record of TRACE in file order.\n");
+		   "\nPrints every record of TRACE in file order, decoded, names resolved as they\n"
+		   "become known (the reference reader: nothing interpreted).\n"
+		   "\n  -f, --format text|jsonl  a record a line: text (default), or a JSON\n"
+		   "                           object (jsonl; json is the same)\n"
+		   "  -h, --help               this text\n");
 }
 
 int cmd_dump(int argc, char **argv)

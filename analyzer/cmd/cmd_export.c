@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_export.c - `gpushim export --format chrome [-o FILE] TRACE...`: a timeline of one or
+ * cmd_export.c - `gpushim export [--format chrome] [-o FILE] TRACE...`: a timeline of one or
  * more processes for Perfetto (ui.perfetto.dev) or chrome://tracing. The traces share one
  * time axis: all of them are on CLOCK_MONOTONIC of their host, counted from the earliest
  * trace's start. Each trace goes through the analysis driver once, as a report's does
@@ -19,6 +19,7 @@
 #include "analysis/findings.h"
 #include "model/model.h"
 #include "model/steps.h"
+#include "output/output.h"
 #include "analysis/stats.h"
 #include "trace/trace_reader.h"
 
@@ -26,13 +27,14 @@ static const struct steps_options whole_run = { .whole = 1 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpushim export --format chrome [-o FILE] TRACE...\n"
+	fprintf(f, "usage: gpushim export [--format chrome] [-o FILE] TRACE...\n"
 		   "\nWrites a Chrome trace-event JSON timeline (open it in ui.perfetto.dev or\n"
 		   "chrome://tracing): per process, the CUDA calls of each host thread, the kernels,\n"
 		   "copies and memsets of each GPU stream with arrows from the calls that caused\n"
 		   "them, live device memory, and the GPU's idle gaps named by their cause.\n"
-		   "\n  -f, --format chrome   the format (the only one so far)\n"
-		   "  -o, --output FILE     write FILE instead of standard output\n");
+		   "\n  -f, --format chrome   the format (the default, and the only one so far)\n"
+		   "  -o, --output FILE     write FILE instead of standard output\n"
+		   "  -h, --help            this text\n");
 }
 
 /* The earliest start among the traces' headers (cheap: no chunk is read). */
@@ -61,7 +63,7 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct export_ops *ops = NULL;
+	const struct export_ops *ops = &export_chrome_ops;
 	const char *out = NULL;
 	struct export_ctx x;
 	int c, i, ret = 0;
@@ -87,7 +89,7 @@ int cmd_export(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!ops || optind >= argc) {
+	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -126,11 +128,19 @@ int cmd_export(int argc, char **argv)
 		model_free(&m);
 	}
 	ops->end(&x);
-	if (fflush(x.f) || ferror(x.f) || x.has_error) {
-		fprintf(stderr, "gpushim: export: write error%s%s\n", out ? " on " : "", out ? out : "");
+	/* Standard output's write errors are main's to report, as every command's. */
+	if (out) {
+		x.has_error |= ferror(x.f) != 0;
+		x.has_error |= fclose(x.f) != 0;
+	}
+	if (x.has_error) {
+		fputs("gpushim: export: write error", stderr);
+		if (out) {
+			fputs(" on ", stderr);
+			print_clean(stderr, out, 4096);
+		}
+		fputc('\n', stderr);
 		ret = 1;
 	}
-	if (out)
-		fclose(x.f);
 	return ret;
 }

@@ -232,7 +232,11 @@ static void info_json(const struct model *m, const struct info_counts *nr)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpushim info [--format text|json] TRACE\n");
+	fprintf(f, "usage: gpushim info [--format text|json] TRACE\n"
+		   "\nWhat TRACE is: header, versions, devices, whether it is complete, its\n"
+		   "chunks, records by type, what was lost, and the shim's notes.\n"
+		   "\n  -f, --format text|json  output (default text)\n"
+		   "  -h, --help              this text\n");
 }
 
 int cmd_info(int argc, char **argv)

@@ -3,8 +3,12 @@
  * cmd_report.c - `gpushim report`: loads each trace, computes its statistics and findings, and
  * prints them as text or JSON (schema gpushim.report/1, README "Report JSON").
  */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analyze.h"
@@ -19,29 +23,37 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpushim report [--format text|json] [--no-header] [--by-range] [--wide]\n"
-		   "                      [STEPS] TRACE...\n"
+		   "                      [--top N | --all] [STEPS] TRACE...\n"
 		   "\nExplains where the GPU time of a run went: the verdict and the causes ranked\n"
 		   "by what fixing each alone saves (a replay of the run; by time lost where it\n"
 		   "cannot be replayed), then kernels, API calls and memory.\n"
 		   "Several traces (one per process or rank): a section each, then a combined\n"
 		   "summary; JSON: {\"schema\", \"reports\": [...], \"combined\": {...}}.\n"
-		   "\n  --by-range            the NVTX range table after the causes: per range name,\n"
-		   "                        count, host time, launches and their GPU time, idle\n"
-		   "                        time inside by cause (JSON always has \"ranges\")\n"
-		   "  --wide                kernel names whole (demangled as c++filt prints them),\n"
-		   "                        not their short forms (JSON: always whole, and\n"
-		   "                        \"mangled\" as recorded)\n"
+		   "\n  -f, --format text|json  output (default text; JSON: gpushim.report/1)\n"
+		   "      --no-header         no '#' lines (trace, command, versions) on top\n"
+		   "      --by-range          the NVTX range table after the causes: per range\n"
+		   "                          name, count, host time, launches and their GPU\n"
+		   "                          time, idle time inside by cause (JSON always has\n"
+		   "                          \"ranges\")\n"
+		   "      --wide              kernel names whole (demangled as c++filt prints\n"
+		   "                          them), not their short forms (JSON: always whole,\n"
+		   "                          and \"mangled\" as recorded)\n"
+		   "      --top N             N rows in each text table: kernels, API calls,\n"
+		   "                          allocations live at the peak (default 15, 15 and 8;\n"
+		   "                          a last line counts the rows left out)\n"
+		   "      --all               every row of each text table\n"
+		   "  -h, --help              this text\n"
 		   "\nThe verdict covers the steady state of the run's steps (an NVTX range that\n"
 		   "repeats, else the launch stream's period); start-up and warm-up apart. STEPS:\n"
-		   "  --step-range NAME     the NVTX range NAME is the step\n"
-		   "  --steps A:B           steps A to B (from 1) are the steady state\n"
-		   "  --window START:END    seconds from the run's start are the window\n"
-		   "  --whole               the whole run, no steps\n");
+		   "      --step-range NAME   the NVTX range NAME is the step\n"
+		   "      --steps A:B         steps A to B (from 1) are the steady state\n"
+		   "      --window START:END  seconds from the run's start are the window\n"
+		   "      --whole             the whole run, no steps\n");
 }
 
 /* One trace: load, compute, print. Adds to @all for the combined summary. */
 static int report_one(const char *path, int is_json, int has_header, int by_range,
-		      int is_wide, int is_many, struct json *j, struct combined *all)
+		      int is_wide, size_t top, int is_many, struct json *j, struct combined *all)
 {
 	struct findings fd;
 	struct model m;
@@ -62,7 +74,7 @@ static int report_one(const char *path, int is_json, int has_header, int by_rang
 			print_clean(stdout, path, 4096);
 			printf(") ==\n");
 		}
-		report_print_text(stdout, &m, &s, &fd, has_header, is_wide);
+		report_print_text(stdout, &m, &s, &fd, has_header, is_wide, top);
 		if (by_range)
 			report_print_ranges(stdout, &s, 0);
 	}
@@ -79,6 +91,8 @@ int cmd_report(int argc, char **argv)
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "by-range", no_argument, NULL, 'R' },
 		{ "wide", no_argument, NULL, 'W' },
+		{ "top", required_argument, NULL, 'T' },
+		{ "all", no_argument, NULL, 'A' },
 		{ "step-range", required_argument, NULL, CMD_OPT_STEP_RANGE },
 		{ "steps", required_argument, NULL, CMD_OPT_STEPS },
 		{ "window", required_argument, NULL, CMD_OPT_WINDOW },
@@ -87,7 +101,9 @@ int cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, i, is_json = 0, has_header = 1, by_range = 0, is_wide = 0, is_many, ret = 0;
+	size_t top = REPORT_TOP_DEFAULT;
 	struct steps_options so;
+	char *end;
 	struct combined all;
 	struct json j;
 
@@ -108,6 +124,19 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'W':
 			is_wide = 1;
+			break;
+		case 'T':
+			errno = 0;
+			top = strtoul(optarg, &end, 10);
+			if (!isdigit((unsigned char)optarg[0]) || *end || !top || errno) {
+				fprintf(stderr, "gpushim: report: --top wants a number of rows "
+						"(1 or more), not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'A':
+			top = SIZE_MAX;
 			break;
 		case 'h':
 			usage(stdout);
@@ -133,7 +162,7 @@ int cmd_report(int argc, char **argv)
 		json_array_begin(&j, "reports");
 	}
 	for (i = optind; i < argc; i++)
-		if (report_one(argv[i], is_json, has_header, by_range, is_wide, is_many, &j,
+		if (report_one(argv[i], is_json, has_header, by_range, is_wide, top, is_many, &j,
 			       &all) < 0)
 			ret = 1;
 	if (is_json && is_many) {

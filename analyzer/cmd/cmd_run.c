@@ -2,7 +2,7 @@
 /*
  * cmd_run.c - `gpushim run`: put libgpushim.so in LD_PRELOAD, set GPUSHIM_* from the options,
  * point NVTX_INJECTION64_PATH at the shim where it is unset, and exec the program. Records
- * nothing itself; the program's exit code becomes ours.
+ * nothing itself; the program's exit code becomes ours (127 or 126 when it cannot be run).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "output/output.h"
 #include "util/util.h"
 
 static void usage(FILE *f)
@@ -24,7 +25,8 @@ static void usage(FILE *f)
 		"[ARGS...]\n"
 		"\n"
 		"Runs CMD with libgpushim.so preloaded. The trace goes to PATTERN\n"
-		"(default gpushim-%%h-%%p.trace; %%h host, %%p pid, %%r rank).\n"
+		"(default gpushim-%%h-%%p.trace; %%h host, %%p pid, %%r rank). The exit status\n"
+		"is CMD's; as in a shell, 127 when CMD is not found, 126 when it cannot be run.\n"
 		"\n"
 		"  -o, --output PATTERN  trace path pattern (sets GPUSHIM_OUTPUT)\n"
 		"  -m, --mode MODE       full (GPU timestamps all along), sampled (in windows:\n"
@@ -80,7 +82,7 @@ int cmd_run(int argc, char **argv)
 	const char *output = NULL, *shim = NULL, *mode = NULL, *old, *nvtx;
 	char path[PATH_MAX];
 	struct strbuf preload;
-	int c, is_no_cupti = 0;
+	int c, err, is_no_cupti = 0;
 
 	while ((c = getopt_long(argc, argv, "+o:m:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -160,7 +162,11 @@ int cmd_run(int argc, char **argv)
 	if (mode)
 		setenv("GPUSHIM_MODE", mode, 1);
 	execvp(argv[optind], argv + optind);
-	fprintf(stderr, "gpushim: cannot run %s: %s\n", argv[optind], strerror(errno));
+	err = errno;
+	fputs("gpushim: run: ", stderr);
+	print_clean(stderr, argv[optind], 4096);
+	fprintf(stderr, ": %s\n", strerror(err));
 	sb_free(&preload);
-	return 1;
+	/* As a shell's: 127 when CMD is not found, 126 when it is found but cannot be run. */
+	return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }

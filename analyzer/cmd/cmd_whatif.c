@@ -54,9 +54,17 @@ static void usage(FILE *f)
 		"  --pinned           pageable copies pinned and asynchronous\n"
 		"  --no-alloc         allocations and frees cost nothing\n"
 		"  --full-fill        kernels take their time x their SM fill\n"
-		"STEPS: --step-range NAME, --steps A:B, --window START:END, --whole (see report)\n"
-		"--export FILE: the window as recorded and as replayed with the changes (none: as\n"
-		"recorded) as Chrome trace-event JSON (Perfetto), both from 0 us\n",
+		"Output:\n"
+		"  -f, --format FMT   text (default) or json\n"
+		"  --export FILE      the window as recorded and as replayed with the changes\n"
+		"                     (none: as recorded) as Chrome trace-event JSON\n"
+		"                     (Perfetto), both from 0 us\n"
+		"  -h, --help         this text\n"
+		"STEPS, the window (as report's; 'gpushim report --help'):\n"
+		"  --step-range NAME  the NVTX range NAME is the step\n"
+		"  --steps A:B        steps A to B (from 1) are the steady state\n"
+		"  --window START:END seconds from the run's start are the window\n"
+		"  --whole            the whole run, no steps\n",
 		MAX_SITES_SHOWN, REPLAY_GRAPH_LAUNCH_NS);
 }
 

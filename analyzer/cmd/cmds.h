@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmds.h - the subcommands of `gpushim`. Each cmd_X.c owns its options, usage text and --help,
- * wires the modules together and returns the exit code (0 ok, 1 error or regression, 2 usage).
+ * wires the modules together and returns the exit code (0 ok, 1 error or regression, 2 usage;
+ * diff: 3 when it could not compare).
  */
 #ifndef GPUSHIM_CMDS_H
 #define GPUSHIM_CMDS_H
@@ -9,6 +10,14 @@
 #include <stdint.h>
 
 #define EXIT_USAGE 2
+/*
+ * diff: the runs could not be compared (a trace unreadable, the gate's metric missing on a
+ * side, the output not written). diff(1) says trouble with 2, distinct from a difference (1);
+ * here 2 is usage, so trouble is 3, and 1 stays a regression only: a gate can tell them apart.
+ */
+#define EXIT_DIFF_TROUBLE 3
+#define EXIT_CANNOT_RUN 126		/* run: CMD found but not executable, as a shell says */
+#define EXIT_NOT_FOUND 127		/* run: CMD not found */
 
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -84,16 +84,73 @@ void json_array_end(struct json *j)
 	close_scope(j, ']');
 }
 
+/*
+ * The well-formed UTF-8 character at @s (@left bytes, at least 1): its length, and its code
+ * point in *@cp; 0 when the bytes there are not one (a stray continuation, an overlong form, a
+ * surrogate, past U+10FFFF, a character cut short).
+ */
+static size_t utf8_char(const unsigned char *s, size_t left, uint32_t *cp)
+{
+	size_t n, i;
+
+	*cp = s[0];
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (n > left)
+		return 0;
+	*cp = s[0] & (0x7fu >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((n == 3 && *cp < 0x800) || (n == 4 && *cp < 0x10000) || *cp > 0x10ffff ||
+	    (*cp >= 0xd800 && *cp < 0xe000))
+		return 0;
+	return n;
+}
+
+/*
+ * Whether a terminal shows @cp as a character and nothing else. A terminal takes C0 controls,
+ * DEL and the C1 controls U+0080-U+009F (U+009B is CSI) as the start of an escape sequence that
+ * can move the cursor, recolor, retitle the window or write to the clipboard; line and
+ * paragraph separators and bidirectional overrides (U+2028-U+202E, U+2066-U+2069) break or
+ * reorder the line. Nor is a byte that is not well-formed UTF-8 (utf8_char's 0; the callers
+ * see to it): a terminal in another encoding could take a lone 0x9b as CSI.
+ */
+static int is_shown(uint32_t cp)
+{
+	if (cp < 0xa0)
+		return cp >= 0x20 && cp < 0x7f;
+	return !(cp >= 0x2028 && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+}
+
+/*
+ * JSON text is UTF-8 (RFC 8259): characters pass as they are, so a path or a name in any
+ * language reads the same in the output. Those print_clean would not show (C0 and C1 controls,
+ * DEL, line separators, bidirectional overrides) are escaped as \uXXXX: the same text to a
+ * parser, and a JSON file stays safe to print on a terminal. A byte that is not part of a
+ * well-formed character cannot be in JSON at all: each becomes U+FFFD, written \ufffd so that
+ * it stays visible in the file, as a decoder would have replaced it.
+ */
 void json_escape(FILE *f, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, n;
+	uint32_t cp;
 
 	fputc('"', f);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		switch (c) {
+	for (i = 0; i < len; i += n) {
+		n = utf8_char(p + i, len - i, &cp);
+		if (!n) {
+			fputs("\\ufffd", f);
+			n = 1;
+			continue;
+		}
+		switch (cp) {
 		case '"':
 			fputs("\\\"", f);
 			break;
@@ -110,18 +167,12 @@ void json_escape(FILE *f, const char *s, size_t len)
 			fputs("\\t", f);
 			break;
 		default:
-			if (c < 0x20 || c == 0x7f) {
-				fputs("\\u00", f);
-				fputc(hex[c >> 4], f);
-				fputc(hex[c & 15], f);
-			} else if (c >= 0x80) {
-				/* Trace bytes are not trusted to be UTF-8: keep them as code points. */
-				fputs("\\u00", f);
-				fputc(hex[c >> 4], f);
-				fputc(hex[c & 15], f);
-			} else {
-				fputc(c, f);
-			}
+			if (!is_shown(cp))
+				fprintf(f, "\\u%04x", (unsigned)cp);	/* all below U+10000 */
+			else if (n == 1)
+				fputc((int)cp, f);
+			else
+				fwrite(p + i, 1, n, f);
 		}
 	}
 	fputc('"', f);
@@ -226,52 +277,21 @@ char *fmt_count(char *buf, size_t n, uint64_t v)
 	return buf;
 }
 
-/*
- * The bytes at @s (@left of them) that make one character, and in *@is_shown whether a
- * terminal shows it as a character and nothing else. A terminal takes C0 controls, DEL and the
- * C1 controls U+0080-U+009F (U+009B is CSI) as the start of an escape sequence that can move
- * the cursor, recolor, retitle the window or write to the clipboard; line and paragraph
- * separators and bidirectional overrides (U+2028-U+202E, U+2066-U+2069) break or reorder the
- * line. Bytes that are not well-formed UTF-8 (stray continuations, overlong forms, surrogates,
- * past U+10FFFF) are not shown either: a terminal in another encoding could take a lone 0x9b
- * as CSI. Each of them is one byte; a C1 control or separator is its whole sequence.
- */
-static size_t clean_char(const unsigned char *s, size_t left, int *is_shown)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	*is_shown = s[0] >= 0x20 && s[0] < 0x7f;
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 1;
-	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (n > left)
-		return 1;
-	cp = s[0] & (0x7fu >> n);
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 1;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp < 0xe000))
-		return 1;
-	*is_shown = cp >= 0xa0 && !(cp >= 0x2028 && cp <= 0x202e) &&
-		    !(cp >= 0x2066 && cp <= 0x2069);
-	return n;
-}
-
 size_t print_clean(FILE *f, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, n, nr_chars = 0, len = strlen(s);
-	int is_shown;
+	uint32_t cp;
+	int is_ok;
 
 	while (i < len) {
-		n = clean_char(p + i, len - i, &is_shown);
+		n = utf8_char(p + i, len - i, &cp);
+		is_ok = n && is_shown(cp);
+		if (!n)
+			n = 1;		/* each byte of a malformed sequence is one '?' */
 		if (i + n > max)
 			break;
-		if (is_shown)
+		if (is_ok)
 			fwrite(p + i, 1, n, f);
 		else
 			fputc('?', f);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * output.h - the only code that formats results: a streaming JSON writer (escapes every string
- * it is given, so names from a trace can never break the document) and unit formatting for
- * people (ns -> "1.23 ms", bytes -> "1.50 GiB"). Computes nothing.
+ * it is given, so names from a trace can never break the document nor its UTF-8) and unit
+ * formatting for people (ns -> "1.23 ms", bytes -> "1.50 GiB"). Computes nothing.
  */
 #ifndef GPUSHIM_OUTPUT_H
 #define GPUSHIM_OUTPUT_H
@@ -34,7 +34,11 @@ void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);
 void json_done(struct json *j);		/* newline after the top-level value */
 
-/* json_escape - write @s (len bytes) as a JSON string literal, quotes included. */
+/*
+ * json_escape - write @s (len bytes) as a JSON string literal, quotes included: well-formed
+ * UTF-8 as it is (but what print_clean would not show, escaped as \uXXXX), each byte that is
+ * not UTF-8 as \ufffd (U+FFFD), so the output is valid UTF-8 whatever a trace holds.
+ */
 void json_escape(FILE *f, const char *s, size_t len);
 
 /* Human units into @buf (returns @buf). */

@@ -56,21 +56,37 @@ static const char *device_name(const struct model *m, int dev)
 
 /* ---- Text ---- */
 
+/* The tables' rows by default: a first screen's worth each; --top N or --all show more. */
 #define TOP_KERNELS 15
 #define TOP_APIS 15
 #define TOP_ALLOCS 8
 #define SITES_SHOWN 3		/* a cause's */
 
+/* The rows a table of @nr shows: at most @top (REPORT_TOP_DEFAULT: @dflt). */
+static size_t table_rows(size_t nr, size_t top, size_t dflt)
+{
+	size_t max = top == REPORT_TOP_DEFAULT ? dflt : top;
+
+	return nr < max ? nr : max;
+}
+
+/* The table's last line when rows were left out: how many. */
+static void table_more(FILE *f, size_t nr, size_t shown)
+{
+	if (nr > shown)
+		fprintf(f, "  ... %zu more\n", nr - shown);
+}
+
 /*
  * The names a text report prints that can be kernels' (the steps' anchor, what the causes'
  * sites waited for or ran, the kernel table's rows), printed as one table's (name_table): a
- * kernel prints alike wherever it shows, and two kernels never alike. Tens of names, looked
- * up by their text.
+ * kernel prints alike wherever it shows, and two kernels never alike. Tens of names (--all:
+ * every kernel), looked up by their text.
  */
 struct text_names {
-	const char *names[1 + NR_CAUSES * SITES_SHOWN * 2 + TOP_KERNELS];
+	const char **names;
 	char **forms;
-	size_t n;
+	size_t n, cap;
 };
 
 static void text_names_add(struct text_names *tn, const char *name)
@@ -82,17 +98,17 @@ static void text_names_add(struct text_names *tn, const char *name)
 	for (i = 0; i < tn->n; i++)
 		if (!strcmp(tn->names[i], name))
 			return;
-	if (tn->n < sizeof(tn->names) / sizeof(tn->names[0]))
-		tn->names[tn->n++] = name;
+	XGROW(tn->names, tn->cap, tn->n + 1);
+	tn->names[tn->n++] = name;
 }
 
 static void text_names_build(struct text_names *tn, const struct stats *s,
-			     const struct findings *fd, size_t width)
+			     const struct findings *fd, size_t width, size_t top)
 {
-	size_t i;
+	size_t i, nr_rows = table_rows(s->nr_kernels, top, TOP_KERNELS);
 	int r, k;
 
-	tn->n = 0;
+	memset(tn, 0, sizeof(*tn));
 	if (s->loop.found.source == STEPS_AUTO)
 		text_names_add(tn, s->loop.name);
 	for (r = 0; r < fd->nr_ranked; r++) {
@@ -103,7 +119,7 @@ static void text_names_build(struct text_names *tn, const struct stats *s,
 			text_names_add(tn, c->sites[k].after);
 		}
 	}
-	for (i = 0; i < s->nr_kernels && i < TOP_KERNELS; i++)
+	for (i = 0; i < nr_rows; i++)
 		text_names_add(tn, s->kernels[i].name);
 	tn->forms = name_table(tn->names, tn->n, width);
 }
@@ -122,6 +138,7 @@ static const char *text_name(const struct text_names *tn, const char *name)
 static void text_names_free(struct text_names *tn)
 {
 	demangle_names_free(tn->forms, tn->n);
+	free(tn->names);
 }
 
 static void text_header(FILE *f, const struct model *m)
@@ -446,17 +463,17 @@ static void text_summary(FILE *f, const struct stats *s)
 }
 
 static void text_kernels(FILE *f, const struct stats *s, int has_pm,
-			 const struct text_names *tn)
+			 const struct text_names *tn, size_t top)
 {
+	size_t i, nr_rows = table_rows(s->nr_kernels, top, TOP_KERNELS);
 	char a[32], b[32], c[32];
-	size_t i;
 
 	if (!s->nr_kernels)
 		return;
 	fprintf(f, "\nkernels (by GPU time)\n");
 	fprintf(f, "  %10s %10s %10s %6s  %-18s %s%s\n", "launches", "gpu time", "mean", "fill",
 		"grid/block", has_pm ? "dram  sm-tp  bound          " : "", "name");
-	for (i = 0; i < s->nr_kernels && i < TOP_KERNELS; i++) {
+	for (i = 0; i < nr_rows; i++) {
 		const struct s_kernel *k = &s->kernels[i];
 		char shape[48], fill[16];
 
@@ -491,20 +508,19 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm,
 		print_clean(f, text_name(tn, k->name), SIZE_MAX);
 		fprintf(f, "\n");
 	}
-	if (s->nr_kernels > TOP_KERNELS)
-		fprintf(f, "  ... %zu more\n", s->nr_kernels - TOP_KERNELS);
+	table_more(f, s->nr_kernels, nr_rows);
 }
 
-static void text_apis(FILE *f, const struct stats *s)
+static void text_apis(FILE *f, const struct stats *s, size_t top)
 {
+	size_t i, nr_rows = table_rows(s->nr_apis, top, TOP_APIS);
 	char a[32], b[32], c[32];
-	size_t i;
 
 	if (!s->nr_apis)
 		return;
 	fprintf(f, "\nAPI calls (by host time)\n");
 	fprintf(f, "  %10s %10s %10s %8s  %s\n", "calls", "total", "max", "errors", "entry point");
-	for (i = 0; i < s->nr_apis && i < TOP_APIS; i++) {
+	for (i = 0; i < nr_rows; i++) {
 		const struct s_api *p = &s->apis[i];
 
 		fprintf(f, "  %10s %10s %10s %8llu  ", fmt_count(a, sizeof(a), p->calls),
@@ -513,8 +529,7 @@ static void text_apis(FILE *f, const struct stats *s)
 		print_clean(f, p->name, 90);
 		fprintf(f, "\n");
 	}
-	if (s->nr_apis > TOP_APIS)
-		fprintf(f, "  ... %zu more\n", s->nr_apis - TOP_APIS);
+	table_more(f, s->nr_apis, nr_rows);
 }
 
 static uint64_t since(uint64_t t, uint64_t start)
@@ -650,11 +665,11 @@ static void text_formation(FILE *f, const struct stats *s)
 		fmt_bytes(b, sizeof(b), s->mem.peak_bytes));
 }
 
-static void text_memory(FILE *f, const struct model *m, const struct stats *s)
+static void text_memory(FILE *f, const struct model *m, const struct stats *s, size_t top)
 {
 	const struct s_mem_formation *fm = &s->mem.formation;
+	size_t i, nr_rows = table_rows(s->mem.nr_live_at_peak, top, TOP_ALLOCS);
 	char a[32], b[32];
-	size_t i;
 
 	if (!s->mem.nr_allocs)
 		return;
@@ -666,7 +681,7 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 	if (s->mem.nr_live_at_peak) {
 		fprintf(f, "  live at the peak (+%s), largest first, made at:\n",
 			fmt_ns(a, sizeof(a), s->mem.peak_ts - s->span_start));
-		for (i = 0; i < s->mem.nr_live_at_peak && i < TOP_ALLOCS; i++) {
+		for (i = 0; i < nr_rows; i++) {
 			const struct s_alloc *al = &s->mem.allocs[s->mem.live_at_peak[i]];
 
 			fprintf(f, "  %12s  %-8s device %d  +%-10s ", fmt_bytes(a, sizeof(a), al->bytes),
@@ -678,8 +693,7 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s)
 			print_clean(f, model_api_name(m, al->api), 90);
 			fprintf(f, "\n");
 		}
-		if (s->mem.nr_live_at_peak > TOP_ALLOCS)
-			fprintf(f, "  ... %zu more\n", s->mem.nr_live_at_peak - TOP_ALLOCS);
+		table_more(f, s->mem.nr_live_at_peak, nr_rows);
 	}
 }
 
@@ -823,20 +837,20 @@ void report_print_ranges(FILE *f, const struct stats *s, size_t max)
 }
 
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
-		       const struct findings *fd, int has_header, int is_wide)
+		       const struct findings *fd, int has_header, int is_wide, size_t top)
 {
 	struct text_names tn;
 
-	text_names_build(&tn, s, fd, is_wide ? 0 : NAME_WIDTH);
+	text_names_build(&tn, s, fd, is_wide ? 0 : NAME_WIDTH, top);
 	if (has_header)
 		text_header(f, m);
 	text_signals(f, m, s, fd);
 	text_loop(f, m, s, &tn);
 	text_causes(f, fd, &tn);
 	text_summary(f, s);
-	text_kernels(f, s, fd->ctr.has, &tn);
-	text_apis(f, s);
-	text_memory(f, m, s);
+	text_kernels(f, s, fd->ctr.has, &tn, top);
+	text_apis(f, s, top);
+	text_memory(f, m, s, top);
 	text_names_free(&tn);
 }
 

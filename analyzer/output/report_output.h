@@ -12,10 +12,15 @@
 #include "model/model.h"
 #include "analysis/stats.h"
 
-/* One process: the first screen (signals, verdict, ranked causes), then the tables. Kernel
- * names print demangled, in short forms distinct within a table; @is_wide: whole. */
+/*
+ * One process: the first screen (signals, verdict, ranked causes), then the tables. Kernel
+ * names print demangled, in short forms distinct within a table; @is_wide: whole. @top: the
+ * rows of each table (kernels, API calls, allocations live at the peak; "... N more" for the
+ * rest): REPORT_TOP_DEFAULT, each table's own number; SIZE_MAX, all.
+ */
+#define REPORT_TOP_DEFAULT 0
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
-		       const struct findings *fd, int has_header, int is_wide);
+		       const struct findings *fd, int has_header, int is_wide, size_t top);
 
 /* The NVTX range table (report --by-range): the @max names of most host time (0: all). */
 void report_print_ranges(FILE *f, const struct stats *s, size_t max);

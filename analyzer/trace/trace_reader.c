@@ -36,6 +36,13 @@ static int reader_fail(struct trace_reader *rd, int ret, uint64_t off, const cha
 	return ret;
 }
 
+/* The file itself cannot be read (missing, unreadable, a directory): no offset to name. */
+static int reader_fail_file(struct trace_reader *rd, int err)
+{
+	snprintf(rd->err, sizeof(rd->err), "%s: %s", rd->path, strerror(err));
+	return -err;
+}
+
 /* ---- Opening ---- */
 
 static int read_at(struct trace_reader *rd, uint64_t off, void *buf, size_t n)
@@ -79,9 +86,14 @@ int trace_reader_open(struct trace_reader *rd, const char *path)
 	rd->path = path;
 	rd->f = fopen(path, "rb");
 	if (!rd->f)
-		return reader_fail(rd, -errno, 0, "%s", strerror(errno));
+		return reader_fail_file(rd, errno);
 	if (fstat(fileno(rd->f), &st) < 0) {
-		ret = reader_fail(rd, -errno, 0, "%s", strerror(errno));
+		ret = reader_fail_file(rd, errno);
+		goto fail;
+	}
+	/* fopen opens a directory for reading; its first read would fail as a short header. */
+	if (S_ISDIR(st.st_mode)) {
+		ret = reader_fail_file(rd, EISDIR);
 		goto fail;
 	}
 	rd->file_bytes = (uint64_t)st.st_size;

@@ -3,9 +3,9 @@
  * trace_reader.h - the only code that knows the trace's byte layout. Opens a trace, validates
  * the header, decompresses chunk after chunk, and hands out records one at a time with their
  * absolute times. Every length, count and offset is checked before use; errors carry the file
- * name and byte offset. A trace that ends inside a chunk is truncated, not corrupt: the reader
- * stops there with is_truncated set, and everything before is valid. Never prints. The field
- * layouts that gpushim dump prints are trace_fields.h's.
+ * name and, for its contents, the byte offset. A trace that ends inside a chunk is truncated,
+ * not corrupt: the reader stops there with is_truncated set, and everything before is valid.
+ * Never prints. The field layouts that gpushim dump prints are trace_fields.h's.
  */
 #ifndef GPUSHIM_TRACE_READER_H
 #define GPUSHIM_TRACE_READER_H
@@ -113,7 +113,10 @@ struct trace_record {
 	int is_thread;
 };
 
-/* Return: 0, or -errno with rd->err set ("path: offset 0x..: what"). */
+/*
+ * Return: 0, or -errno with rd->err set: "path: offset 0x..: what" for its contents, "path:
+ * what" (strerror's text) when the file cannot be opened or is a directory.
+ */
 int trace_reader_open(struct trace_reader *rd, const char *path);
 
 /*

@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The command line: exit codes (0 ok, 1 error, 2 usage), --version, `gpushim run`, and that
-# dump/info/report work on a real trace (dump's JSON lines are each valid JSON).
+# The command line: exit codes (0 ok, 1 error, 2 usage; run: 127 and 126 as a shell's; output
+# that cannot be written is an error), messages (the gpushim: prefix, a missing file or a
+# directory in the system's words), --version, --help, `gpushim run`, and that dump/info/report
+# work on a real trace (dump's JSON lines are each valid JSON).
 . "$(dirname "$0")/lib.sh"
 
 code() {
@@ -12,10 +14,37 @@ expect "unknown command" "$(code "$GPUSHIM_BIN" frobnicate)" 2
 expect "report without trace" "$(code "$GPUSHIM_BIN" report)" 2
 expect "bad format" "$(code "$GPUSHIM_BIN" report --format xml x)" 2
 expect "missing trace" "$(code "$GPUSHIM_BIN" report "$WORK/none.trace")" 1
+# A file that cannot be read has no offset to name: the system's words, as cat(1) prints them.
+for c in report info dump whatif export diff; do
+	set -- "$WORK/none.trace"
+	[ "$c" = diff ] && set -- "$1" "$1"
+	expect "$c missing file: message" "$("$GPUSHIM_BIN" $c "$@" 2>&1 >/dev/null)" \
+		"gpushim: $WORK/none.trace: No such file or directory"
+	[ "$c" = diff ] && set -- "$WORK" "$WORK" || set -- "$WORK"
+	expect "$c directory: message" "$("$GPUSHIM_BIN" $c "$@" 2>&1 >/dev/null)" \
+		"gpushim: $WORK: Is a directory"
+done
+# getopt's own messages carry the prefix, as the commands' do.
+for c in run report diff whatif export dump info; do
+	expect "$c --bogus: message" "$("$GPUSHIM_BIN" $c --bogus 2>&1 >/dev/null | head -1)" \
+		"gpushim: $c: unrecognized option '--bogus'"
+done
+expect "unknown command: message" "$("$GPUSHIM_BIN" frobnicate 2>&1 >/dev/null | head -1)" \
+	"gpushim: unknown command 'frobnicate'"
 "$GPUSHIM_BIN" --version | grep -Eq '^gpushim [0-9.]+ \(trace format [0-9]+\.[0-9]+\)$' ||
 	fail "--version"
-for c in run report dump info; do
-	"$GPUSHIM_BIN" "$c" --help | grep -q "usage: gpushim $c" || fail "$c --help"
+# Every command's --help describes each of its options: each long option of the command's
+# getopt table (read from its source) begins a line of the help text.
+for c in run report diff whatif export dump info; do
+	"$GPUSHIM_BIN" "$c" --help >"$WORK/help.txt" || fail "$c --help: exit $?"
+	grep -q "^usage: gpushim $c" "$WORK/help.txt" || fail "$c --help: no usage line"
+	opts=$(sed -n '/static const struct option opts\[\]/,/};/s/^[[:space:]]*{ "\([a-z-]*\)".*/\1/p' \
+		"$SOURCE_ROOT/analyzer/cmd/cmd_$c.c")
+	[ "$(echo "$opts" | wc -w)" -ge 2 ] || fail "$c: no option table in cmd_$c.c"
+	for o in $opts; do
+		grep -Eq -- "^ +(-[a-zA-Z], )?--$o([ =[]|\$)" "$WORK/help.txt" ||
+			fail "$c --help does not describe --$o: $(cat "$WORK/help.txt")"
+	done
 done
 # run's help points at the settings it has no flag for.
 "$GPUSHIM_BIN" run --help | tr '\n' ' ' | grep -q "GPUSHIM_PM=0: no hardware counters.*README.md" ||
@@ -27,7 +56,33 @@ run_plain "$WORK/plain.txt" direct
 cmp "$WORK/plain.txt" "$WORK/run.txt" || fail "gpushim run changed the output"
 trace=$(only_trace "$WORK/run-*.trace")
 expect "run exit code" "$(code "$GPUSHIM_BIN" run -o "$WORK/x-%p.trace" -- "$FAKE_CLIENT" bogus)" 2
+# A program that cannot be run: a shell's codes, 127 not found (by path or in PATH), 126 found
+# but not executable (a plain file, a directory), with the reason.
+printf 'echo hi\n' >"$WORK/not-exec"
+for pair in "$WORK/missing-command:127" gpushim-no-such-command:127 "$WORK/not-exec:126" \
+	"$WORK:126"; do
+	cmd=${pair%:*} want=${pair##*:}
+	set +e
+	"$GPUSHIM_BIN" run -- "$cmd" arg >/dev/null 2>"$WORK/run.err"
+	rc=$?
+	set -e
+	expect "run -- $cmd: exit" "$rc" "$want"
+	grep -q "^gpushim: run: $cmd: " "$WORK/run.err" || fail "run -- $cmd: $(cat "$WORK/run.err")"
+done
 
+# Output that cannot be written (a full disk): exit 1 and the reason, never a cut report and 0.
+for c in "report $trace" "report --format json $trace" "info $trace" "info --format json $trace" \
+	"dump $trace" "dump --format jsonl $trace" "export $trace" "whatif $SOURCE_ROOT/tests/traces/h200/host_sync.trace" \
+	"--version" "report --help"; do
+	set +e
+	# shellcheck disable=SC2086 # the command's words
+	"$GPUSHIM_BIN" $c >/dev/full 2>"$WORK/full.err"
+	rc=$?
+	set -e
+	expect "$c >/dev/full: exit" "$rc" 1
+	expect "$c >/dev/full: message" "$(cat "$WORK/full.err")" \
+		"gpushim: write error on standard output: No space left on device"
+done
 "$GPUSHIM_BIN" info "$trace" | grep -q '^state       complete, ended by exit$' || fail "info state"
 "$GPUSHIM_BIN" dump "$trace" | grep -q '^launch ' || fail "dump text has no launch"
 # cuInit starts before the header is written: its time prints as negative ms, not wrapped.
@@ -75,6 +130,29 @@ for bad in "--steps 5" "--steps 9:3" "--window 2:1" "--whole --window 1:2"; do
 	grep -q "gpushim: report: " "$WORK/bad.err" || fail "report $bad: no message: $(cat "$WORK/bad.err")"
 done
 "$GPUSHIM_BIN" report --help | grep -q -- "--step-range NAME" || fail "report --help: no --step-range"
+# The text tables: 15 kernels, 15 API calls and 8 allocations live at the peak, and a line that
+# counts the rest (torch_train: 18 kernels, 12 entry points, 18 allocations at the peak); --top
+# N shows N of each, --all every row (as many kernels as JSON lists).
+t=$SOURCE_ROOT/tests/traces/h200/torch_train.trace
+more() {
+	"$GPUSHIM_BIN" report "$@" "$t" | grep -E '^  \.\.\. [0-9]+ more$' | tr -s ' \n' ' '
+}
+# kernel_rows ARGS...: the rows of the kernel table.
+kernel_rows() {
+	"$GPUSHIM_BIN" report "$@" "$t" | sed -n '/^kernels (by GPU time)$/,/^$/p' | grep -Ec '^ +[0-9]'
+}
+expect "report: the tables' rows left out" "$(more)" " ... 3 more ... 10 more "
+expect "report: kernel rows" "$(kernel_rows)" 15
+expect "report --top 3: rows left out" "$(more --top 3)" " ... 15 more ... 9 more ... 15 more "
+expect "report --top 3: kernel rows" "$(kernel_rows --top 3)" 3
+expect "report --all: no row left out" "$(more --all)" ""
+expect "report --all: every kernel" "$(kernel_rows --all)" \
+	"$("$GPUSHIM_BIN" report --format json "$t" | jq '.kernels | length')"
+expect "report --top 1000 is --all" "$("$GPUSHIM_BIN" report --top 1000 "$t" | cksum)" \
+	"$("$GPUSHIM_BIN" report --all "$t" | cksum)"
+for bad in 0 -1 " -1" +3 x 3x ""; do
+	expect "report --top '$bad': usage" "$(code "$GPUSHIM_BIN" report --top "$bad" "$t")" 2
+done
 
 # whatif: the replay of H200 traces whose cause is known. Replayed as recorded, the span comes
 # back; the cause whose change saves the most is the one each program was built around.

@@ -7,8 +7,9 @@
 # driver (host timestamps only) are compared on what does not depend on wall time: the same
 # program twice changes no count, kernel or API; doubling the launches is reported as +2000
 # launches and a kernel run 2000 -> 4000 times; added synchronizations are counted with the
-# right sign; several traces per side add up; a metric that needs GPU timestamps fails
-# clearly; bad input and usage give 1 and 2.
+# right sign; several traces per side add up. Exit codes keep a regression (1) apart from
+# runs that could not be compared (3: a metric that needs GPU timestamps, with its reason; a
+# trace that cannot be read; output that cannot be written) and from usage (2).
 . "$(dirname "$0")/lib.sh"
 # No CUPTI search: loading a toolkit libcupti at cuInit takes tens of ms for nothing here.
 export GPUSHIM_CUPTI=0
@@ -81,11 +82,17 @@ expect "no gate" "$(jget "$WORK/syncs.json" .gate.failed)" false
 expect "multi traces" "$(jget "$WORK/multi.json" '.base.traces | length')" 2
 expect "multi launches" "$(jget "$WORK/multi.json" '"\(.base.counts.launches) \(.new.counts.launches)"')" "4000 6000"
 
-# GPU metrics without GPU timestamps: a clear failure, not a pass.
+# GPU metrics without GPU timestamps: a clear failure, not a pass, and not a regression.
 set +e
 "$G" diff --metric busy --fail-on 5 "$WORK/a.trace" "$WORK/b.trace" >"$WORK/busy.txt"
-expect "busy without GPU: exit" "$?" 1
+expect "busy without GPU: exit" "$?" 3
 grep -q "needs GPU timestamps" "$WORK/busy.txt" || fail "busy without GPU: no explanation"
+"$G" diff --format json --metric lost --fail-on 5 "$WORK/a.trace" "$WORK/b.trace" >"$WORK/lost.json"
+expect "lost without GPU: exit (json)" "$?" 3
+expect "lost without GPU: gate (json)" "$(jget "$WORK/lost.json" '.gate | "\(.worse_by) \(.failed)"')" "null true"
+# Without --fail-on the gate decides nothing: the same runs compare, exit 0.
+"$G" diff --metric busy "$WORK/a.trace" "$WORK/b.trace" >/dev/null
+expect "busy without GPU, no --fail-on: exit" "$?" 0
 "$G" diff "$WORK/a.trace" >/dev/null 2>&1
 expect "one side: usage" "$?" 2
 "$G" diff --fail-on lots "$WORK/a.trace" "$WORK/b.trace" >/dev/null 2>&1
@@ -93,7 +100,23 @@ expect "bad --fail-on: usage" "$?" 2
 "$G" diff --metric speed "$WORK/a.trace" "$WORK/b.trace" >/dev/null 2>&1
 expect "bad --metric: usage" "$?" 2
 "$G" diff "$WORK/a.trace" "$WORK/missing.trace" >/dev/null 2>"$WORK/err"
-expect "missing trace: exit" "$?" 1
+expect "missing trace: exit" "$?" 3
+expect "missing trace: message" "$(cat "$WORK/err")" \
+	"gpushim: $WORK/missing.trace: No such file or directory"
+"$G" diff --fail-on 5 "$WORK" "$WORK/x4000.trace" >/dev/null 2>&1
+expect "a directory, --fail-on: exit" "$?" 3
+head -c 200 /dev/zero >"$WORK/zeros.trace"
+"$G" diff --fail-on 5 "$WORK/x2000.trace,$WORK/zeros.trace" "$WORK/x4000.trace" >/dev/null 2>&1
+expect "not a trace, --fail-on: exit" "$?" 3
+# A regression whose report cannot be written is trouble too: nobody saw it.
+for args in "--fail-on 5" "--format json --fail-on 5" ""; do
+	# shellcheck disable=SC2086 # the options are words
+	"$G" diff $args "$WORK/x2000.trace" "$WORK/x4000.trace" >/dev/full 2>"$WORK/err"
+	expect "diff $args >/dev/full: exit" "$?" 3
+	expect "diff $args >/dev/full: message" "$(cat "$WORK/err")" \
+		"gpushim: write error on standard output: No space left on device"
+done
 set -e
-grep -q "missing.trace" "$WORK/err" || fail "missing trace not named"
+"$G" diff --help | grep -q "^Exit status: 0 no regression, 1 a regression (--fail-on), 2 usage, 3 the runs$" ||
+	fail "diff --help: no exit status"
 echo "diff: ok"

@@ -4,7 +4,8 @@
 # slices and kernel slices match the report's counts, one flow start and one flow end per
 # joined GPU operation, non-negative times, idle gaps named by known causes; a kernel name
 # that needs escaping (quotes, commas, brackets, backslash, control bytes, non-UTF-8) survives
-# the round trip; several traces become several processes; usage errors give 2.
+# the round trip (a byte that is not UTF-8 as U+FFFD); several traces become several processes;
+# --format defaults to chrome; usage errors give 2.
 . "$(dirname "$0")/lib.sh"
 G=$GPUSHIM_BIN
 n=0
@@ -39,7 +40,7 @@ run_shim "$WORK/names.out" "$WORK/names.trace" names
 "$G" export --format chrome "$WORK/names.trace" >"$WORK/names.json"
 expect "escaped kernel name" \
 	"$(jq -r '[.traceEvents[] | select(.cat == "launch") | .args.kernel][0]' "$WORK/names.json" | od -An -c | tr -s ' ')" \
-	"$(printf 'k<"q",[1,2]>{a\\b}\n\t\001\303\277\n' | od -An -c | tr -s ' ')"
+	"$(printf 'k<"q",[1,2]>{a\\b}\n\t\001\357\277\275\n' | od -An -c | tr -s ' ')"
 
 # Two traces (the same one twice): two processes with distinct ids.
 t=$SOURCE_ROOT/tests/traces/h200/driver_api.trace
@@ -49,8 +50,10 @@ expect "two processes" "$(jq '[.traceEvents[] | select(.name == "process_name") 
 set +e
 "$G" export --format svg "$t" >/dev/null 2>&1
 expect "unknown format" "$?" 2
-"$G" export "$t" >/dev/null 2>&1
-expect "no format" "$?" 2
+"$G" export "$t" >"$WORK/default.json"
+expect "no format: exit" "$?" 0
+"$G" export --format chrome "$t" >"$WORK/chrome.json"
+cmp -s "$WORK/default.json" "$WORK/chrome.json" || fail "export without --format is not --format chrome"
 "$G" export --format chrome -o /nonexistent/dir/x.json "$t" 2>/dev/null
 expect "unwritable output" "$?" 1
 set -e

@@ -29,11 +29,12 @@ dump_of() {
 	"$GPUSHIM_BIN" dump --format jsonl "$1" >"$2" || fail "dump of $1 failed"
 }
 
-# q DUMP FILTER: a jq filter over all the dump's records at once (-s). The dump writes each
-# byte of a string past ASCII as a code point (U+0080-U+00FF); `shown` spells those \xNN.
+# q DUMP FILTER: a jq filter over all the dump's records at once (-s). The dump writes strings
+# as UTF-8, each byte that is not UTF-8 as U+FFFD; `shown` spells each character past ASCII as
+# its UTF-8 bytes, \xNN.
 q() {
-	jq -rs 'def hx: [(. / 16 | floor), (. % 16)] | map("0123456789abcdef"[.:. + 1]) | join("");
-		def shown: explode | map(if . >= 128 then "\\x" + hx else [.] | implode end) | join("");
+	jq -rs 'def shown: explode | map(if . >= 128 then [.] | implode | @uri | gsub("%"; "\\x") |
+		ascii_downcase else [.] | implode end) | join("");
 		'"$2" "$1"
 }
 
@@ -177,7 +178,10 @@ slen() {
 	q bad.jsonl "([.[] | select(.type == \"string\") | {key: (.id | tostring), value: .len}] | from_entries) as \$l | [.[] | select($1) | \$l[.name | tostring]] | join(\",\")"
 }
 expect "bad: long name cut before the split character" "$(q bad.jsonl '[.[] | select(.type == "nvtx_push" and (.name_str // "" | startswith("aaa"))) | "\(.name_str | length)/\(.name_str | test("^a+$"))/\(.flags)"] | join(",")')" "255/true/0x1"
-expect "bad: bytes that are not UTF-8 kept" "$(q bad.jsonl '[.[] | select(.type == "nvtx_mark" and (.name_str // "" | startswith("bad"))) | "\(.name_str | shown)/\(.flags)"] | join(",")')" 'bad\xff\xfe\xc3(/0x0'
+# JSON cannot hold them: U+FFFD each, and the string's length says that the 3 bytes were kept.
+expect "bad: bytes that are not UTF-8 kept" "$(q bad.jsonl '[.[] | select(.type == "nvtx_mark" and (.name_str // "" | startswith("bad"))) | "\(.name_str | shown)/\(.flags)"] | join(",")')" 'bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd(/0x0'
+expect "bad: bytes that are not UTF-8 kept: the length" \
+	"$(slen '.type == "nvtx_mark" and (.name_str // "" | startswith("bad"))')" 7
 expect "bad: long wide name" "$(slen '.type == "nvtx_mark" and .flags == "0x3"')" 256
 expect "bad: wide characters that are none" "$(q bad.jsonl '[.[] | select(.type == "nvtx_mark" and .flags == "0x2") | .name_str | shown] | join(",")')" '\xef\xbf\xbd\xef\xbf\xbdok'
 expect "bad: no message (NULL, NULL attributes, size 0)" "$(nvtx_count bad.jsonl nvtx_mark '.name == 0 and .flags == "0x0" and .category == 0') $(nvtx_count bad.jsonl nvtx_push '.name == 0')" "3 1"

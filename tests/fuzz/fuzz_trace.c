@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			/* one pass: the steps' and ranges' idle pieces too */
 			analyze_model(&m, &s, &fd, NULL, 1);
-			report_print_text(devnull, &m, &s, &fd, 1, 0);
+			report_print_text(devnull, &m, &s, &fd, 1, 0, SIZE_MAX);
 			report_print_ranges(devnull, &s, 0);
 			rp = replay_build(&m, fd.window_start, fd.window_end, &why);
 			if (rp) {

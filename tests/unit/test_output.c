@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_output.c - the JSON writer escapes everything a trace can contain (quotes, backslashes,
- * control bytes, bytes >= 0x80 from C++ names or garbage) and nests correctly; text output's
+ * control characters), passes UTF-8 through, replaces bytes that are not UTF-8 with U+FFFD and
+ * nests correctly; text output's
  * print_clean lets no terminal control through; unit formatting is fixed-precision.
  */
 #include <stdlib.h>
@@ -52,11 +53,61 @@ static void test_escape(void)
 {
 	char *out = capture(escape_cases);
 
-	CHECK_STR(out, "\"a\\\"b\\\\c\\nd\\te\\u0001\\u007f\\u00c3\\u00a9 void f<int, 2>(x)\"");
+	CHECK_STR(out, "\"a\\\"b\\\\c\\nd\\te\\u0001\\u007f\xc3\xa9 void f<int, 2>(x)\"");
 	free(out);
 }
 
-/* Every byte value in a JSON string comes out as printable ASCII: no control reaches a terminal. */
+static char *escaped(const char *s, size_t len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	json_escape(f, s, len);
+	fclose(f);
+	return buf;
+}
+
+#define CHECK_ESCAPE(in, want)                                                                     \
+	do {                                                                                       \
+		char *out_ = escaped(in, sizeof(in) - 1);                                          \
+		CHECK_STR(out_, want);                                                             \
+		free(out_);                                                                        \
+	} while (0)
+
+/*
+ * UTF-8 passes through as it is (a path or a name in any language), up to 4-byte characters
+ * and U+10FFFF; each byte that is not part of a well-formed character becomes \ufffd; what a
+ * terminal would act on (C1 controls as UTF-8, separators, bidirectional overrides) is escaped,
+ * the same text to a parser.
+ */
+static void test_escape_utf8(void)
+{
+	CHECK_ESCAPE("/home/jos\xc3\xa9/\xe8\xae\xad\xe7\xbb\x83 \xf0\x9f\x9a\x80.trace",
+		     "\"/home/jos\xc3\xa9/\xe8\xae\xad\xe7\xbb\x83 \xf0\x9f\x9a\x80.trace\"");
+	/* The edges: U+00A0, U+07FF, U+0800, U+FFFD, U+10FFFF. */
+	CHECK_ESCAPE("\xc2\xa0\xdf\xbf\xe0\xa0\x80\xef\xbf\xbd\xf4\x8f\xbf\xbf",
+		     "\"\xc2\xa0\xdf\xbf\xe0\xa0\x80\xef\xbf\xbd\xf4\x8f\xbf\xbf\"");
+	/* Stray bytes; overlong '/' in 2 and 3 bytes; a surrogate; past U+10FFFF. */
+	CHECK_ESCAPE("a\xff" "b\x80" "c\x9b", "\"a\\ufffdb\\ufffdc\\ufffd\"");
+	CHECK_ESCAPE("\xc0\xaf", "\"\\ufffd\\ufffd\"");
+	CHECK_ESCAPE("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");
+	CHECK_ESCAPE("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");
+	CHECK_ESCAPE("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	/* A character cut short by the end, by ASCII; a continuation too many. */
+	CHECK_ESCAPE("ab\xc3", "\"ab\\ufffd\"");
+	CHECK_ESCAPE("\xe2\x82x", "\"\\ufffd\\ufffdx\"");
+	CHECK_ESCAPE("\xc3\xa9\xa9", "\"\xc3\xa9\\ufffd\"");
+	/* C1 controls as UTF-8 (CSI, NEL); separators and bidirectional overrides. */
+	CHECK_ESCAPE("\xc2\x9b" "2J\xc2\x85", "\"\\u009b2J\\u0085\"");
+	CHECK_ESCAPE("\xe2\x80\xa8\xe2\x80\xae\xe2\x81\xa9", "\"\\u2028\\u202e\\u2069\"");
+	CHECK_ESCAPE("a\0b", "\"a\\u0000b\"");	/* a length, not a C string */
+}
+
+/*
+ * Every byte value in a JSON string comes out as valid UTF-8 with no control: each byte alone
+ * is ASCII (controls escaped) or, from 0x80 on, not UTF-8 (\ufffd), so the output is ASCII.
+ */
 static void escape_all(FILE *f)
 {
 	char s[255];
@@ -70,12 +121,16 @@ static void escape_all(FILE *f)
 static void test_escape_all(void)
 {
 	char *out = capture(escape_all);
-	size_t i, bad = 0;
+	size_t i, bad = 0, nr_fffd = 0;
+	const char *p;
 
 	for (i = 0; out[i]; i++)
 		bad += (unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f;
+	for (p = out; (p = strstr(p, "\\ufffd")); p++)
+		nr_fffd++;
 	CHECK_EQ(bad, 0);
-	CHECK(strstr(out, "\\u001b") && strstr(out, "\\u009b") && strstr(out, "\\u007f"));
+	CHECK(strstr(out, "\\u001b") && strstr(out, "\\u007f"));
+	CHECK_EQ(nr_fffd, 128);
 	free(out);
 }
 
@@ -146,6 +201,7 @@ static void test_units(void)
 int main(void)
 {
 	RUN(test_escape);
+	RUN(test_escape_utf8);
 	RUN(test_escape_all);
 	RUN(test_clean);
 	RUN(test_nesting);
