@@ -20,6 +20,8 @@ OPT_TOKEN = re.compile(r'(--?[A-Za-z0-9][\w-]*)')
 OPT_SPEC = re.compile(r'(?<![\w-])(--?[A-Za-z0-9][\w-]*)(\[?=([^\s\],]+)\]?| ([^\s\[\],]+))?')
 # An option named in prose, its groups as OPT_SPEC's.
 PROSE_OPT = re.compile(r'(?<![\w-])(--[A-Za-z0-9][\w-]*)(=([A-Z][\w:]*)| ([A-Z][A-Z0-9_:]*)\b)?')
+# An argument that lists its values: text|json, chrome.
+CHOICES = re.compile(r'[a-z0-9]+(\|[a-z0-9]+)*')
 # Metavariables whose value is a path (completed as files).
 PATH_ARGS = {'FILE', 'PATH', 'PATTERN', 'TRACE', 'DIR'}
 
@@ -41,7 +43,7 @@ class Option:
         self.desc = desc		# its description, or ''
 
     def choices(self):
-        if self.arg and re.fullmatch(r'[a-z0-9]+(\|[a-z0-9]+)*', self.arg):
+        if self.arg and CHOICES.fullmatch(self.arg):
             return self.arg.split('|')
         return []
 
@@ -99,7 +101,9 @@ class Help:
             for o in found:
                 if set(o.names) & set(names):
                     o.names = sorted(set(o.names + names), key=lambda n: (len(n) > 2, n))
-                    if arg and not o.arg:
+                    # The choices (text|json) where one place names them, FMT another.
+                    if arg and (not o.arg or CHOICES.fullmatch(arg) and
+                                not CHOICES.fullmatch(o.arg)):
                         o.arg, o.is_attached = arg, is_attached
                     elif arg and o.is_attached and not is_attached:
                         o.is_attached = False	# --x=ARG is also --x ARG
@@ -205,8 +209,9 @@ def man(exe, version, command):
                      '--help': 'list the commands'}.get(o.names[-1], '')]
         out += ['.SH EXIT STATUS',
                 '0 success, 1 an error (a damaged trace names the file and the byte offset) or a '
-                'regression found by \\fBgpushim diff \\-\\-fail\\-on\\fR, 2 a usage error; '
-                '\\fBgpushim run\\fR exits with the program\'s status.',
+                'regression found by \\fBgpushim diff \\-\\-fail\\-on\\fR, 2 a usage error, 3 '
+                '\\fBgpushim diff\\fR could not compare the runs; \\fBgpushim run\\fR exits with '
+                'the program\'s status (126: not executable, 127: not found).',
                 '.SH FILES',
                 '.TP', '\\fIshare/gpushim/schema/\\fR',
                 'JSON Schemas of \\fBreport \\-\\-format json\\fR and '
