@@ -206,27 +206,43 @@ void run_summary_add(struct run_summary *r, const struct stats *s, const struct 
 	struct run_feed_kernel *fk, *fkt;
 	const struct s_counts *c = &s->counts;
 	uint64_t span;
+	double x;
 	size_t i;
 	int k;
 
 	r->nr_traces++;
 	r->has_gpu &= fd->has_gpu;
-	span = fd->has_gpu ? fd->window_end - fd->window_start : s->span_ns;
+	span = !fd->has_gpu		 ? s->span_ns :
+	       fd->sampling.span_ns ? fd->sampling.span_ns :
+				      fd->window_end - fd->window_start;
 	if (span > r->span_ns)
 		r->span_ns = span;
-	r->window_ns += fd->has_gpu ? fd->window_ns : s->span_ns;
+	/*
+	 * A sampled run's times are the windows' (findings.h f_sampling): taken over its whole
+	 * window, as its shares are, so that it compares with a run recorded whole or sampled
+	 * otherwise.
+	 */
+	x = fd->has_gpu && fd->sampling.is_sampled && fd->window_ns && fd->sampling.span_ns ?
+		    (double)fd->sampling.span_ns / (double)fd->window_ns :
+		    1.0;
+	r->window_ns += fd->has_gpu ? (uint64_t)((double)fd->window_ns * x) : s->span_ns;
 	if (fd->has_gpu) {
-		r->busy_ns += fd->work_ns + fd->exposed_copy_ns;
-		r->filled_ns += fd->work_ns > fd->causes[CAUSE_LOW_PARALLELISM].time_ns ?
-					fd->work_ns - fd->causes[CAUSE_LOW_PARALLELISM].time_ns :
-					0;
+		r->busy_ns += (uint64_t)((double)(fd->work_ns + fd->exposed_copy_ns) * x);
+		r->filled_ns += (uint64_t)(x * (double)(fd->work_ns >
+								fd->causes[CAUSE_LOW_PARALLELISM].time_ns ?
+							fd->work_ns -
+								fd->causes[CAUSE_LOW_PARALLELISM].time_ns :
+							0));
 		for (k = 0; k < NR_CAUSES; k++) {
+			uint64_t t;
+
 			if (fd->causes[k].status != CS_MEASURED)
 				continue;
-			r->lost_ns[k] += fd->causes[k].time_ns;
+			t = (uint64_t)((double)fd->causes[k].time_ns * x);
+			r->lost_ns[k] += t;
 			/* Compute-bound time is the GPU used well: a cause row, not time lost. */
 			if (k != CAUSE_COMPUTE_BOUND)
-				r->lost_total_ns += fd->causes[k].time_ns;
+				r->lost_total_ns += t;
 		}
 		for (k = 0; k < NR_CAUSES; k++)
 			if (fd->causes[k].has_saving)

@@ -123,4 +123,17 @@ expect "no steps, --metric step: exit (could not compare)" "$?" 3
 set -e
 grep -q "^FAIL: --metric step needs 2 steady steps or more on both sides (base [0-9]*, new 0)" \
 	"$WORK/nosteps.txt" || fail "no steps, --metric step: no explanation"
+# A sampled run against the same program recorded whole (twice the steps): its time lost is
+# the windows' taken over its whole window, as its shares are, so the share of time lost
+# stays (24.7 % and 24.1 %) and the time lost doubles with the steps; the windows' own time
+# (877 ms whole, 179 ms in the windows) would read as a 62 % improvement.
+"$G" diff --format json "$T/torch_twins_sync.trace" "$T/torch_twins_sync_sampled.trace" \
+	>"$WORK/sampled.json"
+jq -e '(.new.lost_pct - .base.lost_pct | fabs) < 2' "$WORK/sampled.json" >/dev/null ||
+	fail "sampled: share of time lost $(jq -c '[.base.lost_pct, .new.lost_pct]' "$WORK/sampled.json")"
+jq -e '(.new.lost_ns / .base.lost_ns) as $r | $r > 1.6 and $r < 2.4' "$WORK/sampled.json" \
+	>/dev/null ||
+	fail "sampled: time lost $(jq -c '[.base.lost_ns, .new.lost_ns]' "$WORK/sampled.json")"
+expect "sampled: step time" \
+	"$(jget "$WORK/sampled.json" '.changes[] | select(.key == "step_time") | .status')" noise
 echo "h200 diff: ok"
