@@ -854,18 +854,14 @@ class Checker:
                        f"sampled {smp['verdict']['primary']}, full {full['verdict']['primary']}")
             cf = next((c for c in full["attribution"] if c["cause"] == cause), None)
             cs = next((c for c in smp["attribution"] if c["cause"] == cause), None)
-            if cf and cs and cf.get("share_pct") is not None and cs.get("share_pct") is not None:
-                ci = cs.get("share_ci_pct") or 0
-                self.check(f"{name}: share within 3 points + its interval of full's",
-                           abs(cs["share_pct"] - cf["share_pct"]) <= 3 + ci,
-                           f"sampled {cs['share_pct']:.2f} +-{ci:.2f}, full "
-                           f"{cf['share_pct']:.2f}")
-            if cf and cs and cf.get("saving_pct") is not None and cs.get("saving_pct") is not None:
-                ci = cs.get("saving_ci_pct") or 0
-                self.check(f"{name}: saving within 3 points + its interval of full's",
-                           abs(cs["saving_pct"] - cf["saving_pct"]) <= 3 + ci,
-                           f"sampled {cs['saving_pct']:.2f} +-{ci:.2f}, full "
-                           f"{cf['saving_pct']:.2f}")
+            for what in ("share", "saving"):
+                key, ci_key = f"{what}_pct", f"{what}_ci_pct"
+                if not (cf and cs and cf.get(key) is not None and cs.get(key) is not None):
+                    continue
+                ci = cs.get(ci_key) or 0
+                self.check(f"{name}: {what} within 3 points + its interval of full's",
+                           abs(cs[key] - cf[key]) <= 3 + ci,
+                           f"sampled {cs[key]:.2f} +-{ci:.2f}, full {cf[key]:.2f}")
             self.say(f"MODES {case}: full {cf and cf.get('share_pct')} / "
                      f"{cf and cf.get('saving_pct')}, sampled {cs and cs.get('share_pct')} "
                      f"+-{cs and cs.get('share_ci_pct')} / {cs and cs.get('saving_pct')} "

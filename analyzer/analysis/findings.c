@@ -596,21 +596,13 @@ static void hand_piece(struct findings_acc *a, uint32_t device, uint64_t s, uint
 /* A sampled run: the gap starting at @t adds @part to its window's causes. */
 static void window_add(struct findings_acc *a, uint64_t t, const uint64_t *part)
 {
-	size_t lo = 0, hi = a->nr_wins;
+	size_t i = model_stretch_of(a->wins, a->nr_wins, t);
 	int k;
 
-	while (lo < hi) {		/* the first window ending after t */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a->wins[mid].to <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == a->nr_wins || a->wins[lo].from > t)
+	if (i == a->nr_wins)
 		return;
 	for (k = 0; k < NR_CAUSES; k++)
-		a->win_ns[lo][k] += part[k];
+		a->win_ns[i][k] += part[k];
 }
 
 /*
@@ -1373,7 +1365,7 @@ static void sampling_finish(struct findings_acc *a)
 	uint64_t lo = f->window_start > a->win_lo ? f->window_start : a->win_lo;
 	uint64_t hi = f->window_end > a->last_work_call ? f->window_end : a->last_work_call;
 	double *t, *w;
-	size_t i, n = 0;
+	size_t *at, i, n = 0;
 	int k;
 
 	if (hi > a->win_hi)
@@ -1381,8 +1373,10 @@ static void sampling_finish(struct findings_acc *a)
 	if (hi <= lo)
 		return;
 	sp->span_ns = hi - lo;
+	/* The windows meeting [lo, hi): their time in it (w), and which they are (at). */
 	t = xcalloc(a->nr_wins, sizeof(*t));
 	w = xcalloc(a->nr_wins, sizeof(*w));
+	at = xcalloc(a->nr_wins, sizeof(*at));
 	for (i = 0; i < a->nr_wins; i++) {
 		uint64_t from = a->wins[i].from > lo ? a->wins[i].from : lo;
 		uint64_t to = a->wins[i].to < hi ? a->wins[i].to : hi;
@@ -1390,8 +1384,10 @@ static void sampling_finish(struct findings_acc *a)
 		if (to <= from)
 			continue;
 		sp->covered_ns += to - from;
-		sp->nr_windows++;
+		w[n] = (double)(to - from);
+		at[n++] = i;
 	}
+	sp->nr_windows = n;
 	sp->covered_pct = 100.0 * (double)sp->covered_ns / (double)sp->span_ns;
 	for (k = 0; k < NR_CAUSES; k++) {
 		f->causes[k].share_ci_pct = -1;
@@ -1400,19 +1396,13 @@ static void sampling_finish(struct findings_acc *a)
 		if (k != CAUSE_HOST_SYNC && k != CAUSE_LAUNCH_OVERHEAD && k != CAUSE_CPU_BOUND &&
 		    k != CAUSE_ALLOCATION)
 			continue;
-		for (i = 0, n = 0; i < a->nr_wins; i++) {
-			uint64_t from = a->wins[i].from > lo ? a->wins[i].from : lo;
-			uint64_t to = a->wins[i].to < hi ? a->wins[i].to : hi;
-
-			if (to <= from)
-				continue;
-			t[n] = (double)a->win_ns[i][k];
-			w[n++] = (double)(to - from);
-		}
+		for (i = 0; i < n; i++)
+			t[i] = (double)a->win_ns[at[i]][k];
 		f->causes[k].share_ci_pct = findings_ratio_ci(t, w, n, sp->covered_pct / 100.0);
 	}
 	free(t);
 	free(w);
+	free(at);
 }
 
 void findings_end(struct findings_acc *a, const struct stats *s)

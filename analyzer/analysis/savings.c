@@ -51,7 +51,6 @@ struct savings_acc *savings_begin(const struct model *m, uint64_t lo, uint64_t h
 	return a;
 }
 
-static size_t window_of(const struct m_stretch *w, size_t n, uint64_t t);
 
 static size_t slot_of(uint32_t id, size_t nr_slots)
 {
@@ -64,7 +63,7 @@ static int take(const struct savings_acc *a, uint64_t t, size_t n, uint64_t *cut
 {
 	if (t < a->lo || t >= *cut)
 		return 0;
-	if (a->wins && window_of(a->wins, a->nr_wins, t) == a->nr_wins)
+	if (a->wins && model_stretch_of(a->wins, a->nr_wins, t) == a->nr_wins)
 		return 0;
 	if (n >= SAVINGS_MAX_KIND) {
 		*cut = t;
@@ -148,22 +147,6 @@ static void stretch(const struct savings_acc *a, const struct loop *l, const str
 	*steps = n;
 }
 
-/* The window of @n (sorted, disjoint) holding @t, or @n. */
-static size_t window_of(const struct m_stretch *w, size_t n, uint64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (w[mid].to <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && w[lo].from <= t ? lo : n;
-}
-
 /* Windows with fewer calls and operations than this are not replayed (nothing to measure). */
 #define SAVINGS_WINDOW_MIN_ITEMS 8
 
@@ -198,9 +181,9 @@ static void savings_windows(struct savings_acc *a, const struct stats *s, struct
 	op_at = xcalloc(nw + 2, sizeof(*op_at));
 	call_pos = xcalloc(nw + 1, sizeof(*call_pos));
 	for (i = 0; i < a->nr_calls; i++)
-		call_at[window_of(w, nw, a->calls[i].t0) + 1]++;
+		call_at[model_stretch_of(w, nw, a->calls[i].t0) + 1]++;
 	for (i = 0; i < a->nr_ops; i++)
-		op_at[window_of(w, nw, a->ops[i].start) + 1]++;
+		op_at[model_stretch_of(w, nw, a->ops[i].start) + 1]++;
 	for (i = 1; i <= nw + 1; i++) {
 		call_at[i] += call_at[i - 1];
 		op_at[i] += op_at[i - 1];
@@ -210,17 +193,17 @@ static void savings_windows(struct savings_acc *a, const struct stats *s, struct
 	call_new = xmalloc((a->nr_calls + 1) * sizeof(*call_new));
 	memcpy(call_pos, call_at, (nw + 1) * sizeof(*call_pos));
 	for (i = 0; i < a->nr_calls; i++) {
-		size_t wi = window_of(w, nw, a->calls[i].t0);
+		size_t wi = model_stretch_of(w, nw, a->calls[i].t0);
 
 		call_new[i] = (uint32_t)(call_pos[wi] - call_at[wi]);
 		calls[call_pos[wi]++] = a->calls[i];
 	}
 	memcpy(call_pos, op_at, (nw + 1) * sizeof(*call_pos));
 	for (i = 0; i < a->nr_ops; i++) {
-		size_t wi = window_of(w, nw, a->ops[i].start);
+		size_t wi = model_stretch_of(w, nw, a->ops[i].start);
 		struct m_gpu_op g = a->ops[i];
 
-		if (g.call != M_NO_CALL && window_of(w, nw, a->calls[g.call].t0) == wi)
+		if (g.call != M_NO_CALL && model_stretch_of(w, nw, a->calls[g.call].t0) == wi)
 			g.call = call_new[g.call];
 		else
 			g.call = M_NO_CALL;

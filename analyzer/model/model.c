@@ -324,19 +324,34 @@ struct m_stretch *model_gpu_windows(const struct m_stretch *v, size_t n, uint64_
 	return out;
 }
 
-uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b)
+/* The first of the @n stretches @v ending after @t, or @n. */
+static size_t first_ending_after(const struct m_stretch *v, size_t n, uint64_t t)
 {
 	size_t lo = 0, hi = n;
-	uint64_t sum = 0;
 
-	while (lo < hi) {		/* the first stretch ending after a */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (v[mid].to <= a)
+		if (v[mid].to <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+size_t model_stretch_of(const struct m_stretch *v, size_t n, uint64_t t)
+{
+	size_t i = first_ending_after(v, n, t);
+
+	return i < n && v[i].from <= t ? i : n;
+}
+
+uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b)
+{
+	size_t lo = first_ending_after(v, n, a);
+	uint64_t sum = 0;
+
 	for (; lo < n && v[lo].from < b; lo++)
 		sum += overlap_ns(a, b, v[lo].from, v[lo].to);
 	return sum;
