@@ -45,5 +45,40 @@ struct export_ops {
 
 /* Chrome trace-event JSON (Perfetto, chrome://tracing). */
 extern const struct export_ops export_chrome_ops;
+/* Perfetto's own protobuf trace (TracePacket stream). */
+extern const struct export_ops export_perfetto_ops;
+
+/*
+ * What a call is for a timeline (export_common.c): "launch", "memory", "copy", "set",
+ * "sync" (a host synchronization), "stream", "graph", "module", "init", "other".
+ * export_copy_name - "memcpy HtoD" ...; export_mem_name - a CUPTI memory kind: "pageable" ...
+ */
+const char *export_call_kind(const struct model *m, const struct m_call *c);
+const char *export_copy_name(uint8_t copy_kind);
+const char *export_mem_name(uint8_t mem_kind);
+
+/* The correlation number of call @id, as Kineto numbers them: from 1; 0 for work joined to no
+ * call (M_NO_CALL). */
+static inline uint64_t export_corr(uint32_t id)
+{
+	return id == M_NO_CALL ? 0 : (uint64_t)id + 1;
+}
+
+/*
+ * export_pid - the process id a process with @pid gets: kept apart from those used (the same
+ * pid twice: two hosts, or one trace given twice). export_pid_add - register it once written.
+ */
+int export_pid(const struct export_ctx *x, int pid);
+void export_pid_add(struct export_ctx *x, int pid);
+
+/*
+ * Spools (export_common.c): spool_open - an unlinked temporary file in $TMPDIR (else /tmp)
+ * with a large stdio buffer *@buf (free it after fclose), or NULL with errno set.
+ * spool_reset - empty it. spool_copy - append what it holds to @x->f, then empty it. Errors
+ * set @x->has_error.
+ */
+FILE *spool_open(char **buf);
+void spool_reset(struct export_ctx *x, FILE *f);
+void spool_copy(struct export_ctx *x, FILE *f);
 
 #endif /* GPUSHIM_EXPORT_H */

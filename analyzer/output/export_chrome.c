@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * export_chrome.c - Chrome trace-event JSON (loads in Perfetto and chrome://tracing). Per
- * process: one track per host thread with its CUDA calls (host synchronizations in category
- * "sync", drawn red), one track per GPU stream with kernels, copies and memsets, a flow arrow
- * from each call to the GPU work it caused, a counter of live device memory per device, a
- * track per device with the idle gaps named by the cause the analysis gave them, and the
- * trace's notes (CUPTI handed to another profiler and back) as instant events.
+ * process: a track per host thread with its CUDA calls (category "cuda_driver", as Holistic
+ * Trace Analysis reads a driver call; what kind of call in args.kind; host synchronizations
+ * coloured "terrible"), per GPU stream a track of its kernels and another of its copies and
+ * memsets (Kineto's categories "kernel", "gpu_memcpy", "gpu_memset", and the arguments HTA
+ * reads: correlation, External id, stream, device, grid, block ...), a flow arrow from each
+ * call to the GPU work it caused, a counter of live device memory per device, a track per
+ * device with the idle gaps named and coloured by the cause the analysis gave them, and the
+ * trace's notes (CUPTI handed to another profiler and back) as instant events. No two slices
+ * of a track partially overlap (timeline_tracks.h: a CUDA graph's branches on one stream go
+ * to extra lanes), so Perfetto never cuts a track short. Colours are only the names Chrome's
+ * trace viewer reserves (cname); Perfetto colours by name and ignores them.
  * Timestamps are microseconds with nanosecond precision, from the earliest event exported.
  * Every string from the trace goes through json_escape. A kernel's slice is titled by its
  * short form (output.h, TIMELINE_NAME_WIDTH), its arguments give it whole and as recorded,
@@ -36,16 +42,24 @@
 #include "analysis/counters.h"
 #include "export.h"
 #include "output.h"
+#include "timeline_tracks.h"
 #include "util/util.h"
 
-/* Track ids of the GPU side, above any Linux thread id (pid_max is at most 2^22). */
+#include <uthash.h>
+
+/* Track ids of the GPU side and of extra lanes, above any Linux thread id (pid_max is at most
+ * 2^22): GPU_TID_BASE + the track's index (struct tl_tracks). */
 #define GPU_TID_BASE 0x40000000u
-#define IDLE_TID_BASE 0x3f000000u
 
-#define SPOOL_BUF (1u << 16)	/* each spool's stdio buffer: the bulk of the output passes */
+/* Calls that partially overlap an earlier call of their thread (no shim records such calls:
+ * a corrupt or forged trace) go to an extra lane; the flows from them need its track, so it
+ * is kept for so many of them, and flows from any more are left out. */
+#define CALL_LANES_MAX 65536
 
-struct stream_key {
-	uint32_t device, stream;
+struct call_lane {
+	uint32_t call;
+	int64_t tid;
+	UT_hash_handle hh;
 };
 
 /* An idle gap in the gap spool, with its device's place in the order the gaps are written. */
@@ -75,8 +89,10 @@ struct chrome {
 	const struct model *m;
 	int pid;
 	uint64_t flows;			/* flow ids so far */
-	struct stream_key *keys;	/* GPU streams in order of their first operation */
-	size_t nr_keys, keys_cap, last_key;
+	struct tl_tracks tracks;	/* the tracks (lanes) of threads, streams, idle gaps */
+	struct call_lane *call_lanes;	/* calls on a thread's extra lane (uthash) */
+	size_t nr_call_lanes;
+	int is_call_lanes_full;		/* some were not kept: their flows are left out */
 	struct m_pm_sample sample;	/* the last counter sample, written when the next comes */
 	int has_sample;
 	struct gap_dev *devs;
@@ -142,127 +158,12 @@ static void meta(struct export_ctx *x, FILE *f, int pid, int64_t tid, const char
 	ev_close(f);
 }
 
-/* ---- What the calls and operations are ---- */
-
-static const char *call_category(const struct model *m, const struct m_call *c)
-{
-	switch (c->kind) {
-	case MC_LAUNCH:
-	case MC_GRAPH_LAUNCH:
-	case MC_HOST_FUNC:
-		return "launch";
-	case MC_MEM:
-		return "memory";
-	case MC_COPY:
-		return "copy";
-	case MC_SET:
-		return "set";
-	case MC_SYNC:
-		return stats_is_host_sync(c) ? "sync" : "stream";
-	case MC_CAPTURE:
-	case MC_GRAPH:
-		return "graph";
-	case MC_MODULE:
-		return "module";
-	default:
-		return c->api < m->nr_apis && m->apis[c->api].family == TRACE_FAM_INIT ? "init" :
-											 "other";
-	}
-}
-
-static const char *copy_kind_name(uint8_t k)
-{
-	switch (k) {
-	case TRACE_GPU_COPY_HTOD:
-		return "memcpy HtoD";
-	case TRACE_GPU_COPY_DTOH:
-		return "memcpy DtoH";
-	case TRACE_GPU_COPY_DTOD:
-		return "memcpy DtoD";
-	case TRACE_GPU_COPY_PTOP:
-		return "memcpy PtoP";
-	default:
-		return "memcpy";
-	}
-}
-
-static const char *mem_name(uint8_t k)
-{
-	switch (k) {
-	case TRACE_GPU_MEM_PAGEABLE:
-		return "pageable";
-	case TRACE_GPU_MEM_PINNED:
-		return "pinned";
-	case TRACE_GPU_MEM_DEVICE:
-		return "device";
-	case TRACE_GPU_MEM_ARRAY:
-		return "array";
-	case TRACE_GPU_MEM_MANAGED:
-		return "managed";
-	default:
-		return "unknown";
-	}
-}
-
 static int64_t thread_tid(const struct model *m, const struct m_call *c)
 {
 	return c->thread < m->nr_threads ? (int64_t)m->threads[c->thread].tid : 0;
 }
 
 /* ---- Spools ---- */
-
-/* An unlinked temporary file in $TMPDIR (tmpfile() would take /tmp whatever it says). */
-static FILE *spool_open(char **buf)
-{
-	const char *dir = getenv("TMPDIR");
-	char *path;
-	FILE *f;
-	int fd;
-
-	if (!dir || !*dir) {
-		f = tmpfile();
-	} else {
-		path = xmalloc(strlen(dir) + 32);
-		sprintf(path, "%s/gpushim-export.XXXXXX", dir);
-		fd = mkstemp(path);
-		if (fd >= 0)
-			unlink(path);
-		free(path);
-		f = fd >= 0 ? fdopen(fd, "w+") : NULL;
-		if (!f && fd >= 0)
-			close(fd);
-	}
-	*buf = NULL;
-	if (f) {
-		*buf = xmalloc(SPOOL_BUF);
-		setvbuf(f, *buf, _IOFBF, SPOOL_BUF);
-	}
-	return f;
-}
-
-/* Empty @f for the next process (or the driver starting over). */
-static void spool_reset(struct export_ctx *x, FILE *f)
-{
-	if (fflush(f) || ftruncate(fileno(f), 0) < 0)
-		x->has_error = 1;
-	rewind(f);
-}
-
-/* Append what @f holds to the document, then empty it. */
-static void spool_copy(struct export_ctx *x, FILE *f)
-{
-	char buf[1 << 14];
-	size_t n;
-
-	if (fflush(f) || ferror(f))
-		x->has_error = 1;
-	rewind(f);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, x->f);
-	if (ferror(f))
-		x->has_error = 1;
-	spool_reset(x, f);
-}
 
 /* Take back what the process being fed wrote: the driver starts over, or its trace failed. */
 static void take_back(struct export_ctx *x)
@@ -280,29 +181,134 @@ static void take_back(struct export_ctx *x)
 
 /* ---- Tracks, as the driver hands the run on ---- */
 
+/* The sort position of a GPU track: by device, stream, kernels before copies, then lane; kept
+ * below 2^53 so that a viewer reading numbers as doubles orders them alike. */
+static int64_t gpu_sort(const struct tl_track *t)
+{
+	int64_t dev = t->key.a < 1023 ? t->key.a : 1023;
+
+	return 1000 + (dev << 40) + ((int64_t)t->key.b << 8) + (t->key.kind == TL_COPIES) * 64 +
+	       (t->lane < 63 ? t->lane : 63);
+}
+
+/* The lane's name: the key's, and its number from the second on. */
+static void lane_name(char *buf, size_t n, const struct model *m, const struct tl_track *t)
+{
+	int k = 0;
+
+	switch (t->key.kind) {
+	case TL_THREAD:
+		k = snprintf(buf, n, "host thread %u",
+			     t->key.a < m->nr_threads ? m->threads[t->key.a].tid : 0);
+		break;
+	case TL_KERNELS:
+	case TL_COPIES:
+		k = snprintf(buf, n, "GPU %u stream %u %s", t->key.a, t->key.b,
+			     t->key.kind == TL_KERNELS ? "kernels" : "copies");
+		break;
+	default:
+		k = snprintf(buf, n, "GPU %d idle, by cause", (int)t->key.a);
+		break;
+	}
+	if (t->lane && k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, " (%u)", t->lane + 1);
+}
+
+/*
+ * The thread id of the track for slice [@start, @end) of key @k: a lane made now is named
+ * first (in @f, before the slice). A host thread's first lane is the thread itself.
+ */
+static int64_t place(struct export_ctx *x, FILE *f, const struct tl_key *k, uint64_t start,
+		     uint64_t end)
+{
+	struct chrome *ch = x->priv;
+	const struct model *m = ch->m;
+	int is_new;
+	size_t i = tl_place(&ch->tracks, k, start, end, &is_new);
+	struct tl_track *t = &ch->tracks.v[i];
+	char name[96];
+
+	if (!is_new)
+		return (int64_t)t->id;
+	if (k->kind == TL_THREAD && !t->lane) {
+		t->id = k->a < m->nr_threads ? m->threads[k->a].tid : 0;
+		return (int64_t)t->id;	/* named with the process */
+	}
+	t->id = GPU_TID_BASE + i;
+	lane_name(name, sizeof(name), m, t);
+	meta(x, f, ch->pid, (int64_t)t->id, "thread_name", name,
+	     k->kind == TL_THREAD ? (int64_t)k->a :
+	     k->kind == TL_IDLE	  ? 900 + (k->a < 99 ? k->a : 99) :
+				    gpu_sort(t));
+	return (int64_t)t->id;
+}
+
+/* The track of call @id, for the flows from it: its thread's, or the extra lane it took. */
+static int call_tid(struct chrome *ch, const struct m_call *c, uint32_t id, int64_t *tid)
+{
+	struct call_lane *e;
+
+	HASH_FIND(hh, ch->call_lanes, &id, sizeof(id), e);
+	if (e) {
+		*tid = e->tid;
+		return 1;
+	}
+	*tid = thread_tid(ch->m, c);
+	return !ch->is_call_lanes_full;
+}
+
+static void call_lanes_free(struct chrome *ch)
+{
+	struct call_lane *e, *tmp;
+
+	HASH_ITER(hh, ch->call_lanes, e, tmp) {
+		HASH_DEL(ch->call_lanes, e);
+		free(e);
+	}
+	ch->nr_call_lanes = 0;
+	ch->is_call_lanes_full = 0;
+}
+
 static void host_call(struct export_ctx *x, FILE *f, int pid, const struct model *m,
 		      const struct m_call *c, uint32_t id)
 {
 	struct chrome *ch = x->priv;
-	const char *cat = call_category(m, c);
+	const char *kind = export_call_kind(m, c);
+	const struct tl_key k = { TL_THREAD, c->thread, 0 };
+	int64_t tid = place(x, f, &k, c->t0, c->t1);
 
+	if (tid != thread_tid(m, c)) {
+		if (ch->nr_call_lanes < CALL_LANES_MAX) {
+			struct call_lane *e = xcalloc(1, sizeof(*e));
+
+			e->call = id;
+			e->tid = tid;
+			HASH_ADD(hh, ch->call_lanes, call, sizeof(e->call), e);
+			ch->nr_call_lanes++;
+		} else {
+			ch->is_call_lanes_full = 1;
+		}
+	}
 	ev_open(x, f, "X", pid);
-	fprintf(f, ",\"tid\":%" PRId64, thread_tid(m, c));
+	fprintf(f, ",\"tid\":%" PRId64, tid);
 	put_time(x, f, "ts", c->t0);
 	put_dur(f, c->t1 > c->t0 ? c->t1 - c->t0 : 0);
 	put_str(f, "name", model_api_name(m, c->api));
-	put_str(f, "cat", cat);
-	if (!strcmp(cat, "sync"))
+	put_str(f, "cat", "cuda_driver");
+	if (!strcmp(kind, "sync"))
 		fputs(",\"cname\":\"terrible\"", f);
-	fputs(",\"args\":{", f);
-	fprintf(f, "\"result\":%u", model_call_result(m, id));
+	fputs(",\"args\":{\"kind\":", f);
+	json_escape(f, kind, strlen(kind));
+	fprintf(f, ",\"result\":%u", model_call_result(m, id));
+	fprintf(f, ",\"correlation\":%" PRIu64 ",\"External id\":%" PRIu64, export_corr(id),
+		export_corr(id));
 	if (c->kind == MC_LAUNCH) {
 		const struct m_launch_shape *l = model_launch(m, c);
-		const struct name_forms *k = name_cache_get(&ch->names, model_func_name(m, l->func));
+		const struct name_forms *kn = name_cache_get(&ch->names, model_func_name(m, l->func));
 
 		/* whole: as recorded, it is in the arguments of the kernel's slice */
 		fputs(",\"kernel\":", f);
-		json_escape(f, k->whole, strlen(k->whole));
+		json_escape(f, kn->whole, strlen(kn->whole));
 		fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", l->grid[0], l->grid[1],
 			l->grid[2], l->block[0], l->block[1], l->block[2]);
 	}
@@ -312,20 +318,6 @@ static void host_call(struct export_ctx *x, FILE *f, int pid, const struct model
 		fputs(",\"captured\":true", f);
 	fputc('}', f);
 	ev_close(f);
-}
-
-/* The track index of (device, stream), adding it when new. */
-static size_t stream_index(struct stream_key **keys, size_t *n, size_t *cap, uint32_t device,
-			   uint32_t stream)
-{
-	size_t i;
-
-	for (i = *n; i-- > 0;)
-		if ((*keys)[i].device == device && (*keys)[i].stream == stream)
-			return i;
-	XGROW(*keys, *cap, *n + 1);
-	(*keys)[*n] = (struct stream_key){ device, stream };
-	return (*n)++;
 }
 
 /* The place of @device among those the operations met so far, adding it when new. */
@@ -344,38 +336,51 @@ static size_t dev_rank(struct chrome *ch, uint32_t device)
 	return ch->last_dev = i;
 }
 
-static void gpu_op(struct export_ctx *x, const struct m_gpu_op *g, const struct m_call *c)
+/* A kernel's arguments beyond its names, those Kineto gives it (Holistic Trace Analysis reads
+ * them by these names): the launch's grid and block, the registers and shared memory. */
+static void kernel_launch_args(FILE *f, const struct model *m, const struct m_gpu_shape *sh,
+			       const struct m_call *c)
+{
+	uint64_t smem = sh->dyn_smem;
+
+	if (c && c->kind == MC_LAUNCH) {
+		const struct m_launch_shape *l = model_launch(m, c);
+
+		fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", l->grid[0], l->grid[1],
+			l->grid[2], l->block[0], l->block[1], l->block[2]);
+		if (l->func && l->func < m->nr_funcs) {
+			const struct m_func *fn = &m->funcs[l->func];
+
+			if (fn->have & TRACE_FUNC_HAVE_REGS)
+				fprintf(f, ",\"registers per thread\":%u", fn->regs);
+			if (fn->have & TRACE_FUNC_HAVE_SMEM)
+				smem += fn->static_smem;
+		}
+	}
+	fprintf(f, ",\"shared memory\":%" PRIu64, smem);
+}
+
+static void gpu_op(struct export_ctx *x, const struct m_gpu_op *g, const struct m_call *c,
+		   uint32_t id)
 {
 	struct chrome *ch = x->priv;
 	const struct model *m = ch->m;
 	const struct m_gpu_shape *sh = model_gpu_shape(m, g);
 	FILE *f = ch->ops;
 	const int pid = ch->pid;
-	size_t k, last = ch->last_key;
-	uint64_t tid;
+	const struct tl_key k = { sh->kind == MG_KERNEL ? TL_KERNELS : TL_COPIES, sh->device,
+				  sh->stream };
+	uint64_t dur = g->end > g->start ? g->end - g->start : 0;
+	int64_t tid, from;
 
+	if (!c)
+		id = M_NO_CALL;
 	dev_rank(ch, sh->device);
-	if (last != SIZE_MAX && ch->keys[last].device == sh->device &&
-	    ch->keys[last].stream == sh->stream) {
-		k = last;
-	} else {
-		size_t before = ch->nr_keys;
-
-		k = stream_index(&ch->keys, &ch->nr_keys, &ch->keys_cap, sh->device, sh->stream);
-		if (ch->nr_keys != before) {
-			char name[64];
-
-			snprintf(name, sizeof(name), "GPU %u stream %u", sh->device, sh->stream);
-			meta(x, f, pid, GPU_TID_BASE + k, "thread_name", name, 1000 + (int64_t)k);
-		}
-		ch->last_key = k;
-	}
-	tid = GPU_TID_BASE + k;
-
+	tid = place(x, f, &k, g->start, g->end);
 	ev_open(x, f, "X", pid);
-	fprintf(f, ",\"tid\":%" PRIu64, tid);
+	fprintf(f, ",\"tid\":%" PRId64, tid);
 	put_time(x, f, "ts", g->start);
-	put_dur(f, g->end > g->start ? g->end - g->start : 0);
+	put_dur(f, dur);
 	switch (sh->kind) {
 	case MG_KERNEL: {
 		int is_est;
@@ -391,22 +396,34 @@ static void gpu_op(struct export_ctx *x, const struct m_gpu_op *g, const struct 
 		json_escape(f, kn->name, strlen(kn->name));
 		fprintf(f, ",\"blocks\":%" PRIu64 ",\"block_threads\":%u", sh->blocks,
 			sh->block_threads);
+		kernel_launch_args(f, m, sh, c);
 		if (fill >= 0)
 			fprintf(f, ",\"sm_fill\":%.4f", fill);
 		break;
 	}
 	case MG_MEMCPY:
-		put_str(f, "name", copy_kind_name(sh->copy_kind));
-		put_str(f, "cat", "memcpy");
+		put_str(f, "name", export_copy_name(sh->copy_kind));
+		put_str(f, "cat", "gpu_memcpy");
+		fputs(",\"cname\":\"thread_state_iowait\"", f);
 		fprintf(f, ",\"args\":{\"bytes\":%" PRIu64 ",\"src\":\"%s\",\"dst\":\"%s\"",
-			sh->bytes, mem_name(sh->src_kind), mem_name(sh->dst_kind));
+			sh->bytes, export_mem_name(sh->src_kind), export_mem_name(sh->dst_kind));
+		if (dur)	/* bytes a ns are GB/s */
+			fprintf(f, ",\"memory bandwidth (GB/s)\":%.3f", (double)sh->bytes / dur);
 		break;
 	default:
 		put_str(f, "name", "memset");
-		put_str(f, "cat", "memset");
+		put_str(f, "cat", "gpu_memset");
+		fputs(",\"cname\":\"olive\"", f);
 		fprintf(f, ",\"args\":{\"bytes\":%" PRIu64, sh->bytes);
+		if (dur)
+			fprintf(f, ",\"memory bandwidth (GB/s)\":%.3f", (double)sh->bytes / dur);
 		break;
 	}
+	/* Holistic Trace Analysis tells GPU work from host work by a stream >= 0 and pairs it
+	 * with its call by the correlation number. */
+	fprintf(f, ",\"device\":%u,\"stream\":%u,\"correlation\":%" PRIu64
+		   ",\"External id\":%" PRIu64,
+		sh->device, sh->stream, export_corr(id), export_corr(id));
 	if (sh->graph_id)
 		fprintf(f, ",\"graph\":%u", sh->graph_id);
 	if (c) {
@@ -420,16 +437,16 @@ static void gpu_op(struct export_ctx *x, const struct m_gpu_op *g, const struct 
 
 	/* The arrow from the call to its work: each end 1 ns inside its slice, so it binds to
 	 * it and never points back in time. */
-	if (c) {
-		uint64_t id = ++ch->flows;
+	if (c && call_tid(ch, c, id, &from)) {
+		uint64_t fid = ++ch->flows;
 
 		ev_open(x, f, "s", pid);
-		fprintf(f, ",\"tid\":%" PRId64 ",\"id\":%" PRIu64, thread_tid(m, c), id);
+		fprintf(f, ",\"tid\":%" PRId64 ",\"id\":%" PRIu64, from, fid);
 		put_time(x, f, "ts", c->t0 + (c->t1 > c->t0 + 1 ? 1 : 0));
 		fputs(",\"name\":\"launch\",\"cat\":\"flow\"", f);
 		ev_close(f);
 		ev_open(x, f, "f", pid);
-		fprintf(f, ",\"tid\":%" PRIu64 ",\"id\":%" PRIu64 ",\"bp\":\"e\"", tid, id);
+		fprintf(f, ",\"tid\":%" PRId64 ",\"id\":%" PRIu64 ",\"bp\":\"e\"", tid, fid);
 		put_time(x, f, "ts", g->start + (g->end > g->start + 1 ? 1 : 0));
 		fputs(",\"name\":\"launch\",\"cat\":\"flow\"", f);
 		ev_close(f);
@@ -482,7 +499,7 @@ static void tap_begin(void *ctx, const struct model *m, const struct first_look 
 	struct export_ctx *x = ctx;
 	struct chrome *ch = x->priv;
 	FILE *f = ch->head;
-	int i, pid = (int)m->pid;
+	int pid = (int)m->pid;
 	char name[160];
 	size_t k;
 
@@ -490,18 +507,12 @@ static void tap_begin(void *ctx, const struct model *m, const struct first_look 
 	if (ch->is_open)
 		take_back(x);
 	ch->is_open = 1;
-	/* The process id it will have (registered when written): kept apart from those used. */
-	for (i = 0; i < x->nr_processes;)
-		if (x->pids[i] == pid)
-			pid += 10000000, i = 0;	/* the same pid twice (two hosts, or one trace
-						 * given twice) */
-		else
-			i++;
+	pid = export_pid(x, pid);
 	ch->m = m;
 	ch->pid = pid;
 	ch->flows = ch->nr_flows;
-	ch->nr_keys = 0;
-	ch->last_key = SIZE_MAX;
+	tl_reset(&ch->tracks);
+	call_lanes_free(ch);
 	ch->has_sample = 0;
 	ch->nr_devs = 0;
 	ch->last_dev = SIZE_MAX;
@@ -535,8 +546,7 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 
 static void tap_op(void *ctx, const struct m_gpu_op *g, const struct m_call *call, uint32_t id)
 {
-	(void)id;
-	gpu_op(ctx, g, call);
+	gpu_op(ctx, g, call, id);
 }
 
 static void tap_sample(void *ctx, const struct m_pm_sample *s)
@@ -626,29 +636,49 @@ static void memory_counter(struct export_ctx *x, int pid, const struct stats *s)
 	free(st);
 }
 
-/* One idle gap of the spool's, with its track's name before the track's first. */
-static void idle_gap(struct export_ctx *x, int pid, const struct f_gap *g, uint64_t *named)
+/*
+ * The colour of an idle gap by its cause, among the names Chrome's trace viewer reserves
+ * (tracing/base/color_scheme.html; any other cname is an error there): the host waiting on
+ * the GPU red, the host too slow to feed it amber, copies and allocations as I/O.
+ */
+static const char *gap_cname(int label)
+{
+	switch (label) {
+	case CAUSE_HOST_SYNC:
+		return "terrible";
+	case CAUSE_LAUNCH_OVERHEAD:
+	case CAUSE_CPU_BOUND:
+		return "bad";
+	case CAUSE_MEMCPY:
+		return "thread_state_iowait";
+	case CAUSE_ALLOCATION:
+		return "thread_state_uninterruptible";
+	case GAP_DEPENDENCY:
+		return "thread_state_runnable";
+	case GAP_MODULE:
+		return "startup";
+	default:
+		return "generic_work";
+	}
+}
+
+/* One idle gap of the spool's, on its device's track (named before its first gap). */
+static void idle_gap(struct export_ctx *x, int pid, const struct f_gap *g)
 {
 	FILE *f = x->f;
 	int label = gap_label(g);
-	uint64_t bit = 1ull << ((unsigned)g->device % 64);	/* device may be -1 */
+	const struct tl_key key = { TL_IDLE, (uint32_t)g->device, 0 };	/* device may be -1 */
+	int64_t tid = place(x, f, &key, g->start, g->end);
 	const char *sep;
 	int k;
 
-	if (!(*named & bit)) {
-		char name[64];
-
-		*named |= bit;
-		snprintf(name, sizeof(name), "GPU %d idle, by cause", g->device);
-		meta(x, f, pid, IDLE_TID_BASE + (unsigned)g->device, "thread_name", name,
-		     900 + g->device);
-	}
 	ev_open(x, f, "X", pid);
-	fprintf(f, ",\"tid\":%u", IDLE_TID_BASE + (unsigned)g->device);
+	fprintf(f, ",\"tid\":%" PRId64, tid);
 	put_time(x, f, "ts", g->start);
 	put_dur(f, g->end - g->start);
 	put_str(f, "name", gap_part_name(label));
 	put_str(f, "cat", "idle");
+	put_str(f, "cname", gap_cname(label));
 	fputs(",\"args\":{", f);
 	for (k = 0, sep = ""; k < NR_GAP_PARTS; k++) {
 		if (!g->part[k])
@@ -669,7 +699,6 @@ static void idle_gaps(struct export_ctx *x, int pid)
 {
 	struct chrome *ch = x->priv;
 	struct gap_rec *v = xmalloc(256 * sizeof(*v));
-	uint64_t named = 0;
 	size_t d;
 
 	if (fflush(ch->gaps) || ferror(ch->gaps))
@@ -693,7 +722,7 @@ static void idle_gaps(struct export_ctx *x, int pid)
 			}
 			for (k = 0; k < n && i <= dv->last; k++, i++)
 				if (v[k].rank == d)
-					idle_gap(x, pid, &v[k].g, &named);
+					idle_gap(x, pid, &v[k].g);
 		}
 	}
 	free(v);
@@ -774,8 +803,7 @@ static void chrome_process(struct export_ctx *x, const struct model *m, const st
 	const int pid = ch->pid;
 
 	(void)fd;	/* its gaps came through the tap */
-	x->pids = xrealloc(x->pids, (size_t)(x->nr_processes + 1) * sizeof(*x->pids));
-	x->pids[x->nr_processes++] = pid;
+	export_pid_add(x, pid);
 	if (ch->head != x->f)
 		spool_copy(x, ch->head);
 	spool_copy(x, ch->ops);
@@ -806,7 +834,8 @@ static void chrome_end(struct export_ctx *x)
 	fclose(ch->gaps);
 	for (i = 0; i < 4; i++)
 		free(ch->buf[i]);
-	free(ch->keys);
+	tl_free(&ch->tracks);
+	call_lanes_free(ch);
 	free(ch->devs);
 	name_cache_free(&ch->names);
 	free(ch);

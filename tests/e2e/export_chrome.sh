@@ -14,7 +14,7 @@ for t in "$SOURCE_ROOT"/tests/traces/h200/*.trace; do
 	"$G" export --format chrome -o "$WORK/e.json" "$t" || fail "$name: export exited $?"
 	"$G" report --format json "$t" >"$WORK/r.json"
 	got=$(jq -c '[.traceEvents[] | select(.ph == "X")] as $x |
-		[([$x[] | select(.cat == "launch")] | length),
+		[([$x[] | select(.args.kind == "launch")] | length),
 		 ([$x[] | select(.cat == "kernel")] | length),
 		 ([.traceEvents[] | select(.ph == "s")] | length),
 		 ([.traceEvents[] | select(.ph == "f")] | length)]' "$WORK/e.json") ||
@@ -39,7 +39,7 @@ done
 run_shim "$WORK/names.out" "$WORK/names.trace" names
 "$G" export --format chrome "$WORK/names.trace" >"$WORK/names.json"
 expect "escaped kernel name" \
-	"$(jq -r '[.traceEvents[] | select(.cat == "launch") | .args.kernel][0]' "$WORK/names.json" | od -An -c | tr -s ' ')" \
+	"$(jq -r '[.traceEvents[] | select(.args.kind == "launch") | .args.kernel][0]' "$WORK/names.json" | od -An -c | tr -s ' ')" \
 	"$(printf 'k<"q",[1,2]>{a\\b}\n\t\001\357\277\275\n' | od -An -c | tr -s ' ')"
 
 # Two traces (the same one twice): two processes with distinct ids.
