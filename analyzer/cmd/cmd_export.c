@@ -25,6 +25,13 @@
 
 static const struct steps_options whole_run = { .whole = 1 };
 
+static const struct export_ops *const formats[] = {
+	&export_chrome_ops,
+	&export_perfetto_ops,
+	NULL,
+};
+#define FORMAT_NAMES "chrome, perfetto"
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpushim export [--format chrome] [-o FILE] TRACE...\n"
@@ -66,17 +73,19 @@ int cmd_export(int argc, char **argv)
 	const struct export_ops *ops = &export_chrome_ops;
 	const char *out = NULL;
 	struct export_ctx x;
-	int c, i, ret = 0;
+	int c, i, k, ret = 0;
 
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "chrome")) {
-				fprintf(stderr, "gpushim: export: unknown format '%s' (chrome)\n",
-					optarg);
+			for (k = 0; formats[k] && strcmp(optarg, formats[k]->name); k++)
+				;
+			if (!formats[k]) {
+				fprintf(stderr, "gpushim: export: unknown format '%s' (%s)\n",
+					optarg, FORMAT_NAMES);
 				return EXIT_USAGE;
 			}
-			ops = &export_chrome_ops;
+			ops = formats[k];
 			break;
 		case 'o':
 			out = optarg;

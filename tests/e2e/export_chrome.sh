@@ -4,8 +4,9 @@
 # slices and kernel slices match the report's counts, one flow start and one flow end per
 # joined GPU operation, non-negative times, idle gaps named by known causes; a kernel name
 # that needs escaping (quotes, commas, brackets, backslash, control bytes, non-UTF-8) survives
-# the round trip (a byte that is not UTF-8 as U+FFFD); several traces become several processes;
-# --format defaults to chrome; usage errors give 2.
+# the round trip (a byte that is not UTF-8 as U+FFFD); several traces become several processes,
+# in Perfetto's format too (the same bytes to a pipe as to a file); --format defaults to chrome;
+# usage errors give 2.
 . "$(dirname "$0")/lib.sh"
 G=$GPUSHIM_BIN
 n=0
@@ -46,6 +47,13 @@ expect "escaped kernel name" \
 t=$SOURCE_ROOT/tests/traces/h200/driver_api.trace
 "$G" export --format chrome "$t" "$t" >"$WORK/two.json"
 expect "two processes" "$(jq '[.traceEvents[] | select(.name == "process_name") | .pid] | unique | length' "$WORK/two.json")" 2
+
+# Perfetto's format: to a pipe as to a file; two traces are two checked processes.
+"$G" export --format perfetto -o "$WORK/two.pftrace" "$t" "$t"
+"$G" export --format perfetto "$t" "$t" | cat >"$WORK/two-pipe.pftrace"
+cmp -s "$WORK/two.pftrace" "$WORK/two-pipe.pftrace" || fail "perfetto: a pipe got other bytes than a file"
+python3 "$SOURCE_ROOT/tests/e2e/check_timeline.py" perfetto "$WORK/two.pftrace" >/dev/null ||
+	fail "perfetto: two processes"
 
 set +e
 "$G" export --format svg "$t" >/dev/null 2>&1
