@@ -22,26 +22,45 @@
 #include "output/output.h"
 #include "analysis/stats.h"
 #include "trace/trace_reader.h"
+#include "config.h"
 
 static const struct steps_options whole_run = { .whole = 1 };
 
 static const struct export_ops *const formats[] = {
 	&export_chrome_ops,
 	&export_perfetto_ops,
+	&export_csv_ops,
+#ifdef GPUSHIM_HAVE_SQLITE
+	&export_sqlite_ops,
+#endif
 	NULL,
 };
-#define FORMAT_NAMES "chrome, perfetto"
+#define FORMAT_NAMES "chrome, perfetto, csv, sqlite"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpushim export [--format chrome] [-o FILE] TRACE...\n"
-		   "\nWrites a Chrome trace-event JSON timeline (open it in ui.perfetto.dev or\n"
-		   "chrome://tracing): per process, the CUDA calls of each host thread, the kernels,\n"
-		   "copies and memsets of each GPU stream with arrows from the calls that caused\n"
-		   "them, live device memory, and the GPU's idle gaps named by their cause.\n"
-		   "\n  -f, --format chrome   the format (the default, and the only one so far)\n"
-		   "  -o, --output FILE     write FILE instead of standard output\n"
-		   "  -h, --help            this text\n");
+	fprintf(f, "usage: gpushim export [--format chrome|perfetto|csv|sqlite] [-o FILE|DIR] "
+		   "TRACE...\n"
+		   "\nWrites the run of one or more traces on one time axis, as a timeline to open in\n"
+		   "ui.perfetto.dev (chrome also in chrome://tracing): per process, the CUDA calls of\n"
+		   "each host thread, the kernels and the copies and memsets of each GPU stream on\n"
+		   "tracks of their own, with arrows from the calls that caused them, live device\n"
+		   "memory, the counters, and the GPU's idle gaps named by their cause; or as tables\n"
+		   "(csv, sqlite) of kernels, copies and memsets, calls, gaps, steps, NVTX ranges and\n"
+		   "kernel names, analysed as a report is.\n"
+		   "\n  -f, --format FMT      chrome (the default): trace-event JSON, which Holistic\n"
+		   "                        Trace Analysis reads too; perfetto: Perfetto's protobuf,\n"
+		   "                        several times smaller; csv: one FILE.csv a table in\n"
+		   "                        directory DIR; sqlite: one database FILE%s\n"
+		   "  -o, --output FILE     write FILE (or DIR) instead of standard output (csv and\n"
+		   "                        sqlite need it)\n"
+		   "  -h, --help            this text\n",
+#ifdef GPUSHIM_HAVE_SQLITE
+		""
+#else
+		" (not in this build:\n                        it was built without libsqlite3)"
+#endif
+	);
 }
 
 /* The earliest start among the traces' headers (cheap: no chunk is read). */
@@ -80,6 +99,11 @@ int cmd_export(int argc, char **argv)
 		case 'f':
 			for (k = 0; formats[k] && strcmp(optarg, formats[k]->name); k++)
 				;
+			if (!formats[k] && !strcmp(optarg, "sqlite")) {
+				fputs("gpushim: export: this gpushim was built without SQLite "
+				      "(libsqlite3-dev): use --format csv\n", stderr);
+				return EXIT_USAGE;
+			}
 			if (!formats[k]) {
 				fprintf(stderr, "gpushim: export: unknown format '%s' (%s)\n",
 					optarg, FORMAT_NAMES);
@@ -104,17 +128,33 @@ int cmd_export(int argc, char **argv)
 	}
 	memset(&x, 0, sizeof(x));
 	x.f = stdout;
-	if (out && !(x.f = fopen(out, "w"))) {
+	x.path = out;
+	if (ops->wants_path && !out) {
+		fprintf(stderr, "gpushim: export: --format %s needs -o %s\n", ops->name,
+			ops == &export_csv_ops ? "DIR" : "FILE");
+		return EXIT_USAGE;
+	}
+	if (ops->wants_path) {
+		x.f = NULL;
+	} else if (out && !(x.f = fopen(out, "w"))) {
 		fprintf(stderr, "gpushim: %s: %s\n", out, strerror(errno));
 		return 1;
 	}
 	x.base_ns = earliest_start(argv + optind, argc - optind);
-	/* A timeline shows the whole run: every idle gap named, not the steady state's only. */
-	analyze_set_steps(&whole_run);
+	/* A timeline shows the whole run: every idle gap named, not the steady state's only.
+	 * Tables are a report's, so that their counts and causes are the report's. */
+	if (!ops->wants_path)
+		analyze_set_steps(&whole_run);
 	c = ops->begin(&x);
 	if (c < 0) {
-		fprintf(stderr, "gpushim: export: no temporary file (TMPDIR): %s\n", strerror(-c));
-		if (out)
+		if (ops->wants_path)
+			fprintf(stderr, "gpushim: export: %s: %s\n", out, strerror(-c));
+		else
+			fprintf(stderr, "gpushim: export: no temporary file (TMPDIR): %s\n",
+				strerror(-c));
+		if (ops->wants_path)
+			ops->end(&x);	/* its files closed */
+		if (out && x.f)
 			fclose(x.f);
 		return 1;
 	}
@@ -138,7 +178,7 @@ int cmd_export(int argc, char **argv)
 	}
 	ops->end(&x);
 	/* Standard output's write errors are main's to report, as every command's. */
-	if (out) {
+	if (out && x.f) {
 		x.has_error |= ferror(x.f) != 0;
 		x.has_error |= fclose(x.f) != 0;
 	}

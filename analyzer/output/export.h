@@ -27,11 +27,15 @@ struct export_ctx {
 	int nr_processes;
 	int *pids;			/* the process ids used so far (kept distinct) */
 	int has_error;			/* a temporary file could not be written or read */
+	const char *path;		/* -o: the directory or database of a wants_path format */
 	void *priv;
 };
 
 struct export_ops {
 	const char *name;
+	/* Writes to @x->path (a directory, a database), not to @x->f; the analysis is a
+	 * report's (its steps and window), where a timeline's is of the whole run. */
+	int wants_path;
 	/* Return: 0, or -errno when its temporary files cannot be made. */
 	int (*begin)(struct export_ctx *x);
 	/* Fill @tap for the next process: whatever it was fed before starts over. */
@@ -47,6 +51,10 @@ struct export_ops {
 extern const struct export_ops export_chrome_ops;
 /* Perfetto's own protobuf trace (TracePacket stream). */
 extern const struct export_ops export_perfetto_ops;
+/* Tables (export_tables.c): CSV files in a directory; a SQLite database when built with
+ * libsqlite3 (GPUSHIM_HAVE_SQLITE). */
+extern const struct export_ops export_csv_ops;
+extern const struct export_ops export_sqlite_ops;
 
 /*
  * What a call is for a timeline (export_common.c): "launch", "memory", "copy", "set",

@@ -113,6 +113,24 @@ static size_t utf8_char(const unsigned char *s, size_t left, uint32_t *cp)
 	return n;
 }
 
+const char *utf8_clean(struct strbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, n, len = strlen(s);
+	uint32_t cp;
+
+	sb->len = 0;
+	for (i = 0; i < len; i += n ? n : 1) {
+		n = utf8_char(p + i, len - i, &cp);
+		if (n)
+			sb_add(sb, s + i, n);
+		else
+			sb_add(sb, "\xef\xbf\xbd", 3);	/* U+FFFD */
+	}
+	sb_add(sb, "", 0);
+	return sb->buf ? sb->buf : "";
+}
+
 /*
  * Whether a terminal shows @cp as a character and nothing else. A terminal takes C0 controls,
  * DEL and the C1 controls U+0080-U+009F (U+009B is CSI) as the start of an escape sequence that

@@ -41,6 +41,14 @@ void json_done(struct json *j);		/* newline after the top-level value */
  */
 void json_escape(FILE *f, const char *s, size_t len);
 
+/*
+ * utf8_clean - @s with each byte that is not well-formed UTF-8 replaced by U+FFFD, in @sb
+ * (its buffer, reused; valid until the next call with it). For outputs whose readers want
+ * UTF-8 (CSV, SQLite) whatever a trace holds.
+ */
+struct strbuf;
+const char *utf8_clean(struct strbuf *sb, const char *s);
+
 /* Human units into @buf (returns @buf). */
 char *fmt_ns(char *buf, size_t n, uint64_t ns);
 char *fmt_bytes(char *buf, size_t n, uint64_t bytes);

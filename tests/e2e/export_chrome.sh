@@ -64,5 +64,10 @@ expect "no format: exit" "$?" 0
 cmp -s "$WORK/default.json" "$WORK/chrome.json" || fail "export without --format is not --format chrome"
 "$G" export --format chrome -o /nonexistent/dir/x.json "$t" 2>/dev/null
 expect "unwritable output" "$?" 1
+"$G" export --format csv "$t" >/dev/null 2>"$WORK/err"
+expect "csv without -o" "$?" 2
+grep -q "needs -o DIR" "$WORK/err" || fail "csv without -o: $(cat "$WORK/err")"
+"$G" export --format csv -o /nonexistent/dir/x "$t" 2>/dev/null
+expect "csv into an unwritable directory" "$?" 1
 set -e
 echo "export: $n traces"
