@@ -12,6 +12,8 @@ deps_install() {
 	command -v readelf >/dev/null || need+=(binutils)
 	[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 	[ -f /usr/include/uthash.h ] || need+=(uthash-dev)
+	# export --format sqlite (the build goes on without it: the format then says so).
+	[ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
 	# The tests of what is installed: man pages rendered, JSON Schemas validated.
 	command -v groff >/dev/null || need+=(groff-base)
 	python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)

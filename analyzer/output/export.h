@@ -65,11 +65,20 @@ const char *export_call_kind(const struct model *m, const struct m_call *c);
 const char *export_copy_name(uint8_t copy_kind);
 const char *export_mem_name(uint8_t mem_kind);
 
-/* The correlation number of call @id, as Kineto numbers them: from 1; 0 for work joined to no
- * call (M_NO_CALL). */
-static inline uint64_t export_corr(uint32_t id)
+/*
+ * The correlation number of call @c (NULL: 0, work joined to no call), the same in every
+ * export of a trace, streamed or loaded whole (a call's index differs between the two): its
+ * start in ns from the common origin times 1024, plus its thread slot modulo 1024, plus 1. Two
+ * calls share one only when threads 1024 slots apart start in the same nanosecond.
+ */
+static inline uint64_t export_corr(const struct export_ctx *x, const struct m_call *c)
 {
-	return id == M_NO_CALL ? 0 : (uint64_t)id + 1;
+	uint64_t t;
+
+	if (!c)
+		return 0;
+	t = c->t0 > x->base_ns ? c->t0 - x->base_ns : 0;
+	return (t << 10 | (c->thread & 1023u)) + 1;
 }
 
 /*

@@ -47,9 +47,16 @@
 
 #include <uthash.h>
 
-/* Track ids of the GPU side and of extra lanes, above any Linux thread id (pid_max is at most
- * 2^22): GPU_TID_BASE + the track's index (struct tl_tracks). */
+/*
+ * Track ids of the GPU side and of extra lanes, above any Linux thread id (pid_max is at most
+ * 2^22): a base + the track's index in its table (struct tl_tracks). The calls, the operations
+ * and the gaps each have a table of their own, each filled in its own order, which is the
+ * same whether the trace streams or is loaded whole (the two interleave calls and operations
+ * differently): the document is the same.
+ */
 #define GPU_TID_BASE 0x40000000u
+#define IDLE_TID_BASE 0x3f000000u
+#define LANE_TID_BASE 0x3e000000u
 
 /* Calls that partially overlap an earlier call of their thread (no shim records such calls:
  * a corrupt or forged trace) go to an extra lane; the flows from them need its track, so it
@@ -89,7 +96,7 @@ struct chrome {
 	const struct model *m;
 	int pid;
 	uint64_t flows;			/* flow ids so far */
-	struct tl_tracks tracks;	/* the tracks (lanes) of threads, streams, idle gaps */
+	struct tl_tracks threads, gpu, idle;	/* the tracks (lanes) of each kind */
 	struct call_lane *call_lanes;	/* calls on a thread's extra lane (uthash) */
 	size_t nr_call_lanes;
 	int is_call_lanes_full;		/* some were not kept: their flows are left out */
@@ -224,8 +231,11 @@ static int64_t place(struct export_ctx *x, FILE *f, const struct tl_key *k, uint
 	struct chrome *ch = x->priv;
 	const struct model *m = ch->m;
 	int is_new;
-	size_t i = tl_place(&ch->tracks, k, start, end, &is_new);
-	struct tl_track *t = &ch->tracks.v[i];
+	struct tl_tracks *tt = k->kind == TL_THREAD ? &ch->threads :
+			       k->kind == TL_IDLE   ? &ch->idle :
+						      &ch->gpu;
+	size_t i = tl_place(tt, k, start, end, &is_new);
+	struct tl_track *t = &tt->v[i];
 	char name[96];
 
 	if (!is_new)
@@ -234,7 +244,9 @@ static int64_t place(struct export_ctx *x, FILE *f, const struct tl_key *k, uint
 		t->id = k->a < m->nr_threads ? m->threads[k->a].tid : 0;
 		return (int64_t)t->id;	/* named with the process */
 	}
-	t->id = GPU_TID_BASE + i;
+	t->id = (k->kind == TL_THREAD ? LANE_TID_BASE :
+		 k->kind == TL_IDLE   ? IDLE_TID_BASE :
+					GPU_TID_BASE) + i;
 	lane_name(name, sizeof(name), m, t);
 	meta(x, f, ch->pid, (int64_t)t->id, "thread_name", name,
 	     k->kind == TL_THREAD ? (int64_t)k->a :
@@ -300,8 +312,8 @@ static void host_call(struct export_ctx *x, FILE *f, int pid, const struct model
 	fputs(",\"args\":{\"kind\":", f);
 	json_escape(f, kind, strlen(kind));
 	fprintf(f, ",\"result\":%u", model_call_result(m, id));
-	fprintf(f, ",\"correlation\":%" PRIu64 ",\"External id\":%" PRIu64, export_corr(id),
-		export_corr(id));
+	fprintf(f, ",\"correlation\":%" PRIu64 ",\"External id\":%" PRIu64, export_corr(x, c),
+		export_corr(x, c));
 	if (c->kind == MC_LAUNCH) {
 		const struct m_launch_shape *l = model_launch(m, c);
 		const struct name_forms *kn = name_cache_get(&ch->names, model_func_name(m, l->func));
@@ -423,7 +435,7 @@ static void gpu_op(struct export_ctx *x, const struct m_gpu_op *g, const struct 
 	 * with its call by the correlation number. */
 	fprintf(f, ",\"device\":%u,\"stream\":%u,\"correlation\":%" PRIu64
 		   ",\"External id\":%" PRIu64,
-		sh->device, sh->stream, export_corr(id), export_corr(id));
+		sh->device, sh->stream, export_corr(x, c), export_corr(x, c));
 	if (sh->graph_id)
 		fprintf(f, ",\"graph\":%u", sh->graph_id);
 	if (c) {
@@ -511,7 +523,9 @@ static void tap_begin(void *ctx, const struct model *m, const struct first_look 
 	ch->m = m;
 	ch->pid = pid;
 	ch->flows = ch->nr_flows;
-	tl_reset(&ch->tracks);
+	tl_reset(&ch->threads);
+	tl_reset(&ch->gpu);
+	tl_reset(&ch->idle);
 	call_lanes_free(ch);
 	ch->has_sample = 0;
 	ch->nr_devs = 0;
@@ -834,7 +848,9 @@ static void chrome_end(struct export_ctx *x)
 	fclose(ch->gaps);
 	for (i = 0; i < 4; i++)
 		free(ch->buf[i]);
-	tl_free(&ch->tracks);
+	tl_free(&ch->threads);
+	tl_free(&ch->gpu);
+	tl_free(&ch->idle);
 	call_lanes_free(ch);
 	free(ch->devs);
 	name_cache_free(&ch->names);

@@ -480,10 +480,13 @@ static void arg_str(struct perfetto *pf, const char *key, const char *v)
 	pb_close(&pf->pk);
 }
 
-/* The flow of call @id: distinct over the document (the sequence in the high bits). */
-static uint64_t flow_id(const struct perfetto *pf, uint32_t id)
+/* The flow of call @c: its correlation number, the process's sequence in the high bits so that
+ * the flows of two processes stay apart. */
+static uint64_t flow_id(const struct export_ctx *x, const struct m_call *c)
 {
-	return (uint64_t)pf->seq << 32 | export_corr(id);
+	const struct perfetto *pf = x->priv;
+
+	return (uint64_t)pf->seq << 56 ^ export_corr(x, c);
 }
 
 static void slice_end(struct export_ctx *x, uint64_t ts, uint64_t uuid)
@@ -531,7 +534,7 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 	if (c->flags & MCF_CAPTURING)
 		arg_uint(pf, "captured", 1);
 	if (call_has_flow(c))
-		pb_fixed64(&pf->pk, F_TE_FLOW_IDS, flow_id(pf, id));
+		pb_fixed64(&pf->pk, F_TE_FLOW_IDS, flow_id(x, c));
 	event_end(x);
 	slice_end(x, c->t1 > c->t0 ? c->t1 : c->t0, uuid);
 }
@@ -569,6 +572,8 @@ static void tap_op(void *ctx, const struct m_gpu_op *g, const struct m_call *c, 
 	uint64_t uuid = place(x, &k, g->start, g->end);
 	uint64_t dur = g->end > g->start ? g->end - g->start : 0;
 	char launch[64];
+
+	(void)id;	/* the call's number differs streamed and loaded whole */
 
 	busy(x, device_of(x, sh->device), g->start, g->start + dur);
 	event_begin(x, g->start, uuid, TE_SLICE_BEGIN);
@@ -611,11 +616,8 @@ static void tap_op(void *ctx, const struct m_gpu_op *g, const struct m_call *c, 
 	}
 	if (sh->graph_id)
 		arg_uint(pf, "graph", sh->graph_id);
-	if (c) {
-		arg_uint(pf, "correlation", export_corr(id));
-		if (call_has_flow(c))
-			pb_fixed64(&pf->pk, F_TE_FLOW_IDS, flow_id(pf, id));
-	}
+	if (c && call_has_flow(c))	/* its low bits: the correlation number */
+		pb_fixed64(&pf->pk, F_TE_FLOW_IDS, flow_id(x, c));
 	event_end(x);
 	slice_end(x, g->start + dur, uuid);
 }

@@ -109,8 +109,7 @@ static const int gap_cols[] = { CAUSE_HOST_SYNC, CAUSE_LAUNCH_OVERHEAD, CAUSE_CP
 /* ---- Writers: CSV files, a SQLite database ---- */
 
 struct kname {
-	char *name;			/* as recorded */
-	int64_t id;
+	uint32_t id;			/* the name's STRING id: the same however the trace is read */
 	UT_hash_handle hh;
 };
 
@@ -131,8 +130,7 @@ struct tables {
 	int is_open;
 	const struct model *m;
 	int pid;
-	struct kname *knames;		/* kernel names given an id (uthash) */
-	int64_t nr_knames;
+	struct kname *knames;		/* kernel names written to names (uthash) */
 	struct name_cache names;
 	struct model_sink sink;
 };
@@ -384,28 +382,27 @@ static void knames_free(struct tables *tb)
 
 	HASH_ITER(hh, tb->knames, e, tmp) {
 		HASH_DEL(tb->knames, e);
-		free(e->name);
 		free(e);
 	}
-	tb->nr_knames = 0;
 }
 
-/* The id of kernel name @name in this process, its row in names written when new. */
-static int64_t name_id(struct export_ctx *x, const char *name)
+/*
+ * The id of the kernel name with STRING id @id (0: unknown) in this process: the STRING id
+ * itself; its row in names written when first met.
+ */
+static int64_t name_id(struct export_ctx *x, uint32_t id)
 {
 	struct tables *tb = x->priv;
 	struct kname *e;
 	const struct name_forms *nf;
-	size_t len = strlen(name);
 
-	HASH_FIND(hh, tb->knames, name, len, e);
+	HASH_FIND(hh, tb->knames, &id, sizeof(id), e);
 	if (e)
 		return e->id;
 	e = xcalloc(1, sizeof(*e));
-	e->name = xstrdup(name);
-	e->id = ++tb->nr_knames;
-	HASH_ADD_KEYPTR(hh, tb->knames, e->name, len, e);
-	nf = name_cache_get(&tb->names, name);
+	e->id = id;
+	HASH_ADD(hh, tb->knames, id, sizeof(e->id), e);
+	nf = name_cache_get(&tb->names, model_string(tb->m, id, "<unknown kernel>"));
 	row_begin(x, T_NAMES);
 	put_int(x, tb->pid);
 	put_int(x, e->id);
@@ -472,18 +469,23 @@ static void tap_begin(void *ctx, const struct model *m, const struct first_look 
 	ranges(x, m, p);
 }
 
+/* The STRING id of a FUNC's name (model_func_name's), 0 when unknown. */
+static uint32_t func_name(const struct model *m, uint32_t func)
+{
+	return func && func < m->nr_funcs ? m->funcs[func].name : 0;
+}
+
 static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 {
 	struct export_ctx *x = ctx;
 	struct tables *tb = x->priv;
 	const struct model *m = tb->m;
 	/* before the row: a new name writes a row of names */
-	int64_t k = c->kind == MC_LAUNCH ? name_id(x, model_func_name(m, model_launch(m, c)->func)) :
-					   0;
+	int64_t k = c->kind == MC_LAUNCH ? name_id(x, func_name(m, model_launch(m, c)->func)) : -1;
 
 	row_begin(x, T_CALLS);
 	put_int(x, tb->pid);
-	put_u64(x, export_corr(id));
+	put_u64(x, export_corr(x, c));
 	put_int(x, c->thread < m->nr_threads ? m->threads[c->thread].tid : 0);
 	put_text(x, model_api_name(m, c->api));
 	put_text(x, export_call_kind(m, c));
@@ -495,7 +497,7 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 		put_u64(x, model_call_args(m, c)->bytes);
 	else
 		put_null(x);
-	if (k)
+	if (k >= 0)
 		put_int(x, k);
 	else
 		put_null(x);
@@ -512,8 +514,10 @@ static void tap_op(void *ctx, const struct m_gpu_op *g, const struct m_call *c, 
 	int64_t k = 0;
 	int i;
 
+	(void)id;	/* the call's number differs streamed and loaded whole */
+
 	if (sh->kind == MG_KERNEL)
-		k = name_id(x, model_string(m, sh->name, "<kernel>"));
+		k = name_id(x, sh->name);
 	row_begin(x, sh->kind == MG_KERNEL ? T_KERNELS : T_MEMOPS);
 	put_int(x, tb->pid);
 	put_int(x, sh->device);
@@ -525,7 +529,7 @@ static void tap_op(void *ctx, const struct m_gpu_op *g, const struct m_call *c, 
 		int is_est;
 		double fill = stats_fill_op(m, g, &is_est);
 		const struct name_forms *nf =
-			name_cache_get(&tb->names, model_string(m, sh->name, "<kernel>"));
+			name_cache_get(&tb->names, model_string(m, sh->name, "<unknown kernel>"));
 
 		put_int(x, k);
 		put_text(x, nf->whole);
@@ -561,7 +565,7 @@ static void tap_op(void *ctx, const struct m_gpu_op *g, const struct m_call *c, 
 	else
 		put_null(x);
 	if (c)
-		put_u64(x, export_corr(id));
+		put_u64(x, export_corr(x, c));
 	else
 		put_null(x);
 	row_end(x);

@@ -335,6 +335,7 @@ def check_chrome(path):
     by_track = collections.defaultdict(list)
     flows = collections.defaultdict(dict)
     counts = collections.Counter()
+    corr_calls, corr_ops = set(), []
     for i, e in enumerate(ev):
         ph = e.get("ph")
         if "cname" in e and e["cname"] not in CNAMES:
@@ -351,9 +352,15 @@ def check_chrome(path):
                 for k in ("correlation", "External id", "stream", "device"):
                     if not isinstance(args.get(k), int):
                         bad("event %d (%s): no integer argument %r" % (i, cat, k))
+                if args.get("correlation"):
+                    corr_ops.append((e["pid"], args["correlation"], i))
             elif cat == "cuda_driver":
                 if not isinstance(args.get("correlation"), int):
                     bad("event %d: call without correlation" % i)
+                elif (e["pid"], args["correlation"]) in corr_calls:
+                    bad("event %d: correlation %d taken by another call" %
+                        (i, args["correlation"]))
+                corr_calls.add((e["pid"], args["correlation"]))
         elif ph in ("s", "f"):
             if e["id"] in flows[ph]:
                 bad("event %d: flow %s id %s twice" % (i, ph, e["id"]))
@@ -362,6 +369,10 @@ def check_chrome(path):
             for k, v in e.get("args", {}).items():
                 if not isinstance(v, (int, decimal.Decimal)):
                     bad("event %d: counter %s is not a number" % (i, k))
+    for pid, corr, i in corr_ops:
+        if (pid, corr) not in corr_calls:
+            bad("event %d: correlation %d is no call's" % (i, corr))
+            break
     for key, v in by_track.items():
         v.sort(key=lambda s: (s[0], -s[1]))
         stack = []
