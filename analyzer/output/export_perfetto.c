@@ -62,6 +62,8 @@ enum {
 	F_TE_TRACK_UUID = 11,
 	F_TE_COUNTER = 30,
 	F_TE_DOUBLE_COUNTER = 44,
+	F_TE_EXTRA_DOUBLE_UUIDS = 45,
+	F_TE_EXTRA_DOUBLE_VALUES = 46,	/* repeated double, not packed */
 	F_TE_FLOW_IDS = 47,		/* fixed64 */
 
 	F_DA_NAME_IID = 1,		/* DebugAnnotation */
@@ -622,8 +624,8 @@ static void tap_op(void *ctx, const struct m_gpu_op *g, const struct m_call *c, 
 	slice_end(x, g->start + dur, uuid);
 }
 
-/* A hardware counter's value on its track (made when first met). */
-static void pm_value(struct export_ctx *x, struct pf_device *d, int slot, uint64_t ts, double v)
+/* The track of hardware counter @slot of device @d, made when first met. */
+static uint64_t pm_track(struct export_ctx *x, struct pf_device *d, int slot)
 {
 	struct perfetto *pf = x->priv;
 
@@ -634,9 +636,39 @@ static void pm_value(struct export_ctx *x, struct pf_device *d, int slot, uint64
 		d->pm_uuid[slot] = new_uuid(pf);
 		track(x, d->pm_uuid[slot], d->uuid, name, RANK_COUNTER + slot, 1, 0);
 	}
-	event_begin(x, ts, d->pm_uuid[slot], TE_COUNTER);
-	pb_double(&pf->pk, F_TE_DOUBLE_COUNTER, v);
-	event_end(x);
+	return d->pm_uuid[slot];
+}
+
+/*
+ * The sampled counters' values at @ts (@zero: 0 each): one counter event on the first one's
+ * track carries the others as extra counter values, up to PM_EXTRA a packet (Perfetto takes
+ * at most 8), where a packet each would take twice the bytes.
+ */
+#define PM_EXTRA 8
+
+static void pm_values(struct export_ctx *x, const struct m_pm_sample *p, uint64_t ts, int zero)
+{
+	struct perfetto *pf = x->priv;
+	struct pf_device *d = device_of(x, p->device);
+	uint64_t uuid[TRACE_PM_NR_SLOTS];
+	double v[TRACE_PM_NR_SLOTS];
+	int k, n = 0, i, j;
+
+	for (k = 0; k <= TRACE_PM_WARPS; k++) {
+		if (isnan(p->value[k]))
+			continue;
+		uuid[n] = pm_track(x, d, k);
+		v[n++] = zero ? 0 : p->value[k];
+	}
+	for (i = 0; i < n; i = j) {
+		event_begin(x, ts, uuid[i], TE_COUNTER);
+		pb_double(&pf->pk, F_TE_DOUBLE_COUNTER, v[i]);
+		for (j = i + 1; j < n && j <= i + PM_EXTRA; j++)
+			pb_uint(&pf->pk, F_TE_EXTRA_DOUBLE_UUIDS, uuid[j]);
+		for (j = i + 1; j < n && j <= i + PM_EXTRA; j++)
+			pb_double(&pf->pk, F_TE_EXTRA_DOUBLE_VALUES, v[j]);
+		event_end(x);
+	}
 }
 
 /*
@@ -647,16 +679,9 @@ static void pm_value(struct export_ctx *x, struct pf_device *d, int slot, uint64
 static void pm_sample(struct export_ctx *x, const struct m_pm_sample *p,
 		      const struct m_pm_sample *next)
 {
-	struct pf_device *d = device_of(x, p->device);
-	int k, is_hole = !next || next->start > p->end + p->end - p->start;
-
-	for (k = 0; k <= TRACE_PM_WARPS; k++) {
-		if (isnan(p->value[k]))
-			continue;
-		pm_value(x, d, k, p->start, p->value[k]);
-		if (is_hole)
-			pm_value(x, d, k, p->end, 0);
-	}
+	pm_values(x, p, p->start, 0);
+	if (!next || next->start > p->end + p->end - p->start)
+		pm_values(x, p, p->end, 1);
 }
 
 static void tap_sample(void *ctx, const struct m_pm_sample *s)

@@ -12,7 +12,7 @@ perfetto: the file is decoded by a hand-written protobuf reader (varints, fixed6
 every packet must be well-formed and end where its length says; each track is declared once,
 with a declared parent; every TrackEvent names a declared track, its interned names are defined
 earlier on its packet sequence (whose first packet clears the incremental state); slices go on
-slice tracks, counter values on counter tracks; each slice's end follows its begin on its track,
+slice tracks, counter values (extra ones too, 8 at most an event) on counter tracks; each slice's end follows its begin on its track,
 and sorted by time as Perfetto sorts them, the ends close the slices they belong to (no two
 slices of a track partially overlap); every flow an operation continues was begun by a call
 earlier in time.
@@ -121,6 +121,7 @@ def signed(v):
 PKT_TS, PKT_SEQ, PKT_TE, PKT_INTERNED, PKT_FLAGS, PKT_TD = 8, 10, 11, 12, 13, 60
 TE_DEBUG, TE_TYPE, TE_NAME_IID, TE_UUID, TE_NAME = 4, 9, 10, 11, 23
 TE_COUNTER, TE_DCOUNTER, TE_FLOWS, TE_TFLOWS = 30, 44, 47, 48
+TE_EXTRA_UUIDS, TE_EXTRA_VALUES = 45, 46
 TD_UUID, TD_NAME, TD_PROCESS, TD_THREAD, TD_PARENT, TD_COUNTER = 1, 2, 3, 4, 5, 8
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 SEQ_CLEARED, SEQ_NEEDS = 1, 2
@@ -133,6 +134,7 @@ def check_perfetto(path):
     events = []                 # (ts, order, uuid, type, name, flows)
     interned = {}               # seq -> {table: {iid: str}}
     seq_seen = set()
+    extra_uuids = []            # (packet, uuid) of extra counter values
     try:
         packets = fields(b)
     except Malformed as e:
@@ -232,6 +234,12 @@ def check_perfetto(path):
                     bad("packet %d: counter event without a value" % order)
                 if typ in (BEGIN, INSTANT) and name is None:
                     bad("packet %d: slice without a name" % order)
+                extra = many(e, TE_EXTRA_UUIDS)
+                if len(extra) != len(many(e, TE_EXTRA_VALUES)) or len(extra) > 8:
+                    bad("packet %d: %d extra counter tracks, %d values (8 at most)" %
+                        (order, len(extra), len(many(e, TE_EXTRA_VALUES))))
+                for u in extra:
+                    extra_uuids.append((order, u))
                 events.append((ts, order, uuid, typ, name, many(e, TE_FLOWS) +
                                many(e, TE_TFLOWS)))
             elif ts is None and not idv:
@@ -240,6 +248,9 @@ def check_perfetto(path):
             bad("packet %d: %s" % (order, e))
     finish()
 
+    for order, u in extra_uuids:
+        if u not in tracks or not tracks[u][1]:
+            bad("packet %d: an extra counter value on %s, no declared counter track" % (order, u))
     for uuid, (parent, _, _) in tracks.items():
         if parent and parent not in tracks:
             bad("track %d: parent %d never declared" % (uuid, parent))
