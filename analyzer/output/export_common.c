@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * export_spool.c - the exporters' spools (export.h): unlinked temporary files that hold what
- * a process wrote until the process is known to be whole, or that hold one kind of event
- * until its turn in the document. Only the exporters' code does I/O here.
+ * export_common.c - what the exporters share (export.h): the names of calls and operations,
+ * the processes' ids, and the spools: unlinked temporary files that hold what a process wrote
+ * until the process is known to be whole, or one kind of event until its turn in the
+ * document. Formats only; computes nothing.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -10,8 +10,9 @@
  * caused; the trace's notes as instant events. Names (event names, argument names, kernel
  * names and launch shapes as arguments) are interned once a process, so a kernel's slice
  * costs some 50 bytes where Chrome JSON takes 500; the arguments are fewer than the Chrome
- * export's (what the flow or the track already says is left out). Formats only; computes nothing but each device's busy
- * intervals (the union of its operations, for the busy counter).
+ * export's (what the flow or the track already says is left out). Formats only; computes
+ * nothing but each device's busy intervals (the union of its operations, for the busy
+ * counter).
  *
  * Each process is its own packet sequence (trusted_packet_sequence_id: its interned names
  * start clean with it), written as the analysis streams its trace into a spool and copied to

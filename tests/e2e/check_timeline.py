@@ -12,9 +12,9 @@ perfetto: the file is decoded by a hand-written protobuf reader (varints, fixed6
 every packet must be well-formed and end where its length says; each track is declared once,
 with a declared parent; every TrackEvent names a declared track, its interned names are defined
 earlier on its packet sequence (whose first packet clears the incremental state); slices go on
-slice tracks, counter values (extra ones too, 8 at most an event) on counter tracks; each slice's end follows its begin on its track,
-and sorted by time as Perfetto sorts them, the ends close the slices they belong to (no two
-slices of a track partially overlap); every flow an operation continues was begun by a call
+slice tracks, counter values (extra ones too, 8 at most an event) on counter tracks; each
+slice's end follows its begin on its track, and sorted by time as Perfetto sorts them, the ends
+close the slices they belong to (no two slices of a track partially overlap); every flow an operation continues was begun by a call
 earlier in time.
 
 chrome: the JSON parses (times as exact decimals), no two complete slices of one (pid, tid)

@@ -28,6 +28,6 @@ else
 	"$GPUSHIM_BIN" export --format sqlite -o "$WORK/t.db" "$t" || fail "export sqlite exited $?"
 	db=$WORK/t.db
 fi
-python3 "$SOURCE_ROOT/tests/e2e/check_tables.py" "$WORK/report.json" "$WORK/csv" $db ||
-	fail "$name: tables"
+tables=$SOURCE_ROOT/tests/e2e/check_tables.py
+python3 "$tables" "$WORK/report.json" "$WORK/csv" $db || fail "$name: tables"
 echo "$name: perfetto $p bytes, chrome JSON $c"
