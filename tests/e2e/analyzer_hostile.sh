@@ -33,7 +33,8 @@ run() {
 size=$(stat -c %s "$WORK/bomb.trace")
 [ "$size" -lt 80000 ] || fail "the bomb is $size bytes"
 for c in "report" "report --format json" "info" "info --format json" "dump" "dump --format jsonl" \
-	"export --format chrome" "whatif" "whatif --no-sync=cuStreamSynchronize --export $WORK/bomb.json"; do
+	"export --format chrome" "export --format perfetto" "export --format csv -o $WORK/bomb.csv" \
+	"whatif" "whatif --no-sync=cuStreamSynchronize --export $WORK/bomb.json"; do
 	# shellcheck disable=SC2086 # the command's words
 	run "$WORK/out" "$WORK/err" "$G" $c "$WORK/bomb.trace" && rc=0 || rc=$?
 	expect "$c bomb: exit" "$rc" 1
