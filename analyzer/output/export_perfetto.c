@@ -232,6 +232,7 @@ struct perfetto {
 	uint64_t next_uuid;		/* track uuids: distinct over the document */
 	uint64_t uuid0;			/* ... when the process began */
 	uint64_t nr_packets;		/* of the sequence */
+	int uses_state;			/* the packet being built names an interned name */
 
 	/* The process being fed (tap_begin resets it: the driver may start over) */
 	int is_open;
@@ -260,6 +261,7 @@ static uint64_t intern(struct perfetto *pf, int t, const char *s)
 	struct interned *e;
 	size_t len = strlen(s);
 
+	pf->uses_state = 1;
 	HASH_FIND(hh, pf->intern[t], s, len, e);
 	if (e)
 		return e->iid;
@@ -298,19 +300,26 @@ static void packet_begin(struct export_ctx *x, uint64_t ts)
 	pf->pk.depth = 0;
 	pf->in.n = 0;
 	pf->in.depth = 0;
+	pf->uses_state = 0;
 	if (ts != UINT64_MAX)
 		pb_uint(&pf->pk, F_PKT_TIMESTAMP, ts > x->base_ns ? ts - x->base_ns : 0);
 }
 
-/* Finish the packet (its sequence, flags and interned names) into the spool. */
+/*
+ * Finish the packet (its sequence, flags and interned names) into the spool. Only a packet that
+ * names an interned name says it needs the sequence's state: a slice's end, a counter value
+ * or a track do not, and two bytes are a tenth of such a packet.
+ */
 static void packet_end(struct export_ctx *x)
 {
 	struct perfetto *pf = x->priv;
 	uint8_t head[16], *h = head;
 
 	pb_uint(&pf->pk, F_PKT_SEQ_ID, pf->seq);
-	pb_uint(&pf->pk, F_PKT_SEQ_FLAGS, pf->nr_packets++ ? SEQ_NEEDS_STATE :
-							     SEQ_CLEARED | SEQ_NEEDS_STATE);
+	if (!pf->nr_packets++)
+		pb_uint(&pf->pk, F_PKT_SEQ_FLAGS, SEQ_CLEARED);
+	else if (pf->uses_state)
+		pb_uint(&pf->pk, F_PKT_SEQ_FLAGS, SEQ_NEEDS_STATE);
 	if (pf->in.n)
 		pb_bytes(&pf->pk, F_PKT_INTERNED, pf->in.p, pf->in.n);
 	h = varint_put(h, (uint64_t)F_TRACE_PACKET << 3 | WT_LEN);

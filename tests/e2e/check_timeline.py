@@ -212,6 +212,9 @@ def check_perfetto(path):
                 uuid = one(e, TE_UUID, 0)
                 iid = one(e, TE_NAME_IID, 0)
                 name = None
+                if (iid is not None or many(e, TE_DEBUG)) and not flags & SEQ_NEEDS:
+                    bad("packet %d: interned names used without SEQ_NEEDS_INCREMENTAL_STATE" %
+                        order)
                 if iid is not None:
                     name = names[2].get(iid)
                     if name is None:
