@@ -58,6 +58,21 @@ set -e
 expect "sampled: whatif exit" "$rc" 1
 grep -q "recorded in sampled mode (GPU timestamps in $windows windows" "$WORK/whatif.err" ||
 	fail "sampled: whatif: $(cat "$WORK/whatif.err")"
+# Kernels in windows are joined through CUPTI's API records, not only by launch order: also
+# those of a context created between two windows (110 ms after cuInit: windows of 20 ms every
+# 200 ms, the writer meets their edges within 25 ms),
+# which gives no API record at all unless the shim turns them on for its creation.
+jq -e '.gpu.join.by_api_interval > 0' "$WORK/s.json" >/dev/null ||
+	fail "sampled: no kernel joined by API record: $(jq -c .gpu.join "$WORK/s.json")"
+GPUSHIM_MODE=sampled GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=200 \
+	run_shim "$WORK/late.txt" "$WORK/late.trace" paced 400 1000 110
+"$GPUSHIM_BIN" report --format json "$WORK/late.trace" >"$WORK/late.json"
+jq -e '.gpu.kernels > 0 and .gpu.unjoined == 0 and .gpu.join.by_launch_order == 0 and
+	.gpu.join.by_api_interval == .gpu.kernels' "$WORK/late.json" >/dev/null ||
+	fail "sampled, context made between windows: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/late.json")"
+"$GPUSHIM_BIN" info --format json "$WORK/late.trace" |
+	jq -e '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("sampled window 1 ends")))
+		| .t_ns] | length == 1' >/dev/null || fail "sampled, late context: window 1 never ended"
 
 # full: every launch recorded; host: none, and no CUPTI at all.
 GPUSHIM_MODE=full run_shim "$WORK/f.txt" "$WORK/f.trace" paced 300 100
