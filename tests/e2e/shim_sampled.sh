@@ -58,6 +58,17 @@ set -e
 expect "sampled: whatif exit" "$rc" 1
 grep -q "recorded in sampled mode (GPU timestamps in $windows windows" "$WORK/whatif.err" ||
 	fail "sampled: whatif: $(cat "$WORK/whatif.err")"
+# The API records go on 50 ms before each window's kinds (work launched just before a window
+# and run in it keeps its call): the launches (1 ms apart) in the 50 ms before each window but
+# the first have their records, at least 5 a window (a late writer may shorten the lead; with
+# no lead there is at most the one launch in flight while the records go on).
+"$GPUSHIM_BIN" dump --format jsonl "$WORK/s.trace" |
+	jq -s '[.[] | select(.type == "note" and .kind == 2 and (.text_str | test("^sampled window [0-9]+$")))
+		| .ts_ns] as $on | [.[] | select(.type == "gpu_api") | .start_ns] as $api |
+		[$on[] as $t | [$api[] | select(. < $t and . >= $t - 50000000)] | length] |
+		{windows: length, lead: add}' >"$WORK/lead.json"
+jq -e '.windows >= 1 and .lead >= 5 * .windows' "$WORK/lead.json" >/dev/null ||
+	fail "sampled: API records in the 50 ms before the windows: $(cat "$WORK/lead.json")"
 # Kernels in windows are joined through CUPTI's API records, not only by launch order: also
 # those of a context created between two windows (110 ms after cuInit: windows of 20 ms every
 # 200 ms, the writer meets their edges within 25 ms),
