@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * report_html.c - see report_html.h: the report as one HTML page, its pictures inline SVG
- * drawn here, its tables sortable by a script of its own. Every string from a trace goes
- * through html_escape; the page names no URL (a Content-Security-Policy forbids fetching
+ * (report_figures.c), its tables sortable by a script of its own. Every string from a trace
+ * goes through html_escape; the page names no URL (a Content-Security-Policy forbids fetching
  * anything), so it opens the same with no network. Lays out; computes nothing.
  */
 #include "report_html.h"
@@ -16,7 +16,7 @@
 #include "report_figures.h"
 #include "util/util.h"
 
-/* ---- Colours, names and numbers ---- */
+/* ---- Figures, cells and lines ---- */
 
 /* The text report's rows of a cause's sites, and of each table by default (report_output.c). */
 #define SITES_SHOWN 3
