@@ -21,7 +21,7 @@ cmp "$WORK/plain.txt" "$WORK/s.txt" || fail "sampled: output changed by the shim
 "$GPUSHIM_BIN" report "$WORK/s.trace" >"$WORK/s.txt"
 expect "sampled: mode note" \
 	"$(jq -r '[.notes[] | select(.kind == "mode") | .text] | join(";")' "$WORK/s.info")" \
-	"sampled: GPU timestamps for 20 ms every 100 ms"
+	"sampled: GPU timestamps for 20 ms every 100 ms; counters asked every 10000 us"
 ons=$(jq '[.notes[] | select(.kind == "cupti_on" and (.text | startswith("sampled window")))] | length' "$WORK/s.info")
 offs=$(jq '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("sampled window")))] | length' "$WORK/s.info")
 # The first window is the session's start; a slow machine may open fewer, never none.
@@ -75,8 +75,12 @@ jq -e '.windows >= 1 and .lead >= 5 * .windows' "$WORK/lead.json" >/dev/null ||
 # which gives no API record at all unless the shim turns them on for its creation.
 jq -e '.gpu.join.by_api_interval > 0' "$WORK/s.json" >/dev/null ||
 	fail "sampled: no kernel joined by API record: $(jq -c .gpu.join "$WORK/s.json")"
-GPUSHIM_MODE=sampled GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=200 \
+GPUSHIM_MODE=sampled GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=200 GPUSHIM_PM_INTERVAL_US=2000 \
 	run_shim "$WORK/late.txt" "$WORK/late.trace" paced 400 1000 110
+# Sampled mode's counters come every 10 ms unless GPUSHIM_PM_INTERVAL_US says otherwise.
+expect "sampled: counters' interval as set" \
+	"$("$GPUSHIM_BIN" info --format json "$WORK/late.trace" | jq -r '.notes[] | select(.kind == "mode") | .text')" \
+	"sampled: GPU timestamps for 20 ms every 200 ms; counters asked every 2000 us"
 "$GPUSHIM_BIN" report --format json "$WORK/late.trace" >"$WORK/late.json"
 jq -e '.gpu.kernels > 0 and .gpu.unjoined == 0 and .gpu.join.by_launch_order == 0 and
 	.gpu.join.by_api_interval == .gpu.kernels' "$WORK/late.json" >/dev/null ||
