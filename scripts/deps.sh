@@ -17,6 +17,8 @@ deps_install() {
 	# The tests of what is installed: man pages rendered, JSON Schemas validated.
 	command -v groff >/dev/null || need+=(groff-base)
 	python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)
+	# The HTML report opened in a real browser (tests/e2e/html_browser.py), headless.
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
 	if [ ${#need[@]} -gt 0 ]; then
 		local sudo=
 		[ "$(id -u)" = 0 ] || sudo=sudo

@@ -167,6 +167,13 @@ void config_load(struct shim_config *cfg)
 		cfg->window_ms = 200;
 		cfg->window_every_ms = 4000;
 	}
+	/*
+	 * Sampled mode is meant to stay on: its counters come every 10 ms unless set. On the H200
+	 * the counters' thread took 0.157 CPU-s a second at 1 ms and 0.029 at 10 ms (CUPTI's
+	 * decoding costs per sample), and 10 ms still gives 20 samples in a 200 ms window.
+	 */
+	if (cfg->mode == RECORD_SAMPLED && !getenv("GPUSHIM_PM_INTERVAL_US"))
+		cfg->pm_interval_us = 10000;
 	/* One message for them all: each is named, and the log's budget is left for the run. */
 	if (nr_problems) {
 		char all[480];

@@ -334,6 +334,20 @@ static void resume_now(void);
  */
 static int is_paused;
 static uint32_t window_nr;		/* the windows opened; the session's start is the first */
+/*
+ * Contexts being created now, and whether the shim turned the API records on for them between
+ * two windows (cupti_context_begin). Under state_lock.
+ */
+static int nr_creating;
+static int is_api_lent;
+/*
+ * The API records go on this long before a window's kinds (window_tick), so that work launched
+ * just before the window and run inside it has its call's record: without the lead a CUDA-graph
+ * loop left a graph's kernels unjoined at each window's start (H200). Twice the writer's
+ * longest sleep, so that a tick falls in it.
+ */
+#define API_LEAD_NS (50u * 1000000u)
+static int is_api_early;
 static _Atomic uint64_t session_t0;	/* when the first session started: the windows' grid */
 
 /* Context: state_lock held. Returns 0 or a CUptiResult. */
@@ -796,8 +810,13 @@ static void window_close(void)
 	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
 		if (!(foreign_kinds >> shim_kinds[i] & 1))
 			cu.ActivityDisable(shim_kinds[i]);
-	enable_api_records(0);
+	/* A context being created keeps them until it is: cupti_context_end turns them off. */
+	if (nr_creating)
+		is_api_lent = 1;
+	else
+		enable_api_records(0);
 	is_paused = 1;
+	is_api_early = 0;
 }
 
 static void window_open(void)
@@ -806,21 +825,65 @@ static void window_open(void)
 	size_t i;
 
 	/* API records before kinds (as window_close, the other way round). */
-	enable_api_records(1);
+	if (!is_api_early)
+		enable_api_records(1);
 	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
 		if (cu.ActivityEnable(shim_kinds[i]) != CUPTI_SUCCESS &&
 		    shim_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			/* Noted as a window that could not open; the next one tries again. */
-			enable_api_records(0);
+			if (!nr_creating)
+				enable_api_records(0);
+			is_api_early = 0;
 			snprintf(text, sizeof(text), "sampled window %u could not open",
 				 window_nr + 1);
 			rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
 			return;
 		}
 	is_paused = 0;
+	is_api_early = 0;
 	window_nr++;
 	snprintf(text, sizeof(text), "sampled window %u", window_nr);
 	rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(), text);
+}
+
+/*
+ * Sampled mode: a context gives CUPTI's API records for its calls only if they were on when
+ * it was created; turned on later, they stay absent for it (measured on the H200, CUDA 13.0:
+ * a primary context retained between two windows gave kernels in every later window and not
+ * one API record, so its kernels could only be joined by launch order). Between windows the
+ * shim turns them on for the creation and off again after it. Context: the application's
+ * thread, around a context-creating call; the lock is not held across the call.
+ */
+void cupti_context_begin(void)
+{
+	if (shim.cfg.mode != RECORD_SAMPLED || !lib())
+		return;
+	pthread_mutex_lock(&state_lock);
+	nr_creating++;
+	if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_lent) {
+		enable_api_records(1);
+		is_api_lent = 1;
+	}
+	pthread_mutex_unlock(&state_lock);
+}
+
+void cupti_context_end(void)
+{
+	if (shim.cfg.mode != RECORD_SAMPLED || !lib())
+		return;
+	pthread_mutex_lock(&state_lock);
+	if (nr_creating > 0)
+		nr_creating--;
+	if (!nr_creating && is_api_lent) {
+		/*
+		 * A window that opened meanwhile, or the lead before one, keeps them; the
+		 * client's hand-over took them.
+		 */
+		if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_early)
+			enable_api_records(0);
+		is_api_lent = 0;
+	}
+	pthread_mutex_unlock(&state_lock);
 }
 
 /*
@@ -839,8 +902,19 @@ static void window_tick(uint64_t now)
 	every = (uint64_t)shim.cfg.window_every_ms * 1000000u;
 	if (!edge)
 		edge = t0 + len;
-	if (now < edge)
+	if (now < edge) {
+		/* The lead: API records on before the window's kinds (API_LEAD_NS). */
+		if (edge - now > API_LEAD_NS || is_api_early)
+			return;
+		pthread_mutex_lock(&state_lock);
+		if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_early) {
+			if (!is_api_lent)
+				enable_api_records(1);
+			is_api_early = 1;
+		}
+		pthread_mutex_unlock(&state_lock);
 		return;
+	}
 	pthread_mutex_lock(&state_lock);
 	if (atomic_load(&state) == CS_ACTIVE) {
 		if (!is_paused) {
@@ -938,6 +1012,9 @@ void cupti_reset_after_fork(void)
 	pthread_mutex_init(&buf_lock, NULL);
 	nr_done = 0;
 	is_wanted = 0;
+	nr_creating = 0;
+	is_api_lent = 0;
+	is_api_early = 0;
 	/* The parent's buffers in flight are not the child's to wait for at its exit. */
 	atomic_store(&nr_buffers_done, 0);
 	atomic_store(&nr_buffers_converted, 0);

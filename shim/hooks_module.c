@@ -112,6 +112,50 @@ CTX_HOOK(cuCtxDestroy_v2, (CUcontext ctx), (ctx), (uintptr_t)ctx)
 CTX_HOOK(cuDevicePrimaryCtxRelease_v2, (CUdevice dev), (dev), dev)
 CTX_HOOK(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev), dev)
 
+/*
+ * ---- Context creation: CUPTI's API records on for it in sampled mode ----
+ * A context created while they are off never gives them (cupti_context_begin). Recorded as
+ * CALLs with the device; a retain of a primary context that exists already is one too.
+ */
+
+#define CTX_CREATE_HOOK(name, params, args, dev)                                                   \
+	HOOK_DEFINE(hook_##name, params)                                                           \
+	{                                                                                          \
+		struct shim_tls *t = shim_enter();                                                 \
+		struct trace_rec_call *r;                                                          \
+		struct hook_ctx h;                                                                 \
+		CUresult res;                                                                      \
+                                                                                                   \
+		if (!t)                                                                            \
+			return REAL(name) args;                                                    \
+		cupti_context_begin();                                                             \
+		hook_begin(t, &h, 0);                                                              \
+		res = REAL(name) args;                                                             \
+		hook_end(&h);                                                                      \
+		cupti_context_end();                                                               \
+		r = rec_begin(t, TRACE_REC_CALL, sizeof(*r), h.t0);                                \
+		if (r) {                                                                           \
+			HOOK_CALL_FILL(r, API_##name, &h, res);                                    \
+			r->arg0 = (uint64_t)(dev);                                                 \
+			rec_commit(t, r);                                                          \
+		}                                                                                  \
+		return hook_leave(t, &h, res);                                                     \
+	}
+
+CTX_CREATE_HOOK(cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice dev), (ctx, dev), dev)
+CTX_CREATE_HOOK(cuCtxCreate_v2, (CUcontext * ctx, unsigned int flags, CUdevice dev),
+		(ctx, flags, dev), dev)
+CTX_CREATE_HOOK(cuCtxCreate_v3,
+		(CUcontext * ctx, CUexecAffinityParam *params, int nr_params, unsigned int flags,
+		 CUdevice dev),
+		(ctx, params, nr_params, flags, dev), dev)
+CTX_CREATE_HOOK(cuCtxCreate_v4,
+		(CUcontext * ctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev),
+		(ctx, params, flags, dev), dev)
+CTX_CREATE_HOOK(cuGreenCtxCreate,
+		(CUgreenCtx * ctx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags),
+		(ctx, desc, dev, flags), dev)
+
 /* ---- cuGetProcAddress: not recorded (hundreds per runtime at start-up), only answered ---- */
 
 static void substitute(CUresult res, void **pfn)

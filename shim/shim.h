@@ -789,6 +789,13 @@ void cupti_start(void) SHIM_HIDDEN;
 void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx) SHIM_HIDDEN;
 void cupti_reset_after_fork(void) SHIM_HIDDEN;
 /*
+ * cupti_context_begin, cupti_context_end - a context-creating call is about to be forwarded /
+ * has returned: in sampled mode between windows, CUPTI's API records are on for it (a context
+ * created while they are off never gives them). Context: app thread inside a hook.
+ */
+void cupti_context_begin(void) SHIM_HIDDEN;
+void cupti_context_end(void) SHIM_HIDDEN;
+/*
  * cupti_final_flush - the process is ending without exit (signal, exec): a forced flush of
  * CUPTI's buffers, skipped when another thread holds the CUPTI state. Context: writer thread.
  */

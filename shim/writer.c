@@ -851,7 +851,11 @@ static void note_mode(void)
 {
 	char text[96];
 
-	if (shim.cfg.mode == RECORD_SAMPLED)
+	if (shim.cfg.mode == RECORD_SAMPLED && shim.cfg.pm)
+		snprintf(text, sizeof(text), "sampled: GPU timestamps for %u ms every %u ms; "
+			 "counters asked every %u us", shim.cfg.window_ms, shim.cfg.window_every_ms,
+			 shim.cfg.pm_interval_us);
+	else if (shim.cfg.mode == RECORD_SAMPLED)
 		snprintf(text, sizeof(text), "sampled: GPU timestamps for %u ms every %u ms",
 			 shim.cfg.window_ms, shim.cfg.window_every_ms);
 	else

@@ -196,6 +196,53 @@ void json_escape(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
+/*
+ * HTML text and attribute values alike: the five characters markup gives a meaning to become
+ * references, so a name from a trace is only ever text. What a terminal would not show (C0 and
+ * C1 controls, which HTML forbids, line separators, bidirectional overrides, which could turn
+ * the text of a row around) and each byte that is not well-formed UTF-8 become U+FFFD, as a
+ * browser decodes a bad byte: the file is valid UTF-8 whatever a trace holds.
+ */
+void html_escape(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, n;
+	uint32_t cp;
+
+	for (i = 0; i < len; i += n) {
+		n = utf8_char(p + i, len - i, &cp);
+		if (!n || !is_shown(cp)) {
+			fputs("\xef\xbf\xbd", f);	/* U+FFFD */
+			n = n ? n : 1;
+			continue;
+		}
+		switch (cp) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fwrite(p + i, 1, n, f);
+		}
+	}
+}
+
+void html_str(FILE *f, const char *s)
+{
+	html_escape(f, s ? s : "", s ? strlen(s) : 0);
+}
+
 void json_str(struct json *j, const char *key, const char *val)
 {
 	if (!val) {

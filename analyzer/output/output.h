@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * output.h - the only code that formats results: a streaming JSON writer (escapes every string
- * it is given, so names from a trace can never break the document nor its UTF-8) and unit
- * formatting for people (ns -> "1.23 ms", bytes -> "1.50 GiB"). Computes nothing.
+ * it is given, so names from a trace can never break the document nor its UTF-8), the same
+ * escaping for HTML, and unit formatting for people (ns -> "1.23 ms", bytes -> "1.50 GiB").
+ * Computes nothing.
  */
 #ifndef GPUSHIM_OUTPUT_H
 #define GPUSHIM_OUTPUT_H
@@ -40,6 +41,15 @@ void json_done(struct json *j);		/* newline after the top-level value */
  * not UTF-8 as \ufffd (U+FFFD), so the output is valid UTF-8 whatever a trace holds.
  */
 void json_escape(FILE *f, const char *s, size_t len);
+
+/*
+ * html_escape - @s (@len bytes) as HTML text or a quoted attribute's value: & < > " ' as
+ * references; what print_clean would not show and each byte that is not UTF-8 as U+FFFD, so
+ * the output is valid UTF-8 and no string from a trace can become markup. html_str - the same
+ * for a string (NULL: nothing).
+ */
+void html_escape(FILE *f, const char *s, size_t len);
+void html_str(FILE *f, const char *s);
 
 /*
  * utf8_clean - @s with each byte that is not well-formed UTF-8 replaced by U+FFFD, in @sb

@@ -14,7 +14,7 @@
 #include "util/demangle.h"
 #include "util/util.h"
 
-static const char *family_name(uint8_t f)
+const char *report_api_family(uint8_t f)
 {
 	switch (f) {
 	case TRACE_FAM_INIT:
@@ -38,7 +38,7 @@ static const char *family_name(uint8_t f)
 	}
 }
 
-static const char *mem_kind_name(uint8_t k)
+const char *report_mem_kind(uint8_t k)
 {
 	static const char *const names[] = { "?",	 "device",   "pitch",	      "managed",
 					     "async",	 "pool",     "host",	      "host_register",
@@ -47,7 +47,7 @@ static const char *mem_kind_name(uint8_t k)
 	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-static const char *device_name(const struct model *m, int dev)
+const char *report_device_name(const struct model *m, int dev)
 {
 	const struct trace_rec_device *d = model_device(m, dev);
 
@@ -63,7 +63,7 @@ static const char *device_name(const struct model *m, int dev)
 #define SITES_SHOWN 3		/* a cause's */
 
 /* The rows a table of @nr shows: at most @top (REPORT_TOP_DEFAULT: @dflt). */
-static size_t table_rows(size_t nr, size_t top, size_t dflt)
+size_t report_table_rows(size_t nr, size_t top, size_t dflt)
 {
 	size_t max = top == REPORT_TOP_DEFAULT ? dflt : top;
 
@@ -77,19 +77,7 @@ static void table_more(FILE *f, size_t nr, size_t shown)
 		fprintf(f, "  ... %zu more\n", nr - shown);
 }
 
-/*
- * The names a text report prints that can be kernels' (the steps' anchor, what the causes'
- * sites waited for or ran, the kernel table's rows), printed as one table's (name_table): a
- * kernel prints alike wherever it shows, and two kernels never alike. Tens of names (--all:
- * every kernel), looked up by their text.
- */
-struct text_names {
-	const char **names;
-	char **forms;
-	size_t n, cap;
-};
-
-static void text_names_add(struct text_names *tn, const char *name)
+static void names_add(struct report_names *tn, const char *name)
 {
 	size_t i;
 
@@ -102,30 +90,30 @@ static void text_names_add(struct text_names *tn, const char *name)
 	tn->names[tn->n++] = name;
 }
 
-static void text_names_build(struct text_names *tn, const struct stats *s,
+void report_names_build(struct report_names *tn, const struct stats *s,
 			     const struct findings *fd, size_t width, size_t top)
 {
-	size_t i, nr_rows = table_rows(s->nr_kernels, top, TOP_KERNELS);
+	size_t i, nr_rows = report_table_rows(s->nr_kernels, top, TOP_KERNELS);
 	int r, k;
 
 	memset(tn, 0, sizeof(*tn));
 	if (s->loop.found.source == STEPS_AUTO)
-		text_names_add(tn, s->loop.name);
+		names_add(tn, s->loop.name);
 	for (r = 0; r < fd->nr_ranked; r++) {
 		const struct f_cause *c = &fd->causes[fd->ranked[r]];
 
 		for (k = 0; k < c->nr_sites && k < SITES_SHOWN; k++) {
-			text_names_add(tn, c->sites[k].what);
-			text_names_add(tn, c->sites[k].after);
+			names_add(tn, c->sites[k].what);
+			names_add(tn, c->sites[k].after);
 		}
 	}
 	for (i = 0; i < nr_rows; i++)
-		text_names_add(tn, s->kernels[i].name);
+		names_add(tn, s->kernels[i].name);
 	tn->forms = name_table(tn->names, tn->n, width);
 }
 
 /* @name as the report prints it (cleaned and whole by the caller). */
-static const char *text_name(const struct text_names *tn, const char *name)
+const char *report_name(const struct report_names *tn, const char *name)
 {
 	size_t i;
 
@@ -135,7 +123,7 @@ static const char *text_name(const struct text_names *tn, const char *name)
 	return name;
 }
 
-static void text_names_free(struct text_names *tn)
+void report_names_free(struct report_names *tn)
 {
 	demangle_names_free(tn->forms, tn->n);
 	free(tn->names);
@@ -167,7 +155,7 @@ static void text_header(FILE *f, const struct model *m)
 }
 
 /* Hardware counters: the seed's middle two numbers (SM activity, DRAM bandwidth). */
-static void text_counters(FILE *f, const struct findings *fd)
+void report_print_counters(FILE *f, const struct findings *fd)
 {
 	const struct counters *c = &fd->ctr;
 
@@ -191,7 +179,7 @@ static void text_counters(FILE *f, const struct findings *fd)
  * What the analysis left out, as one sentence into @buf; NULL when nothing: the run's
  * stretches without GPU timestamps (the application's profiler held CUPTI).
  */
-static const char *left_out(char *buf, size_t n, const struct stats *s,
+const char *report_left_out(char *buf, size_t n, const struct stats *s,
 			    const struct findings *fd)
 {
 	char a[32], b[32], c[32], d[32];
@@ -242,7 +230,7 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 		fprintf(f, "  memory   %.1f%% of %s at the peak (%s on device %d, ",
 			s->mem.peak_pct, fmt_bytes(a, sizeof(a), s->mem.device_total_bytes),
 			fmt_bytes(b, sizeof(b), s->mem.peak_bytes), s->mem.peak_device);
-		print_clean(f, device_name(m, s->mem.peak_device), 100);
+		print_clean(f, report_device_name(m, s->mem.peak_device), 100);
 		fprintf(f, ")%s\n", fd->is_memory_full > 0 ? "  FULL" : "");
 	} else {
 		fprintf(f, "  memory   peak %s (device size unknown)\n",
@@ -258,12 +246,12 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 			fmt_ns(c, sizeof(c), fd->startup_ns),
 			s->loop.found.source != STEPS_NONE ? "window (start-up, warm-up)" :
 							     "first kernel");
-		if (left_out(line, sizeof(line), s, fd))
+		if (report_left_out(line, sizeof(line), s, fd))
 			fprintf(f, "  covered  %s\n", line);
 	} else {
 		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");
 	}
-	text_counters(f, fd);
+	report_print_counters(f, fd);
 }
 
 /* The counters' class (counters.h) behind busy-time cause @k. */
@@ -275,7 +263,7 @@ static int busy_class(int k)
 }
 
 /* A busy-time cause's evidence: the counters while busy over its samples, the unit named. */
-static void text_busy_class(FILE *f, const struct findings *fd, int k)
+void report_print_busy_evidence(FILE *f, const struct findings *fd, int k)
 {
 	const struct counters *c = &fd->ctr;
 	int cls = busy_class(k);
@@ -325,7 +313,7 @@ static void text_ci(FILE *f, double ci)
 		fprintf(f, "       ");
 }
 
-static void text_causes(FILE *f, const struct findings *fd, const struct text_names *tn)
+static void text_causes(FILE *f, const struct findings *fd, const struct report_names *tn)
 {
 	char a[32], b[32];
 	int r, k;
@@ -381,7 +369,7 @@ static void text_causes(FILE *f, const struct findings *fd, const struct text_na
 				fmt_bytes(b, sizeof(b), c->pageable_bytes));
 		else if (k == CAUSE_MEMORY_BANDWIDTH || k == CAUSE_COMPUTE_BOUND ||
 			 k == CAUSE_LATENCY_BOUND)
-			text_busy_class(f, fd, k);
+			report_print_busy_evidence(f, fd, k);
 		else
 			fprintf(f, "   in %llu gaps", (unsigned long long)c->count);
 		if (k == CAUSE_LAUNCH_OVERHEAD && c->aux)
@@ -395,10 +383,10 @@ static void text_causes(FILE *f, const struct findings *fd, const struct text_na
 				continue;
 			fprintf(f, "       %s %s  ", fmt_ns(a, sizeof(a), st->time_ns),
 				k == CAUSE_LOW_PARALLELISM ? "kernel" : "at");
-			print_clean(f, text_name(tn, st->what ? st->what : "?"), SIZE_MAX);
+			print_clean(f, report_name(tn, st->what ? st->what : "?"), SIZE_MAX);
 			if (st->after) {
 				fprintf(f, k == CAUSE_MEMCPY ? " (" : " after ");
-				print_clean(f, text_name(tn, st->after), SIZE_MAX);
+				print_clean(f, report_name(tn, st->after), SIZE_MAX);
 				if (k == CAUSE_MEMCPY)
 					fprintf(f, ")");
 			}
@@ -446,7 +434,7 @@ static void text_causes(FILE *f, const struct findings *fd, const struct text_na
 	}
 }
 
-static void text_summary(FILE *f, const struct stats *s)
+void report_print_summary(FILE *f, const struct stats *s)
 {
 	const struct s_counts *n = &s->counts;
 	char span[32], launches[32], failed[32], syncs[32], copies[32], bytes[32], sets[32];
@@ -463,9 +451,9 @@ static void text_summary(FILE *f, const struct stats *s)
 }
 
 static void text_kernels(FILE *f, const struct stats *s, int has_pm,
-			 const struct text_names *tn, size_t top)
+			 const struct report_names *tn, size_t top)
 {
-	size_t i, nr_rows = table_rows(s->nr_kernels, top, TOP_KERNELS);
+	size_t i, nr_rows = report_table_rows(s->nr_kernels, top, TOP_KERNELS);
 	char a[32], b[32], c[32];
 
 	if (!s->nr_kernels)
@@ -505,7 +493,7 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm,
 		} else if (has_pm) {
 			fprintf(f, "   -      -  %-14s ", "-");
 		}
-		print_clean(f, text_name(tn, k->name), SIZE_MAX);
+		print_clean(f, report_name(tn, k->name), SIZE_MAX);
 		fprintf(f, "\n");
 	}
 	table_more(f, s->nr_kernels, nr_rows);
@@ -513,7 +501,7 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm,
 
 static void text_apis(FILE *f, const struct stats *s, size_t top)
 {
-	size_t i, nr_rows = table_rows(s->nr_apis, top, TOP_APIS);
+	size_t i, nr_rows = report_table_rows(s->nr_apis, top, TOP_APIS);
 	char a[32], b[32], c[32];
 
 	if (!s->nr_apis)
@@ -538,7 +526,7 @@ static uint64_t since(uint64_t t, uint64_t start)
 }
 
 /* Memory pressure: failed allocations, reclaims, churn (stats.h, struct s_pressure). */
-static void text_pressure(FILE *f, const struct stats *s)
+void report_print_pressure(FILE *f, const struct stats *s)
 {
 	const struct s_pressure *p = &s->mem.pressure;
 	char a[32], b[32], c[32];
@@ -593,9 +581,9 @@ static const char *in_phase(char *buf, size_t n, int phase)
 /*
  * How the peak formed (struct s_mem_formation): when, from which phases and sizes, the steady
  * state's low point, the largest rise within a step, and the live bytes over the run drawn in
- * ten levels of the peak (the slice's most).
+ * ten levels of the peak (the slice's most) unless the caller draws it (!@has_ascii).
  */
-static void text_formation(FILE *f, const struct stats *s)
+void report_print_formation(FILE *f, const struct stats *s, int has_ascii)
 {
 	static const char levels[] = " .:-=+*#%@";
 	const struct s_mem_formation *fm = &s->mem.formation;
@@ -654,6 +642,8 @@ static void text_formation(FILE *f, const struct stats *s)
 			fmt_bytes(a, sizeof(a), sp->to_bytes), (unsigned long long)sp->nr_allocs,
 			fmt_bytes(b, sizeof(b), sp->largest_bytes));
 	}
+	if (!has_ascii)
+		return;
 	fprintf(f, "  timeline [");
 	for (i = 0; i < fm->nr_series; i++) {
 		uint64_t v = fm->series[i].max_bytes;
@@ -668,7 +658,7 @@ static void text_formation(FILE *f, const struct stats *s)
 static void text_memory(FILE *f, const struct model *m, const struct stats *s, size_t top)
 {
 	const struct s_mem_formation *fm = &s->mem.formation;
-	size_t i, nr_rows = table_rows(s->mem.nr_live_at_peak, top, TOP_ALLOCS);
+	size_t i, nr_rows = report_table_rows(s->mem.nr_live_at_peak, top, TOP_ALLOCS);
 	char a[32], b[32];
 
 	if (!s->mem.nr_allocs)
@@ -676,8 +666,8 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s, s
 	fprintf(f, "\nmemory: %zu device allocations, %s allocated in total, %s live at the end\n",
 		s->mem.nr_allocs, fmt_bytes(a, sizeof(a), s->mem.alloc_bytes_total),
 		fmt_bytes(b, sizeof(b), s->mem.final_bytes));
-	text_pressure(f, s);
-	text_formation(f, s);
+	report_print_pressure(f, s);
+	report_print_formation(f, s, 1);
 	if (s->mem.nr_live_at_peak) {
 		fprintf(f, "  live at the peak (+%s), largest first, made at:\n",
 			fmt_ns(a, sizeof(a), s->mem.peak_ts - s->span_start));
@@ -685,7 +675,7 @@ static void text_memory(FILE *f, const struct model *m, const struct stats *s, s
 			const struct s_alloc *al = &s->mem.allocs[s->mem.live_at_peak[i]];
 
 			fprintf(f, "  %12s  %-8s device %d  +%-10s ", fmt_bytes(a, sizeof(a), al->bytes),
-				mem_kind_name(al->kind), al->device,
+				report_mem_kind(al->kind), al->device,
 				fmt_ns(b, sizeof(b), since(al->t_alloc, s->span_start)));
 			if (fm->has_phases)
 				fprintf(f, "%-8s ",
@@ -703,8 +693,8 @@ static int steps_opts_whole(const struct loop *l)
 }
 
 /* Steps and phases (loop.h): where the loop is, what it does per step. */
-static void text_loop(FILE *f, const struct model *m, const struct stats *s,
-		      const struct text_names *tn)
+void report_print_loop(FILE *f, const struct model *m, const struct stats *s,
+		      const struct report_names *tn)
 {
 	const struct loop *l = &s->loop;
 	char a[32], b[32], c[32], d[32];
@@ -726,7 +716,7 @@ static void text_loop(FILE *f, const struct model *m, const struct stats *s,
 		fprintf(f, "  steps    %llu (%s ", (unsigned long long)l->count,
 			l->found.source == STEPS_NVTX ? "NVTX range" : "launches of");
 		if (l->found.source == STEPS_AUTO && l->name)
-			print_clean(f, text_name(tn, l->name), SIZE_MAX);
+			print_clean(f, report_name(tn, l->name), SIZE_MAX);
 		else
 			print_clean(f, l->name ? l->name : "?", 60);
 		fprintf(f, "), %llu warm-up; steady: %.2f steps/s, step %s median, %s p99, "
@@ -839,19 +829,19 @@ void report_print_ranges(FILE *f, const struct stats *s, size_t max)
 void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 		       const struct findings *fd, int has_header, int is_wide, size_t top)
 {
-	struct text_names tn;
+	struct report_names tn;
 
-	text_names_build(&tn, s, fd, is_wide ? 0 : NAME_WIDTH, top);
+	report_names_build(&tn, s, fd, is_wide ? 0 : NAME_WIDTH, top);
 	if (has_header)
 		text_header(f, m);
 	text_signals(f, m, s, fd);
-	text_loop(f, m, s, &tn);
+	report_print_loop(f, m, s, &tn);
 	text_causes(f, fd, &tn);
-	text_summary(f, s);
+	report_print_summary(f, s);
 	text_kernels(f, s, fd->ctr.has, &tn, top);
 	text_apis(f, s, top);
 	text_memory(f, m, s, top);
-	text_names_free(&tn);
+	report_names_free(&tn);
 }
 
 /* ---- JSON ---- */
@@ -1268,7 +1258,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 
 		json_object_begin(j, NULL);
 		json_str(j, "name", p->name);
-		json_str(j, "family", family_name(p->family));
+		json_str(j, "family", report_api_family(p->family));
 		json_u64(j, "calls", p->calls);
 		json_u64(j, "total_ns", p->total_ns);
 		json_u64(j, "max_ns", p->max_ns);
@@ -1334,7 +1324,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 
 		json_object_begin(j, NULL);
 		json_u64(j, "bytes", al->bytes);
-		json_str(j, "kind", mem_kind_name(al->kind));
+		json_str(j, "kind", report_mem_kind(al->kind));
 		json_str(j, "api", model_api_name(m, al->api));
 		json_i64(j, "device", al->device);
 		json_u64(j, "allocated_at_ns", al->t_alloc - s->span_start);
@@ -1632,7 +1622,7 @@ static void json_attribution(struct json *j, const struct stats *s, const struct
 			       fd->has_gpu	 ? "none" :
 						   "unknown");
 	json_str(j, "summary", fd->summary);
-	json_str(j, "excluded", left_out(line, sizeof(line), s, fd));
+	json_str(j, "excluded", report_left_out(line, sizeof(line), s, fd));
 	json_str(j, "framework", framework_name(fd->framework));
 	json_object_begin(j, "signals");
 	if (fd->is_memory_full >= 0)
@@ -1726,19 +1716,19 @@ void combined_add(struct combined *c, const struct stats *s, const struct findin
 }
 
 /* Every process replayed: the causes ranked by what fixing each saves, as one report's. */
-static int combined_by_saving(const struct combined *c)
+int combined_by_saving(const struct combined *c)
 {
 	return c->nr && c->nr_replayed == c->nr && c->window_ns;
 }
 
-static double combined_pct(const struct combined *c, uint64_t ns)
+double combined_pct(const struct combined *c, uint64_t ns)
 {
 	return c->window_ns ? 100.0 * (double)ns / (double)c->window_ns : 0;
 }
 
 /* The causes to list, ranked (findings_rank_by_saving's rule when every process was
  * replayed, else by time lost); returns how many. */
-static int combined_ranked(const struct combined *c, int *out)
+int combined_ranked(const struct combined *c, int *out)
 {
 	int k, i, n = 0, by_saving = combined_by_saving(c);
 
@@ -1767,7 +1757,7 @@ static int combined_ranked(const struct combined *c, int *out)
 	return n;
 }
 
-static int combined_primary(const struct combined *c)
+int combined_primary(const struct combined *c)
 {
 	int ranked[NR_CAUSES], n = combined_ranked(c, ranked), i;
 

@@ -28,6 +28,11 @@
 	X(cuCtxDestroy_v2,			INIT,	0) \
 	X(cuDevicePrimaryCtxRelease_v2,		INIT,	0) \
 	X(cuDevicePrimaryCtxReset_v2,		INIT,	0) \
+	X(cuDevicePrimaryCtxRetain,		INIT,	0) \
+	X(cuCtxCreate_v2,			INIT,	0) \
+	X(cuCtxCreate_v3,			INIT,	0) \
+	X(cuCtxCreate_v4,			INIT,	0) \
+	X(cuGreenCtxCreate,			INIT,	0) \
 	\
 	X(cuLaunchKernel,			LAUNCH,	API_AS) \
 	X(cuLaunchKernel_ptsz,			LAUNCH,	API_AS | API_PT) \

@@ -52,7 +52,7 @@ for c in $table; do
 done
 has "$top" --version && has "$top" --help || fail "bash: global options not completed: $top"
 grep -q "'(- \*)--version" "$zsh_file" || fail "zsh: --version not completed"
-expect "bash: report --format" "$(complete_bash report --format '' | tr '\n' ' ')" "text json "
+expect "bash: report --format" "$(complete_bash report --format '' | tr '\n' ' ')" "text json html "
 # whatif's option line says FMT, its usage text|json: the choices win.
 expect "bash: whatif -f" "$(complete_bash whatif -f '' | tr '\n' ' ')" "text json "
 expect "bash: dump --format j" "$(complete_bash dump --format j)" "jsonl"

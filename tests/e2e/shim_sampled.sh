@@ -21,7 +21,7 @@ cmp "$WORK/plain.txt" "$WORK/s.txt" || fail "sampled: output changed by the shim
 "$GPUSHIM_BIN" report "$WORK/s.trace" >"$WORK/s.txt"
 expect "sampled: mode note" \
 	"$(jq -r '[.notes[] | select(.kind == "mode") | .text] | join(";")' "$WORK/s.info")" \
-	"sampled: GPU timestamps for 20 ms every 100 ms"
+	"sampled: GPU timestamps for 20 ms every 100 ms; counters asked every 10000 us"
 ons=$(jq '[.notes[] | select(.kind == "cupti_on" and (.text | startswith("sampled window")))] | length' "$WORK/s.info")
 offs=$(jq '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("sampled window")))] | length' "$WORK/s.info")
 # The first window is the session's start; a slow machine may open fewer, never none.
@@ -58,6 +58,36 @@ set -e
 expect "sampled: whatif exit" "$rc" 1
 grep -q "recorded in sampled mode (GPU timestamps in $windows windows" "$WORK/whatif.err" ||
 	fail "sampled: whatif: $(cat "$WORK/whatif.err")"
+# The API records go on 50 ms before each window's kinds (work launched just before a window
+# and run in it keeps its call): the launches (1 ms apart) in the 50 ms before each window but
+# the first have their records, at least 5 a window (a late writer may shorten the lead; with
+# no lead there is at most the one launch in flight while the records go on).
+"$GPUSHIM_BIN" dump --format jsonl "$WORK/s.trace" |
+	jq -s '[.[] | select(.type == "note" and .kind == 2 and (.text_str | test("^sampled window [0-9]+$")))
+		| .ts_ns] as $on | [.[] | select(.type == "gpu_api") | .start_ns] as $api |
+		[$on[] as $t | [$api[] | select(. < $t and . >= $t - 50000000)] | length] |
+		{windows: length, lead: add}' >"$WORK/lead.json"
+jq -e '.windows >= 1 and .lead >= 5 * .windows' "$WORK/lead.json" >/dev/null ||
+	fail "sampled: API records in the 50 ms before the windows: $(cat "$WORK/lead.json")"
+# Kernels in windows are joined through CUPTI's API records, not only by launch order: also
+# those of a context created between two windows (110 ms after cuInit: windows of 20 ms every
+# 200 ms, the writer meets their edges within 25 ms),
+# which gives no API record at all unless the shim turns them on for its creation.
+jq -e '.gpu.join.by_api_interval > 0' "$WORK/s.json" >/dev/null ||
+	fail "sampled: no kernel joined by API record: $(jq -c .gpu.join "$WORK/s.json")"
+GPUSHIM_MODE=sampled GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=200 GPUSHIM_PM_INTERVAL_US=2000 \
+	run_shim "$WORK/late.txt" "$WORK/late.trace" paced 400 1000 110
+# Sampled mode's counters come every 10 ms unless GPUSHIM_PM_INTERVAL_US says otherwise.
+expect "sampled: counters' interval as set" \
+	"$("$GPUSHIM_BIN" info --format json "$WORK/late.trace" | jq -r '.notes[] | select(.kind == "mode") | .text')" \
+	"sampled: GPU timestamps for 20 ms every 200 ms; counters asked every 2000 us"
+"$GPUSHIM_BIN" report --format json "$WORK/late.trace" >"$WORK/late.json"
+jq -e '.gpu.kernels > 0 and .gpu.unjoined == 0 and .gpu.join.by_launch_order == 0 and
+	.gpu.join.by_api_interval == .gpu.kernels' "$WORK/late.json" >/dev/null ||
+	fail "sampled, context made between windows: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/late.json")"
+"$GPUSHIM_BIN" info --format json "$WORK/late.trace" |
+	jq -e '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("sampled window 1 ends")))
+		| .t_ns] | length == 1' >/dev/null || fail "sampled, late context: window 1 never ended"
 
 # full: every launch recorded; host: none, and no CUPTI at all.
 GPUSHIM_MODE=full run_shim "$WORK/f.txt" "$WORK/f.trace" paced 300 100

@@ -534,15 +534,20 @@ static int run_steps(int n, int sync_every, int shapes)
 
 /*
  * @n launches @us apart (a sync every 10): a run long enough for sampled mode's windows,
- * each launch at its own time.
+ * each launch at its own time. The primary context is retained @ctx_ms after cuInit (between
+ * two windows, when that is longer than the first).
  */
-static int run_paced(int n, int us)
+static int run_paced(int n, int us, int ctx_ms)
 {
+	CUcontext ctx;
 	CUfunction f;
 	CUstream s;
 	int i;
 
 	f = spin_kernel();
+	usleep((useconds_t)ctx_ms * 1000);
+	cuDevicePrimaryCtxRetain(&ctx, 0);
+	cuCtxSetCurrent(ctx);
 	cuStreamCreate(&s, 0);
 	for (i = 1; i <= n; i++) {
 		cuLaunchKernel(f, 132, 1, 1, 256, 1, 1, 0, s, NULL, NULL);
@@ -870,11 +875,11 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "steps") && argc > 3)
 		return run_steps(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
 	if (!strcmp(mode, "paced") && argc > 3)
-		return run_paced(atoi(argv[2]), atoi(argv[3]));
+		return run_paced(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]|paced N US|cupticlient\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]|paced N US [CTX_MS]|cupticlient\n");
 	return 2;
 }

@@ -14,6 +14,7 @@
 #include <cuda.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,7 @@ static size_t used_bytes;
 #define TOTAL_BYTES (16ull << 30)
 
 static int module_token, library_token, ctx_token, stream_tokens[64], event_tokens[64];
+static _Atomic int is_ctx_made;
 static int nr_streams, nr_events;
 
 /* Stream capture: launches on the capturing stream are kept and replayed by cuGraphLaunch. */
@@ -261,6 +263,9 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
 	CHECK_INIT();
 	if (d != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	/* The first retain creates the primary context (later ones return it). */
+	if (!atomic_exchange(&is_ctx_made, 1))
+		fake_cupti_context_created();
 	*ctx = (CUcontext)&ctx_token;
 	return CUDA_SUCCESS;
 }

@@ -45,6 +45,11 @@ static size_t buf_size, buf_used;
 static uint64_t gpu_free_at;		/* under lock */
 static _Atomic uint32_t next_corr = 1;
 static _Atomic size_t nr_dropped;
+/*
+ * Like CUPTI 13: a context gives API records only if some were on when it was created (-1: no
+ * context yet; a client that launches without making one gets it at its first traced call).
+ */
+static _Atomic int ctx_has_api = -1;
 
 static const struct {
 	uint32_t cbid;
@@ -151,11 +156,28 @@ void fake_cupti_enter(struct fake_api *a)
 	a->start = now();
 }
 
+static int any_api_on(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cbid_names) / sizeof(cbid_names[0]); i++)
+		if (atomic_load(&driver_cbid_on[cbid_names[i].cbid]))
+			return 1;
+	return 0;
+}
+
+void fake_cupti_context_created(void)
+{
+	atomic_store(&ctx_has_api, any_api_on());
+}
+
 void fake_cupti_leave(const struct fake_api *a, enum fake_api_kind kind)
 {
 	CUpti_ActivityAPI r;
+	int expected = -1;
 
-	if (!atomic_load(&driver_cbid_on[cbid_names[kind].cbid]))
+	atomic_compare_exchange_strong(&ctx_has_api, &expected, any_api_on());
+	if (!atomic_load(&ctx_has_api) || !atomic_load(&driver_cbid_on[cbid_names[kind].cbid]))
 		return;
 	memset(&r, 0, sizeof(r));
 	r.kind = CUPTI_ACTIVITY_KIND_DRIVER;

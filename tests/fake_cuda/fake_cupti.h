@@ -26,6 +26,8 @@ void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigne
 		       const unsigned int block[3]);
 void fake_cupti_copy(const struct fake_api *a, uint64_t bytes);
 void fake_cupti_set(const struct fake_api *a, uint64_t bytes);
+/* The context is created: its API records exist only if some are on now, as in CUPTI 13. */
+void fake_cupti_context_created(void);
 /* fake_pm.c: a traced call is made (checked against the profiler's initialization). */
 void fake_pm_note_call(void);
 #else
@@ -34,6 +36,7 @@ void fake_pm_note_call(void);
 #define fake_cupti_kernel(a, name, grid, block) ((void)(a), (void)(name), (void)(grid), (void)(block))
 #define fake_cupti_copy(a, bytes) ((void)(a), (void)(bytes))
 #define fake_cupti_set(a, bytes) ((void)(a), (void)(bytes))
+#define fake_cupti_context_created() ((void)0)
 #endif
 
 #endif /* GPUSHIM_FAKE_CUPTI_H */

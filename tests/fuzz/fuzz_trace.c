@@ -2,8 +2,9 @@
 /*
  * fuzz_trace.c - libFuzzer target for everything that reads a trace: the reader (header,
  * chunks, zstd frames, records), the model and its joins, statistics, attribution with gaps,
- * the text and JSON reports, the Chrome export, and a diff of the input against itself; and
- * the streamed analysis (analyze_stream), whose JSON report must equal the whole model's.
+ * the text and JSON reports, the Chrome export, and a diff of the input against itself; the
+ * streamed analysis (analyze_stream), whose JSON report must equal the whole model's; and the
+ * HTML report with its timeline, fed through the analysis driver's tap.
  * Output goes to /dev/null; what matters is that nothing crashes, hangs or trips a sanitizer.
  * An input starting with byte 0x01 is raw record bytes: the harness wraps them in a valid
  * header and zstd chunk, so mutations reach the record decoder instead of dying in zstd
@@ -26,8 +27,10 @@
 #include "json_report.h"
 #include "model/model.h"
 #include "output/output.h"
+#include "output/report_html.h"
 #include "output/report_output.h"
 #include "analysis/stats.h"
+#include "analysis/timeline.h"
 #include "trace_builder.h"
 #include "trace/trace_reader.h"
 
@@ -60,6 +63,32 @@ static void check_stream(const char *path, const char *whole, size_t len)
 		model_free(&m);
 	}
 	trace_reader_close(&rd);
+}
+
+/* The HTML report, its timeline fed beside the analyses as report --format html feeds it. */
+static void check_html(const char *path)
+{
+	struct report_html h;
+	struct analyze_tap tap;
+	struct timeline *tl = malloc(sizeof(*tl));
+	struct findings fd;
+	struct model m;
+	struct stats s;
+	char err[256];
+
+	if (!tl)
+		return;
+	timeline_tap(tl, &tap);
+	if (analyze_trace_tap(path, &m, &s, &fd, NULL, &tap, 0, err, sizeof(err)) >= 0) {
+		report_html_init(&h, devnull, 0, 1, 0, SIZE_MAX);
+		report_html_process(&h, &m, &s, &fd, tl);
+		report_html_end(&h);
+		findings_free(&fd);
+		stats_free(&s);
+		model_free(&m);
+	}
+	timeline_free(tl);
+	free(tl);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -139,6 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			stats_free(&s);
 			check_stream(path, whole, len);
 			free(whole);
+			check_html(path);
 		}
 		model_free(&m);
 		trace_reader_close(&rd);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every input in tests/fuzz/regressions (inputs that once crashed or hung something) and every
-# seed, through report (text and JSON), info, dump and export (every format): exit 0 or 1 within
-# 10 s, and on
+# seed, through report (text, JSON and HTML), info, dump and export (every format): exit 0 or 1
+# within 10 s, and on
 # 1 a message - never a crash, a hang or a silent failure. Runs in every build, the sanitizer
 # builds included.
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -12,8 +12,8 @@ tables="export --format csv -o $WORK/csv"
 for f in "$SOURCE_ROOT"/tests/fuzz/regressions/* "$SOURCE_ROOT"/tests/fuzz/seeds/*; do
 	[ -f "$f" ] || continue
 	IFS='|' read -ra more <<<"$tables"
-	for c in "report" "report --format json" "info" "dump --format jsonl" "export --format chrome" \
-		"export --format perfetto" "${more[@]}"; do
+	for c in "report" "report --format json" "report --format html" "info" "dump --format jsonl" \
+		"export --format chrome" "export --format perfetto" "${more[@]}"; do
 		# shellcheck disable=SC2086 # the command's words
 		timeout 10 "$GPUSHIM_BIN" $c "$f" >/dev/null 2>"$WORK/err" && rc=0 || rc=$?
 		case $rc in

@@ -8,6 +8,10 @@
  *   hostile_trace escapes OUT         a complete trace whose every string (header, API, device,
  *                                     kernel and note names) holds terminal controls, each
  *                                     tagged: "ESC]0;<TAG>BEL ESC[31m CSI(C1)2J"
+ *   hostile_trace markup OUT          the same trace with strings that are markup instead: a
+ *                                     script, a tag that would fetch a URL, references, quotes,
+ *                                     a comment, a line separator and a byte that is not UTF-8
+ *                                     (tests/e2e/html_report.py)
  *   hostile_trace launches OUT N GAP  a complete trace of N launches of _Z4spinv, each GAP ns
  *                                     long and the next GAP ns after it: a span of exactly
  *                                     N x GAP ns, host timestamps only
@@ -85,20 +89,58 @@ static void launch(struct tb *t, uint32_t dt, uint32_t dur, uint32_t seq)
 	tb_rec(t, &l, sizeof(l));
 }
 
+/* The strings of a hostile trace: its header's, its entry points', device's, kernel's, notes'. */
+struct hostile_names {
+	const char *shim, *host, *cmd;
+	size_t cmd_len;			/* with its NULs: argv joined */
+	const char *launch, *alloc, *device, *kernel, *note, *signal;
+};
+
+static const char escapes_cmd[] = "python\0" HOSTILE("CMD");
+static const struct hostile_names escapes = {
+	"0.1" HOSTILE("SHIM"),
+	"h\xc3\xa9" HOSTILE("HOST"),
+	escapes_cmd,
+	sizeof(escapes_cmd) - 1,
+	"cuLaunchKernel" HOSTILE("API"),
+	"cuMemAlloc_v2" HOSTILE("ALLOC"),
+	"NVIDIA" HOSTILE("DEVICE"),
+	"_Z6kernelv" HOSTILE("KERNEL"),
+	"CUPTI" HOSTILE("NOTE"),
+	"SIGTERM (15)" HOSTILE("SIGNAL"),
+};
+
+/* Markup where a page would take it as such: each tagged, to be found back as text. */
+#define MARKUP(tag)                                                                                \
+	"<script>alert('" tag "')</script><img src=\"http://example.invalid/" tag                 \
+	".png\" onerror=alert(1)>&amp;&lt;</title></style><!-- \"x\" --> \xe2\x80\xa8 \xff]]>"
+static const char markup_cmd[] = "python\0" MARKUP("CMD");
+static const struct hostile_names markup = {
+	"0.1" MARKUP("SHIM"),
+	"h\xc3\xa9" MARKUP("HOST"),
+	markup_cmd,
+	sizeof(markup_cmd) - 1,
+	"cuLaunchKernel" MARKUP("API"),
+	"cuMemAlloc_v2" MARKUP("ALLOC"),
+	"NVIDIA" MARKUP("DEVICE"),
+	"kernel<float, &ref>" MARKUP("KERNEL"),
+	"CUPTI" MARKUP("NOTE"),
+	"SIGTERM (15)" MARKUP("SIGNAL"),
+};
+
 /* An allocation and four launches of one kernel, each run by the GPU and joined to its call. */
-static void build_escapes(struct tb *t)
+static void build_hostile(struct tb *t, const struct hostile_names *n)
 {
-	static const char cmd[] = "python\0" HOSTILE("CMD");
 	uint32_t i;
 
-	tb_init_named(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR, "0.1" HOSTILE("SHIM"),
-		      "h\xc3\xa9" HOSTILE("HOST"), cmd, sizeof(cmd) - 1);
-	tb_string(t, S_LAUNCH, "cuLaunchKernel" HOSTILE("API"));
-	tb_string(t, S_ALLOC, "cuMemAlloc_v2" HOSTILE("ALLOC"));
-	tb_string(t, S_DEVICE, "NVIDIA" HOSTILE("DEVICE"));
-	tb_string(t, S_KERNEL, "_Z6kernelv" HOSTILE("KERNEL"));
-	tb_string(t, S_NOTE, "CUPTI" HOSTILE("NOTE"));
-	tb_string(t, S_SIGNAL, "SIGTERM (15)" HOSTILE("SIGNAL"));
+	tb_init_named(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR, n->shim, n->host, n->cmd,
+		      n->cmd_len);
+	tb_string(t, S_LAUNCH, n->launch);
+	tb_string(t, S_ALLOC, n->alloc);
+	tb_string(t, S_DEVICE, n->device);
+	tb_string(t, S_KERNEL, n->kernel);
+	tb_string(t, S_NOTE, n->note);
+	tb_string(t, S_SIGNAL, n->signal);
 	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
 	tb_api_def(t, API_ALLOC, TRACE_FAM_MEMORY, S_ALLOC);
 	def_device(t);
@@ -162,13 +204,15 @@ int main(int argc, char **argv)
 			tb_flush(&t);
 		}
 	} else if (argc == 3 && !strcmp(argv[1], "escapes")) {
-		build_escapes(&t);
+		build_hostile(&t, &escapes);
+	} else if (argc == 3 && !strcmp(argv[1], "markup")) {
+		build_hostile(&t, &markup);
 	} else if (argc == 5 && !strcmp(argv[1], "launches") && atoi(argv[3]) > 0 &&
 		   atoi(argv[4]) > 0) {
 		build_launches(&t, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]));
 	} else {
 		fprintf(stderr, "usage: hostile_trace bomb OUT NR_CHUNKS | escapes OUT | "
-				"launches OUT N GAP_NS\n");
+				"markup OUT | launches OUT N GAP_NS\n");
 		return 2;
 	}
 	ret = write_file(&t, argv[2]);

@@ -134,6 +134,45 @@ static void test_escape_all(void)
 	free(out);
 }
 
+static char *html(const char *s, size_t len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	html_escape(f, s, len);
+	fclose(f);
+	return buf;
+}
+
+#define FFFD "\xef\xbf\xbd"
+#define CHECK_HTML(in, want)                                                                       \
+	do {                                                                                       \
+		char *out_ = html(in, sizeof(in) - 1);                                             \
+		CHECK_STR(out_, want);                                                             \
+		free(out_);                                                                        \
+	} while (0)
+
+/*
+ * html_escape: markup's five characters as references, in text and in quoted attributes alike;
+ * UTF-8 text as it is; what a terminal would not show and bytes that are not UTF-8 as U+FFFD
+ * (HTML forbids the controls; a bidirectional override would turn a row around).
+ */
+static void test_html(void)
+{
+	CHECK_HTML("void k<float, &f>(\"a\", 'b')",
+		   "void k&lt;float, &amp;f&gt;(&quot;a&quot;, &#39;b&#39;)");
+	CHECK_HTML("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;");
+	CHECK_HTML("&amp;", "&amp;amp;");
+	CHECK_HTML("jos\xc3\xa9 \xe8\xae\xad \xf0\x9f\x9a\x80",
+		   "jos\xc3\xa9 \xe8\xae\xad \xf0\x9f\x9a\x80");
+	CHECK_HTML("a\x1b]0;t\x07\x7f" "b", "a" FFFD "]0;t" FFFD FFFD "b");
+	CHECK_HTML("\xc2\x9b" "2J\xe2\x80\xa8\xe2\x80\xae", FFFD "2J" FFFD FFFD);
+	CHECK_HTML("a\xff" "b\xc0\xaf", "a" FFFD "b" FFFD FFFD);
+	CHECK_HTML("x\0y", "x" FFFD "y");	/* a length, not a C string */
+	CHECK_HTML("tab\tline\n", "tab" FFFD "line" FFFD);
+}
+
 static char *clean(const char *s, size_t max, size_t *nr_chars)
 {
 	char *buf = NULL;
@@ -203,6 +242,7 @@ int main(void)
 	RUN(test_escape);
 	RUN(test_escape_utf8);
 	RUN(test_escape_all);
+	RUN(test_html);
 	RUN(test_clean);
 	RUN(test_nesting);
 	RUN(test_units);
