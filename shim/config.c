@@ -30,6 +30,9 @@ static const struct option_def options[] = {
 	  "trace path; %h host, %p pid, %r rank, %% a percent sign" },
 	{ "GPUSHIM_DISABLE", OPT_BOOL, OFF(is_disabled), "0", 0, 1,
 	  "1: pure pass-through, nothing is recorded or substituted" },
+	{ "GPUSHIM_SUMMARY", OPT_BOOL, OFF(summary), "0", 0, 1,
+	  "1: at a normal exit, one line on the log saying where the trace went (gpushim run "
+	  "sets it)" },
 	{ "GPUSHIM_BUFFER_KB", OPT_UINT, OFF(buffer_kb), "2048", 64, 1 << 20,
 	  "per-thread ring buffer (rounded up to a power of two); a full ring drops and counts" },
 	{ "GPUSHIM_FLUSH_MS", OPT_UINT, OFF(flush_ms), "250", 10, 60000,

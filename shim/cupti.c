@@ -455,8 +455,15 @@ static void cupti_atexit(void)
 	}
 }
 
+/* The last reason CUPTI went off, for the warning at exit (cupti_gpu_records). */
+static char off_why[160];
+static pthread_mutex_t off_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void note_off(const char *why)
 {
+	pthread_mutex_lock(&off_lock);
+	snprintf(off_why, sizeof(off_why), "%s", why);
+	pthread_mutex_unlock(&off_lock);
 	rec_note(TRACE_NOTE_CUPTI_OFF, clock_now_ns(), why);
 	shim_log(LOG_INFO, "GPU timestamps off: %s", why);
 }
@@ -550,6 +557,17 @@ struct conv_stats {
 };
 
 static struct conv_stats stats;
+
+uint64_t cupti_gpu_records(char *why, size_t cap)
+{
+	if (stats.nr_records)
+		return stats.nr_records;
+	pthread_mutex_lock(&off_lock);
+	snprintf(why, cap, "%s", off_why[0] ? off_why :
+		 lib() ? "CUPTI recorded no GPU work" : "CUPTI never started (no CUDA call)");
+	pthread_mutex_unlock(&off_lock);
+	return 0;
+}
 static struct conv_stats stats_written;
 static uint64_t dropped_written;
 

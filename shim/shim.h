@@ -32,6 +32,7 @@
 struct shim_config {
 	const char *output;		/* GPUSHIM_OUTPUT pattern */
 	int is_disabled;		/* GPUSHIM_DISABLE */
+	int summary;			/* GPUSHIM_SUMMARY: where the trace went, at exit */
 	uint32_t buffer_kb;		/* GPUSHIM_BUFFER_KB: per-thread ring */
 	uint32_t flush_ms;		/* GPUSHIM_FLUSH_MS: longest time between chunks */
 	int zstd_level;			/* GPUSHIM_ZSTD_LEVEL */
@@ -788,6 +789,12 @@ void cupti_start(void) SHIM_HIDDEN;
  */
 void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx) SHIM_HIDDEN;
 void cupti_reset_after_fork(void) SHIM_HIDDEN;
+/*
+ * cupti_gpu_records - GPU records converted so far; when none, @why (of @cap bytes) says why
+ * the trace has none (the last reason CUPTI was off, or that it recorded nothing). Context:
+ * writer thread.
+ */
+uint64_t cupti_gpu_records(char *why, size_t cap) SHIM_HIDDEN;
 /*
  * cupti_context_begin, cupti_context_end - a context-creating call is about to be forwarded /
  * has returned: in sampled mode between windows, CUPTI's API records are on for it (a context

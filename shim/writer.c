@@ -684,6 +684,29 @@ void writer_late_call(void)
  * late), everything recorded is written, then END alone in the last chunk, whose place is kept
  * for writer_late_call.
  */
+/*
+ * At a normal exit: a run that should have GPU timestamps and has none says so (a warning: its
+ * report can tell no cause that needs GPU time), and with GPUSHIM_SUMMARY (gpushim run) one
+ * line says where the trace went.
+ */
+static void announce(void)
+{
+	char why[192];
+	uint64_t n = cupti_gpu_records(why, sizeof(why));
+
+	if (w.is_failed)
+		return;		/* the write's failure was the warning: the trace is cut */
+	if (!n && shim.cfg.mode != RECORD_HOST && !(shim.cfg.cupti && !strcmp(shim.cfg.cupti, "0")))
+		shim_log(LOG_WARN, "no GPU timestamps in %s: %s", tfile_path(), why);
+	if (shim.cfg.summary) {
+		uint64_t size = tfile_size();
+
+		shim_log(LOG_WARN, "trace %s: %.1f %s, %llu GPU records", tfile_path(),
+			 size < 1000000 ? (double)size / 1e3 : (double)size / 1e6,
+			 size < 1000000 ? "kB" : "MB", (unsigned long long)n);
+	}
+}
+
 static void finish_exit(void)
 {
 	uint32_t id;
@@ -698,6 +721,7 @@ static void finish_exit(void)
 	late.end_off = tfile_size();
 	write_end(TRACE_END_EXIT);
 	late.on_disk = tfile_size() - late.end_off;
+	announce();
 	if (!w.is_failed)
 		late.str_id = id;	/* calls after END are taken once the file is closed */
 }

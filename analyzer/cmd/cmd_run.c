@@ -161,6 +161,8 @@ int cmd_run(int argc, char **argv)
 		setenv("GPUSHIM_CUPTI", "0", 1);
 	if (mode)
 		setenv("GPUSHIM_MODE", mode, 1);
+	/* At its exit the shim says where the trace went (unless told otherwise). */
+	setenv("GPUSHIM_SUMMARY", "1", 0);
 	execvp(argv[optind], argv + optind);
 	err = errno;
 	fputs("gpushim: run: ", stderr);

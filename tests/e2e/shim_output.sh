@@ -68,11 +68,34 @@ set -- "$WORK"/empty/gpushim-"$host"-*.trace
 # A pattern naming a directory, with or without the slash: the default name inside it.
 mkdir "$WORK/dirout" "$WORK/dirout2"
 for d in "$WORK/dirout" "$WORK/dirout2/"; do
-	GPUSHIM_OUTPUT="$d" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct >/dev/null 2>"$WORK/dir.err"
+	GPUSHIM_CUPTI=0 GPUSHIM_OUTPUT="$d" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct \
+		>/dev/null 2>"$WORK/dir.err"
 	expect "pattern naming a directory ($d): warnings" "$(grep -c '^gpushim\[' "$WORK/dir.err")" 0
 	set -- "${d%/}"/gpushim-"$host"-*.trace
 	[ -f "$1" ] || fail "pattern naming a directory ($d): no trace inside it: $(ls "$WORK")"
 done
+
+# A run whose trace has no GPU timestamps says so at exit, once, with why (here: the fake
+# driver has no CUPTI); asked for none (GPUSHIM_CUPTI=0), or in host mode, it does not.
+# `gpushim run` also says where the trace went (GPUSHIM_SUMMARY), which a plain preload does not.
+"$GPUSHIM_BIN" run -o "$WORK/sum.trace" -- "$FAKE_CLIENT" direct >/dev/null 2>"$WORK/sum.err"
+expect "run: the warning without GPU timestamps" \
+	"$(grep -c "^gpushim\[[0-9]*\]: no GPU timestamps in $WORK/sum.trace: ." "$WORK/sum.err")" 1
+expect "run: where the trace went" \
+	"$(grep -c "^gpushim\[[0-9]*\]: trace $WORK/sum.trace: [0-9.]* kB, 0 GPU records$" "$WORK/sum.err")" 1
+GPUSHIM_OUTPUT="$WORK/nosum.trace" LD_PRELOAD="$GPUSHIM_SHIM" "$FAKE_CLIENT" direct >/dev/null \
+	2>"$WORK/nosum.err"
+expect "preload: no summary line" "$(grep -c ": trace $WORK/nosum.trace" "$WORK/nosum.err")" 0
+"$GPUSHIM_BIN" run --no-cupti -o "$WORK/nc.trace" -- "$FAKE_CLIENT" direct >/dev/null 2>"$WORK/nc.err"
+"$GPUSHIM_BIN" run --mode host -o "$WORK/host.trace" -- "$FAKE_CLIENT" direct >/dev/null \
+	2>>"$WORK/nc.err"
+expect "run --no-cupti, --mode host: no warning" "$(grep -c "no GPU timestamps" "$WORK/nc.err")" 0
+expect "run --no-cupti, --mode host: their summaries" "$(grep -c ": trace $WORK/" "$WORK/nc.err")" 2
+(use_fake_cupti
+"$GPUSHIM_BIN" run -o "$WORK/gpu.trace" -- "$FAKE_CLIENT" paced 10 10 >/dev/null 2>"$WORK/gpu.err")
+expect "run with CUPTI: no warning" "$(grep -c "no GPU timestamps" "$WORK/gpu.err")" 0
+grep -q ": trace $WORK/gpu.trace: [0-9.]* kB, [1-9][0-9]* GPU records$" "$WORK/gpu.err" ||
+	fail "run with CUPTI: summary: $(cat "$WORK/gpu.err")"
 
 # Every invalid setting is named (not only the first four), in one message, so that the log's
 # budget of warnings is left for the run: here the output that cannot be created.
