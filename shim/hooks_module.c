@@ -80,12 +80,16 @@ HOOK_DEFINE(hook_cuInit, (unsigned int flags))
 }
 
 /*
- * ---- Context teardown: hardware-counter sampling stops first ----
- * The CUDA runtime's exit handler and cudaDeviceReset() release the primary context; sampling
- * that outlives its context crashes inside the profiler libraries. Recorded as CALLs.
+ * ---- Contexts: created and torn down, recorded as CALLs with their context or device ----
+ * @pre runs first, even where nothing is recorded; @begin and @end bracket the real call of a
+ * recorded one. Teardown: hardware-counter sampling stops first (the CUDA runtime's exit
+ * handler and cudaDeviceReset() release the primary context; sampling that outlives its
+ * context crashes inside the profiler libraries). Creation: in sampled mode CUPTI's API
+ * records are on for it (a context created while they are off never gives them;
+ * cupti_context_begin); a retain of a primary context that exists already counts too.
  */
 
-#define CTX_HOOK(name, params, args, arg)                                                          \
+#define CTX_HOOK(name, params, args, arg, pre, begin, end)                                         \
 	HOOK_DEFINE(hook_##name, params)                                                           \
 	{                                                                                          \
 		struct shim_tls *t = shim_enter();                                                 \
@@ -93,12 +97,14 @@ HOOK_DEFINE(hook_cuInit, (unsigned int flags))
 		struct hook_ctx h;                                                                 \
 		CUresult res;                                                                      \
                                                                                                    \
-		pm_before_context_teardown();                                                      \
+		pre;                                                                               \
 		if (!t)                                                                            \
 			return REAL(name) args;                                                    \
+		begin;                                                                             \
 		hook_begin(t, &h, 0);                                                              \
 		res = REAL(name) args;                                                             \
 		hook_end(&h);                                                                      \
+		end;                                                                               \
 		r = rec_begin(t, TRACE_REC_CALL, sizeof(*r), h.t0);                                \
 		if (r) {                                                                           \
 			HOOK_CALL_FILL(r, API_##name, &h, res);                                    \
@@ -108,39 +114,14 @@ HOOK_DEFINE(hook_cuInit, (unsigned int flags))
 		return hook_leave(t, &h, res);                                                     \
 	}
 
-CTX_HOOK(cuCtxDestroy_v2, (CUcontext ctx), (ctx), (uintptr_t)ctx)
-CTX_HOOK(cuDevicePrimaryCtxRelease_v2, (CUdevice dev), (dev), dev)
-CTX_HOOK(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev), dev)
-
-/*
- * ---- Context creation: CUPTI's API records on for it in sampled mode ----
- * A context created while they are off never gives them (cupti_context_begin). Recorded as
- * CALLs with the device; a retain of a primary context that exists already is one too.
- */
-
+#define CTX_TEARDOWN_HOOK(name, params, args, arg)                                                 \
+	CTX_HOOK(name, params, args, arg, pm_before_context_teardown(), (void)0, (void)0)
 #define CTX_CREATE_HOOK(name, params, args, dev)                                                   \
-	HOOK_DEFINE(hook_##name, params)                                                           \
-	{                                                                                          \
-		struct shim_tls *t = shim_enter();                                                 \
-		struct trace_rec_call *r;                                                          \
-		struct hook_ctx h;                                                                 \
-		CUresult res;                                                                      \
-                                                                                                   \
-		if (!t)                                                                            \
-			return REAL(name) args;                                                    \
-		cupti_context_begin();                                                             \
-		hook_begin(t, &h, 0);                                                              \
-		res = REAL(name) args;                                                             \
-		hook_end(&h);                                                                      \
-		cupti_context_end();                                                               \
-		r = rec_begin(t, TRACE_REC_CALL, sizeof(*r), h.t0);                                \
-		if (r) {                                                                           \
-			HOOK_CALL_FILL(r, API_##name, &h, res);                                    \
-			r->arg0 = (uint64_t)(dev);                                                 \
-			rec_commit(t, r);                                                          \
-		}                                                                                  \
-		return hook_leave(t, &h, res);                                                     \
-	}
+	CTX_HOOK(name, params, args, dev, (void)0, cupti_context_begin(), cupti_context_end())
+
+CTX_TEARDOWN_HOOK(cuCtxDestroy_v2, (CUcontext ctx), (ctx), (uintptr_t)ctx)
+CTX_TEARDOWN_HOOK(cuDevicePrimaryCtxRelease_v2, (CUdevice dev), (dev), dev)
+CTX_TEARDOWN_HOOK(cuDevicePrimaryCtxReset_v2, (CUdevice dev), (dev), dev)
 
 CTX_CREATE_HOOK(cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice dev), (ctx, dev), dev)
 CTX_CREATE_HOOK(cuCtxCreate_v2, (CUcontext * ctx, unsigned int flags, CUdevice dev),
