@@ -712,16 +712,9 @@ static void kernels(struct report_html *h, const struct stats *s, const struct f
 			 k->block_first[2]);
 		td_text(h, k->launches ? shape : "(graph)");
 		if (has_pm && !isnan(k->pm[TRACE_PM_DRAM])) {
-			int unit, cls = stats_kernel_bound(k, &unit);
 			char bound[32];
 
-			if (cls < 0)
-				snprintf(bound, sizeof(bound), "(mixed)");
-			else if (cls && unit >= 0)
-				snprintf(bound, sizeof(bound), "%s %s", pm_class_name(cls),
-					 pm_unit_text(unit));
-			else
-				snprintf(bound, sizeof(bound), "%s", pm_class_name(cls));
+			report_kernel_bound(bound, sizeof(bound), k);
 			snprintf(a, sizeof(a), "%.0f%%", k->pm[TRACE_PM_DRAM]);
 			td_num(h, k->pm[TRACE_PM_DRAM], a);
 			snprintf(a, sizeof(a), "%.0f%%", k->pm[TRACE_PM_SM_THROUGHPUT]);

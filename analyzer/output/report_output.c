@@ -62,6 +62,21 @@ const char *report_device_name(const struct model *m, int dev)
 #define TOP_ALLOCS 8
 #define SITES_SHOWN 3		/* a cause's */
 
+/* A kernel's class from its counters, as the kernel tables print it: "(mixed)", "compute",
+ * "memory dram", ... (stats_kernel_bound). */
+const char *report_kernel_bound(char *buf, size_t n, const struct s_kernel *k)
+{
+	int unit, cls = stats_kernel_bound(k, &unit);
+
+	if (cls < 0)
+		snprintf(buf, n, "(mixed)");
+	else if (cls && unit >= 0)
+		snprintf(buf, n, "%s %s", pm_class_name(cls), pm_unit_text(unit));
+	else
+		snprintf(buf, n, "%s", pm_class_name(cls));
+	return buf;
+}
+
 /* The rows a table of @nr shows: at most @top (REPORT_TOP_DEFAULT: @dflt). */
 size_t report_table_rows(size_t nr, size_t top, size_t dflt)
 {
@@ -478,16 +493,9 @@ static void text_kernels(FILE *f, const struct stats *s, int has_pm,
 			k->gpu_count ? fmt_ns(c, sizeof(c), k->gpu_total_ns / k->gpu_count) : "-",
 			fill, k->launches ? shape : "(graph)");
 		if (has_pm && !isnan(k->pm[TRACE_PM_DRAM])) {
-			int unit, cls = stats_kernel_bound(k, &unit);
 			char bound[32];
 
-			if (cls < 0)
-				snprintf(bound, sizeof(bound), "(mixed)");
-			else if (cls && unit >= 0)
-				snprintf(bound, sizeof(bound), "%s %s", pm_class_name(cls),
-					 pm_unit_text(unit));
-			else
-				snprintf(bound, sizeof(bound), "%s", pm_class_name(cls));
+			report_kernel_bound(bound, sizeof(bound), k);
 			fprintf(f, "%3.0f%% %5.0f%%  %-14s ", k->pm[TRACE_PM_DRAM],
 				k->pm[TRACE_PM_SM_THROUGHPUT], bound);
 		} else if (has_pm) {

@@ -51,6 +51,8 @@ void report_names_free(struct report_names *tn);
 
 /* The rows a table of @nr shows at @top (REPORT_TOP_DEFAULT: @dflt; SIZE_MAX: all). */
 size_t report_table_rows(size_t nr, size_t top, size_t dflt);
+/* A kernel's class from its counters as the tables print it ("(mixed)", "compute", ...): @buf. */
+const char *report_kernel_bound(char *buf, size_t n, const struct s_kernel *k);
 const char *report_api_family(uint8_t f);	/* "launch", "memory", ... (JSON api.family) */
 const char *report_mem_kind(uint8_t k);		/* "device", "vmm", ... (JSON's kind) */
 const char *report_device_name(const struct model *m, int dev);	/* "?" when unknown */
