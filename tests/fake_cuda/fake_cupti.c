@@ -15,7 +15,10 @@
  * profiler's initialization (fake_pm.c: the shim's counters stop at their set-up), the
  * callback API.
  * Environment: FAKE_CUPTI_FORCED_FLUSH_MS makes every forced flush take that long, as a real
- * one can while CUPTI waits on the device.
+ * one can while CUPTI waits on the device. FAKE_CUPTI_OP_NS sets how long each operation runs
+ * (1 us). FAKE_CUPTI_LATE_END_NS: a kernel still running when the kernel kind goes off gets
+ * an end that much later than it ran, as a real CUDA graph's kernels did on the H200
+ * (doc/experiments/cupti_graph_records.cu, BENCHMARKS.md "Runs G and H").
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -124,14 +127,25 @@ static void emit(const void *rec, size_t len)
 		on_complete(NULL, 0, full, full_size, full_used);
 }
 
+static uint64_t env_ns(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 10) : dflt;
+}
+
 /* When the fake GPU runs an operation queued now: one at a time, in order. */
 static void gpu_slot(uint64_t *start, uint64_t *end)
 {
+	static uint64_t op_ns;
 	uint64_t t = now() + GPU_QUEUE_NS;
+
+	if (!op_ns)
+		op_ns = env_ns("FAKE_CUPTI_OP_NS", GPU_OP_NS);
 
 	pthread_mutex_lock(&lock);
 	*start = t > gpu_free_at ? t : gpu_free_at + GPU_QUEUE_NS;
-	*end = *start + GPU_OP_NS;
+	*end = *start + op_ns;
 	gpu_free_at = *end;
 	pthread_mutex_unlock(&lock);
 }
@@ -283,8 +297,36 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 	return set_kind(kind, 1);
 }
 
+/* FAKE_CUPTI_LATE_END_NS (above): the kernels of the buffer being filled still running now. */
+static void late_ends(void)
+{
+	uint64_t late = env_ns("FAKE_CUPTI_LATE_END_NS", 0), t = now();
+	size_t at = 0, size;
+
+	if (!late)
+		return;
+	pthread_mutex_lock(&lock);
+	for (; buf && at < buf_used; at += size) {
+		CUpti_Activity *a = (CUpti_Activity *)(buf + at);
+
+		size = record_size(a->kind);
+		if (!size)
+			break;
+		if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+			CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)a;
+
+			if (k->end > t)
+				k->end += late;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+	    atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]))
+		late_ends();
 	return set_kind(kind, 0);
 }
 
