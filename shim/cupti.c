@@ -1124,6 +1124,7 @@ void cupti_reset_after_fork(void)
 	nr_creating = 0;
 	is_api_lent = 0;
 	is_api_early = 0;
+	nr_edges = 0;
 	/* The parent's buffers in flight are not the child's to wait for at its exit. */
 	atomic_store(&nr_buffers_done, 0);
 	atomic_store(&nr_buffers_converted, 0);
