@@ -335,8 +335,10 @@ struct stats_acc {
 	size_t nr_ids, kernels_cap;
 	struct k_aux *aux;		/* beside s->kernels */
 	struct pm_window pm;		/* the counter samples kernels still to come may overlap */
-	/* The GPU timeline: 4 unions per device (all, kernel, memcpy, memset) */
+	/* The GPU timeline: UNIONS unions per device (all, kernel, memcpy, memset, comm, other) */
 	struct stats_union *unions;
+	uint8_t *comm_memo;		/* by STRING id: 0 not yet asked, 1 comm, 2 not */
+	size_t nr_comm_memo;
 	struct m_stretch *host_only;	/* model_host_only */
 	size_t nr_host_only;
 };
@@ -1039,6 +1041,31 @@ static void compute_memory(struct s_memory *mem, const struct model *m, const st
 
 /* ---- GPU timeline ---- */
 
+/* The unions beside the kinds' (MG_KERNEL, MG_MEMCPY, MG_MEMSET: 1-3; 0 is all of them). */
+enum { U_COMM = 4, U_OTHER = 5, UNIONS = 6 };
+
+int stats_is_comm_kernel(const char *name)
+{
+	return name && (!strncmp(name, "nccl", 4) || strstr(name, "nvshmem") ||
+			strstr(name, "c10d16symmetric_memory"));
+}
+
+static int is_comm(struct stats_acc *a, uint32_t name)
+{
+	if (name >= a->m->nr_strings)
+		return stats_is_comm_kernel(model_string(a->m, name, NULL));
+	if (name >= a->nr_comm_memo) {
+		size_t n = a->m->nr_strings;
+
+		a->comm_memo = xrealloc(a->comm_memo, n);
+		memset(a->comm_memo + a->nr_comm_memo, 0, n - a->nr_comm_memo);
+		a->nr_comm_memo = n;
+	}
+	if (!a->comm_memo[name])
+		a->comm_memo[name] = stats_is_comm_kernel(model_string(a->m, name, NULL)) ? 1 : 2;
+	return a->comm_memo[name] == 1;
+}
+
 static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct m_gpu_shape *sh)
 {
 	struct s_gpu *g = &a->s->gpu;
@@ -1052,9 +1079,9 @@ static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct 
 			d = &g->devices[j];
 	if (!d) {
 		g->devices = xrealloc(g->devices, (nd + 1) * sizeof(*g->devices));
-		a->unions = xrealloc(a->unions, (nd + 1) * 4 * sizeof(*a->unions));
+		a->unions = xrealloc(a->unions, (nd + 1) * UNIONS * sizeof(*a->unions));
 		memset(&g->devices[nd], 0, sizeof(*d));
-		memset(&a->unions[nd * 4], 0, 4 * sizeof(*a->unions));
+		memset(&a->unions[nd * UNIONS], 0, UNIONS * sizeof(*a->unions));
 		g->devices[nd].device = (int)sh->device;
 		g->devices[nd].first_ns = op->start;
 		d = &g->devices[nd];
@@ -1063,11 +1090,17 @@ static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct 
 	j = (size_t)(d - g->devices);
 	if (op->end > d->last_ns)
 		d->last_ns = op->end;
-	stats_union_add(&a->unions[j * 4], op->start, op->end);
-	stats_union_add(&a->unions[j * 4 + sh->kind], op->start, op->end);
+	stats_union_add(&a->unions[j * UNIONS], op->start, op->end);
+	stats_union_add(&a->unions[j * UNIONS + sh->kind], op->start, op->end);
 	switch (sh->kind) {
 	case MG_KERNEL:
 		g->nr_kernels++;
+		if (is_comm(a, sh->name)) {
+			d->nr_comm++;
+			stats_union_add(&a->unions[j * UNIONS + U_COMM], op->start, op->end);
+		} else {
+			stats_union_add(&a->unions[j * UNIONS + U_OTHER], op->start, op->end);
+		}
 		f = stats_fill_op(a->m, op, &is_est);
 		if (f >= 0)
 			d->fill_ns += f * (double)(op->end - op->start);
@@ -1095,10 +1128,16 @@ static void gpu_end(struct stats_acc *a)
 	for (i = 0; i < nd; i++) {
 		struct s_gpu_device *d = &g->devices[i];
 
-		d->busy_ns = a->unions[i * 4].total;
-		d->kernel_ns = a->unions[i * 4 + MG_KERNEL].total;
-		d->memcpy_ns = a->unions[i * 4 + MG_MEMCPY].total;
-		d->memset_ns = a->unions[i * 4 + MG_MEMSET].total;
+		d->busy_ns = a->unions[i * UNIONS].total;
+		d->kernel_ns = a->unions[i * UNIONS + MG_KERNEL].total;
+		d->memcpy_ns = a->unions[i * UNIONS + MG_MEMCPY].total;
+		d->memset_ns = a->unions[i * UNIONS + MG_MEMSET].total;
+		/* |comm and other| = |comm| + |other| - |comm or other|, the last the kernels'. */
+		d->comm_ns = a->unions[i * UNIONS + U_COMM].total;
+		d->comm_overlap_ns = d->comm_ns + a->unions[i * UNIONS + U_OTHER].total - d->kernel_ns;
+		g->comm_ns += d->comm_ns;
+		g->comm_overlap_ns += d->comm_overlap_ns;
+		g->nr_comm += d->nr_comm;
 		g->busy_ns += d->busy_ns;
 		g->kernel_ns += d->kernel_ns;
 		g->memcpy_ns += d->memcpy_ns;
@@ -1126,6 +1165,7 @@ static void gpu_end(struct stats_acc *a)
 						  s->span_end);
 	free(a->host_only);
 	free(a->unions);
+	free(a->comm_memo);
 }
 
 /* ---- As the calls and operations come ---- */

@@ -227,6 +227,11 @@ struct s_gpu_device {
 	uint64_t busy_ns;		/* union of kernel/copy/set intervals */
 	uint64_t kernel_ns, memcpy_ns, memset_ns;	/* unions per kind */
 	double fill_ns;			/* sum of kernel duration x fill */
+	/*
+	 * Communication kernels (stats_is_comm_kernel): the union of their intervals, how much of
+	 * it other kernels overlap, and how many ran.
+	 */
+	uint64_t comm_ns, comm_overlap_ns, nr_comm;
 };
 
 struct s_gpu {
@@ -237,6 +242,8 @@ struct s_gpu {
 	double fill_pct;		/* sum(kernel time x fill) / (span x devices used) */
 	uint64_t nr_kernels, nr_memcpys, nr_memsets;
 	uint64_t joined, unjoined;
+	/* Communication kernels over the devices (s_gpu_device's, summed). */
+	uint64_t comm_ns, comm_overlap_ns, nr_comm;
 	struct s_gpu_device *devices;
 	size_t nr_devices;
 	/*
@@ -293,6 +300,12 @@ void stats_free(struct stats *s);
 
 /* Is a call with this sync kind an explicit host synchronization? */
 int stats_is_host_sync(const struct m_call *c);
+
+/*
+ * Is the kernel named @name (mangled, as CUPTI gives it) a collective's or a transfer's between
+ * GPUs: NCCL's (ncclKernel_*, ncclDevKernel_*), NVSHMEM's, PyTorch's symmetric-memory ones?
+ */
+int stats_is_comm_kernel(const char *name);
 
 /* Does this mem kind count as device memory (allocs/frees/peak)? */
 int stats_is_device_mem(uint8_t kind);

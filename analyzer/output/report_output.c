@@ -261,6 +261,14 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 			fmt_ns(c, sizeof(c), fd->startup_ns),
 			s->loop.found.source != STEPS_NONE ? "window (start-up, warm-up)" :
 							     "first kernel");
+		if (s->gpu.nr_comm)
+			fprintf(f, "  comm     %s in %llu communication kernels (NCCL, NVSHMEM), "
+				   "%.1f%% of it overlapped by other kernels, %s exposed\n",
+				fmt_ns(a, sizeof(a), s->gpu.comm_ns),
+				(unsigned long long)s->gpu.nr_comm,
+				s->gpu.comm_ns ? 100.0 * (double)s->gpu.comm_overlap_ns /
+							 (double)s->gpu.comm_ns : 0.0,
+				fmt_ns(b, sizeof(b), s->gpu.comm_ns - s->gpu.comm_overlap_ns));
 		if (report_left_out(line, sizeof(line), s, fd))
 			fprintf(f, "  covered  %s\n", line);
 	} else {
@@ -1393,6 +1401,19 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_u64(j, "host_only_launches", s->gpu.host_only_launches);
 	json_u64(j, "covered_ns", s->span_ns - s->gpu.host_only_ns);
 	json_u64(j, "excluded_idle_ns", fd->excluded_ns);
+	if (s->gpu.nr_comm) {
+		json_object_begin(j, "comm");
+		json_u64(j, "kernels", s->gpu.nr_comm);
+		json_u64(j, "time_ns", s->gpu.comm_ns);
+		json_u64(j, "overlap_ns", s->gpu.comm_overlap_ns);
+		json_u64(j, "exposed_ns", s->gpu.comm_ns - s->gpu.comm_overlap_ns);
+		json_double(j, "overlap_pct",
+			    s->gpu.comm_ns ? 100.0 * (double)s->gpu.comm_overlap_ns /
+						     (double)s->gpu.comm_ns : 0.0, 2);
+		json_object_end(j);
+	} else {
+		json_null(j, "comm");
+	}
 	json_array_begin(j, "devices");
 	for (i = 0; i < s->gpu.nr_devices; i++) {
 		const struct s_gpu_device *d = &s->gpu.devices[i];
@@ -1403,6 +1424,8 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_u64(j, "kernel_ns", d->kernel_ns);
 		json_u64(j, "memcpy_ns", d->memcpy_ns);
 		json_u64(j, "memset_ns", d->memset_ns);
+		json_u64(j, "comm_ns", d->comm_ns);
+		json_u64(j, "comm_overlap_ns", d->comm_overlap_ns);
 		json_object_end(j);
 	}
 	json_array_end(j);

@@ -73,7 +73,7 @@ static struct m_gpu_op *add_gpu(struct model *m, uint8_t kind, uint64_t start, u
 
 static void base_model(struct model *m)
 {
-	static char *strings[4];
+	static char *strings[5];
 	static struct m_api apis[2] = { { NULL, 0, 0 }, { "cuTest", TRACE_FAM_OTHER, 0 } };
 	static struct trace_rec_device dev;
 
@@ -81,8 +81,9 @@ static void base_model(struct model *m)
 	strings[1] = "kernel_a";
 	strings[2] = "kernel_b";
 	strings[3] = "step";
+	strings[4] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 	m->strings = strings;
-	m->nr_strings = 4;
+	m->nr_strings = 5;
 	m->apis = apis;
 	m->nr_apis = 2;
 	memset(&dev, 0, sizeof(dev));
@@ -461,6 +462,42 @@ static void test_gpu_busy(void)
 	free_base(&m);
 }
 
+/*
+ * Communication kernels: their union, the part other kernels overlap (|comm and other| =
+ * |comm| + |other| - |kernels|), the rest exposed; the names that count.
+ */
+static void test_comm(void)
+{
+	struct model m;
+	struct stats s;
+
+	base_model(&m);
+	m.has_cupti = 1;
+	add_call(&m, MC_LAUNCH, 0, 1);
+	gpu_shape(&m, add_gpu(&m, MG_KERNEL, 0, 150), (struct m_gpu_shape){ .name = 1 });
+	gpu_shape(&m, add_gpu(&m, MG_KERNEL, 100, 300), (struct m_gpu_shape){ .name = 4 });
+	gpu_shape(&m, add_gpu(&m, MG_KERNEL, 250, 280), (struct m_gpu_shape){ .name = 2 });
+	gpu_shape(&m, add_gpu(&m, MG_KERNEL, 400, 500), (struct m_gpu_shape){ .name = 4 });
+	add_gpu(&m, MG_MEMCPY, 450, 600);	/* a copy beside it is not a kernel: no overlap */
+	stats_compute(&s, &m);
+	CHECK_EQ(s.gpu.nr_comm, 2);
+	CHECK_EQ(s.gpu.comm_ns, 300);
+	CHECK_EQ(s.gpu.comm_overlap_ns, 80);
+	CHECK_EQ(s.gpu.devices[0].comm_ns, 300);
+	CHECK_EQ(s.gpu.kernel_ns, 400);
+	stats_free(&s);
+	free_base(&m);
+
+	CHECK(stats_is_comm_kernel("ncclKernel_AllReduce_RING_LL_Sum_float"));
+	CHECK(stats_is_comm_kernel("ncclDevKernel_SendRecv"));
+	CHECK(stats_is_comm_kernel("_Z22nvshmemi_barrier_kernelv"));
+	CHECK(stats_is_comm_kernel(
+		"_ZN4c10d16symmetric_memory27multimem_all_reduce_kernelIfLi16ELi4EEEvPT_mmPjmm"));
+	CHECK(!stats_is_comm_kernel("_ZN2at6native29vectorized_elementwise_kernel"));
+	CHECK(!stats_is_comm_kernel("sm90_xmma_gemm_bf16bf16_bf16f32"));
+	CHECK(!stats_is_comm_kernel(NULL));
+}
+
 static void test_fill(void)
 {
 	struct model m;
@@ -586,6 +623,7 @@ int main(void)
 	RUN(test_memory_formation_kept);
 	RUN(test_memory_formation_no_steps);
 	RUN(test_gpu_busy);
+	RUN(test_comm);
 	RUN(test_fill);
 	RUN(test_host_only);
 	return TEST_RESULT();
