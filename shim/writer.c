@@ -378,6 +378,8 @@ static void emit_meta_buffer(const uint8_t *buf, size_t len)
 
 		if (h->size < sizeof(*h) || h->size > len - off)
 			break;
+		if (h->type == TRACE_REC_STACK)	/* its addresses described before it */
+			stacks_writer_pcs((const void *)h, h->size, emit);
 		emit(NULL, NULL, h, h->size);
 		off += h->size;
 	}
@@ -713,6 +715,7 @@ static void finish_exit(void)
 
 	atomic_store(&shim.mode, SHIM_ENDED);
 	note_doors();
+	stacks_note();
 	drain_all(1);
 	held_flush();
 	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
@@ -761,6 +764,7 @@ static void finish_on_signal(int sig)
 	snprintf(text, sizeof(text), "SIG%s (%d)", abbrev ? abbrev : "?", sig);
 	rec_note(TRACE_NOTE_SIGNAL, clock_now_ns(), text);
 	note_doors();
+	stacks_note();
 	drain_all(1);
 	write_end(TRACE_END_SIGNAL);
 	atomic_store(&shim.mode, SHIM_OFF);	/* nothing after END */
@@ -897,6 +901,7 @@ static void *writer_main(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
+	stacks_writer_start();	/* first: the first hook waits for it (shim_start) */
 	why = clock_start();
 	(void)clock_calibrate();
 	w.tid = (pid_t)syscall(SYS_gettid);
@@ -932,10 +937,12 @@ static void *writer_main(void *arg)
 		is_off = atomic_load(&shim.mode) == SHIM_OFF;
 		drain_all(stopping);
 		now = clock_now_ns();
+		stacks_writer_poll(now);
 		if (is_off) {
 			rec_note(TRACE_NOTE_DISABLED, now,
 				 shim.disable_reason ? shim.disable_reason : "disabled");
 			note_doors();
+			stacks_note();
 			drain_all(1);
 			write_end(TRACE_END_DISABLED);
 			break;
