@@ -35,7 +35,7 @@ int stack_deep_launch(int depth, int n) EXPORTED;
 void *stack_thread(void *arg) EXPORTED;
 
 static CUfunction vec_add;
-static volatile int sink;
+static _Atomic int sink;	/* threads meet here: atomic, for ThreadSanitizer */
 
 void stack_inner(void)
 {
