@@ -373,7 +373,9 @@ static inline void shim_leave(struct shim_tls *t)
  * (file and function STRING ids, line), found by the code object and the instruction offset.
  * An entry holds a reference to its code object, so the address cannot be another code
  * object's while it is there; read, filled and given back only with the GIL held. Kept with
- * the ring, as the NVTX cache (string ids are per trace).
+ * the ring, as the NVTX cache (string ids are per trace). A ring freed after its thread ended,
+ * or left behind by a fork, keeps its references (the writer holds no GIL): at most
+ * STACK_PY_CACHE_SIZE code objects of such a thread stay alive.
  */
 #define STACK_PY_CACHE_SIZE 128		/* direct-mapped */
 
