@@ -46,11 +46,11 @@ expect "without the GIL: flags (NO_GIL)" "$(flags 1)" 0x8
 # the without-GIL call's native frames: through ctypes, never the shim's own
 jq -es '[.[] | select(.type == "stack" and .flags == "0x8") | .native | length > 1] | all' \
 	py.jsonl >/dev/null || fail "without the GIL: no native frames"
-# 1 + calls + 1 with the GIL (one stack for the loop), 1 without
+# 1 + calls + 1 with the GIL (one stack for each of the two loops), 1 without
 expect "captures" "$(jq -rs '[.[] | select(.type == "call_stack")] | length' py.jsonl)" \
 	$((calls + 3))
-expect "loop: one stack" "$(jq -rs '[.[] | select(.type == "call_stack")][2:-1] |
-	map(.stack) | unique | length' py.jsonl)" 1
+expect "loops: a stack each" "$(jq -rs '[.[] | select(.type == "call_stack")][2:-1] |
+	map(.stack) | unique | length' py.jsonl)" 2
 note=$(jq -rs '.[] | select(.type == "note" and .kind == 13) | .text_str' py.jsonl)
 case $note in
 *"captured $((calls + 3)), python $((calls + 2)), no GIL 1, failed 0 "*) ;;
