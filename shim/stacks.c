@@ -19,6 +19,7 @@
 #include <elf.h>
 #include <execinfo.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,42 @@ static void count(_Atomic uint64_t *c)
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
+/* ---- The writer's calls into the dynamic loader, and fork ---- */
+
+/*
+ * The writer's calls into the dynamic loader (dl_iterate_phdr, dladdr, dlsym, dlopen, the first
+ * backtrace()) hold sym_lock, and a fork waits for it (its prepare handler). glibc gives a
+ * fork child the loader's main lock anew but not dl_iterate_phdr's: a child forked while the
+ * writer was inside dl_iterate_phdr would find that lock held for good by a thread it does not
+ * have, and its own writer (and any unwinding the child does) would hang there. Bounded: a
+ * fork that cannot have the lock within a second goes ahead without it. The sections hold no
+ * other lock of the shim's.
+ */
+static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
+static int is_sym_held_for_fork;	/* forks are serialized by glibc's atfork lock */
+
+static void sym_fork_prepare(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);	/* timedlock's clock */
+	ts.tv_sec += 1;
+	is_sym_held_for_fork = pthread_mutex_timedlock(&sym_lock, &ts) == 0;
+}
+
+static void sym_fork_parent(void)
+{
+	if (is_sym_held_for_fork)
+		pthread_mutex_unlock(&sym_lock);
+	is_sym_held_for_fork = 0;
+}
+
+static void sym_fork_child(void)
+{
+	pthread_mutex_init(&sym_lock, NULL);
+	is_sym_held_for_fork = 0;
+}
+
 /* ---- Policy ---- */
 
 static uint8_t family_policy(int family, int flags)
@@ -122,6 +159,7 @@ void stacks_init(void)
 {
 	if (!shim.cfg.stacks)
 		return;
+	pthread_atfork(sym_fork_prepare, sym_fork_parent, sym_fork_child);
 #define P(n, fam, fl) stacks_policy[API_##n] = family_policy(TRACE_FAM_##fam, (fl));
 	GPUSHIM_APIS(P)
 #undef P
@@ -284,8 +322,9 @@ static int py_frames(struct tbuf *b, struct trace_stack_py *out, uint32_t max, u
 	return is_bad ? -1 : (int)n;
 }
 
-/* Writer: is a CPython with the functions above in the process? Published once, complete. */
-static void py_look(void)
+/* Writer: is a CPython with the functions above in the process? Published once, complete.
+ * Context: sym_lock held. */
+static void py_look_locked(void)
 {
 	const char *(*get_version)(void);
 	struct py_api p;
@@ -318,6 +357,13 @@ static void py_look(void)
 	p.has_qualname = minor >= 11;
 	py = p;
 	atomic_store_explicit(&has_py, 1, memory_order_release);
+}
+
+static void py_look(void)
+{
+	pthread_mutex_lock(&sym_lock);
+	py_look_locked();
+	pthread_mutex_unlock(&sym_lock);
 }
 
 /* ---- Capture (app threads) ---- */
@@ -498,7 +544,9 @@ void stacks_writer_start(void)
 	}
 	st.next_id = 1;
 	st.name_budget = STACK_NAME_BUDGET;
-	dl_iterate_phdr(shim_range_cb, NULL);
+	pthread_mutex_lock(&sym_lock);
+	if (!st.shim_hi)	/* a fork child has the same mappings */
+		dl_iterate_phdr(shim_range_cb, NULL);
 	/*
 	 * glibc loads libgcc_s's unwinder at the first backtrace(): here, not in a CUDA call.
 	 * Its FDE lookup then serves the cached walk (unwind.c); without it, backtrace() alone.
@@ -510,6 +558,7 @@ void stacks_writer_start(void)
 		unwind_init(gcc ? (unwind_find_fde_fn)resolve_dlsym(gcc, "_Unwind_Find_FDE") : NULL);
 		atomic_store(&st.is_unwind_set, 1);
 	}
+	pthread_mutex_unlock(&sym_lock);
 	py_look();
 	st.py_looked_ns = clock_now_ns();
 	atomic_store_explicit(&st.ready, 1, memory_order_release);
@@ -630,10 +679,16 @@ static uint32_t writer_intern(const char *s, size_t len, tbuf_emit_fn emit)
 	return id;
 }
 
+/* The symbol dladdr names: copied out of the loader's tables under sym_lock. */
+#define SYM_MAX 16384			/* a longer name (deep C++ templates) is not written */
+
 static void describe_pc(uint64_t pc, tbuf_emit_fn emit)
 {
 	static struct pc_where w;	/* writer only; a path is big for its stack */
+	static char sym[SYM_MAX];
 	struct trace_rec_pc r;
+	uintptr_t sym_addr = 0;
+	int is_found;
 	Dl_info di;
 
 	memset(&r, 0, sizeof(r));
@@ -641,8 +696,17 @@ static void describe_pc(uint64_t pc, tbuf_emit_fn emit)
 	r.hdr.size = sizeof(r);
 	r.pc = pc;
 	memset(&w, 0, sizeof(w));
+	sym[0] = 0;
 	w.addr = (uintptr_t)(pc ? pc - 1 : 0);	/* the call instruction, not the one after */
-	if (pc && dl_iterate_phdr(where_cb, &w) && w.is_found) {
+	pthread_mutex_lock(&sym_lock);
+	is_found = pc && dl_iterate_phdr(where_cb, &w) && w.is_found;
+	if (is_found && dladdr((void *)w.addr, &di) && di.dli_sname && di.dli_saddr &&
+	    strlen(di.dli_sname) < sizeof(sym)) {
+		strcpy(sym, di.dli_sname);
+		sym_addr = (uintptr_t)di.dli_saddr;
+	}
+	pthread_mutex_unlock(&sym_lock);
+	if (is_found) {
 		char hex[2 * sizeof(w.build_id) + 1];
 		size_t i;
 
@@ -651,10 +715,9 @@ static void describe_pc(uint64_t pc, tbuf_emit_fn emit)
 		for (i = 0; i < w.build_id_len; i++)
 			snprintf(hex + 2 * i, 3, "%02x", w.build_id[i]);
 		r.build_id = w.build_id_len ? writer_intern(hex, 2 * w.build_id_len, emit) : 0;
-		if (dladdr((void *)w.addr, &di) && di.dli_sname && di.dli_saddr &&
-		    pc >= (uintptr_t)di.dli_saddr && pc - (uintptr_t)di.dli_saddr <= UINT32_MAX) {
-			r.symbol = writer_intern(di.dli_sname, strlen(di.dli_sname), emit);
-			r.sym_offset = (uint32_t)(pc - (uintptr_t)di.dli_saddr);
+		if (sym[0] && pc >= sym_addr && pc - sym_addr <= UINT32_MAX) {
+			r.symbol = writer_intern(sym, strlen(sym), emit);
+			r.sym_offset = (uint32_t)(pc - sym_addr);
 		}
 	}
 	emit(NULL, NULL, &r, sizeof(r));

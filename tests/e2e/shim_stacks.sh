@@ -5,7 +5,8 @@
 # shows at each captured call, one STACK for repeated and cross-thread identical stacks, each
 # CALL_STACK right after its call, the PC records, first and sampled launches
 # (GPUSHIM_STACK_SAMPLE), the depth (GPUSHIM_STACK_DEPTH), the off switch (GPUSHIM_STACKS=0),
-# and the NOTE STACKS counts. The program's output never changes.
+# and the NOTE STACKS counts (forks while the writer symbolizes: shim_fork.sh). The program's
+# output never changes.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 

@@ -9,6 +9,9 @@
  *                         cuMemFree_v2
  *   stack_client launch N stack_launcher() launches the same kernel N times, then one sync
  *   stack_client threads  stack_thread() -> stack_outer() on four threads at once, 50 each
+ *   stack_client forks N  N times: a sync from one of 16 call sites (a new stack, new addresses
+ *                         for the writer to symbolize), then a fork whose child syncs and
+ *                         leaves by _exit; the parent waits for every child
  *   stack_client bench N D  N syncs from D nested frames (stack_deep): prints the calling
  *                         thread's CPU ns and the wall ns a call, "bench: CPU_NS WALL_NS";
  *                         run with GPUSHIM_STACKS=1 and 0, the difference is a capture's cost
@@ -22,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXPORTED __attribute__((noinline, visibility("default")))
 
@@ -97,6 +102,45 @@ int stack_deep_launch(int depth, int n)
 	return 0;
 }
 
+/* Sixteen call sites of cuStreamSynchronize, each a stack of its own. */
+#define SITE(n)                                                                                    \
+	void stack_site##n(void) EXPORTED;                                                         \
+	void stack_site##n(void)                                                                   \
+	{                                                                                          \
+		sink += (int)cuStreamSynchronize(NULL) + n;                                        \
+	}
+SITE(0) SITE(1) SITE(2) SITE(3) SITE(4) SITE(5) SITE(6) SITE(7)
+SITE(8) SITE(9) SITE(10) SITE(11) SITE(12) SITE(13) SITE(14) SITE(15)
+
+static void (*const sites[16])(void) = {
+	stack_site0, stack_site1, stack_site2, stack_site3, stack_site4, stack_site5,
+	stack_site6, stack_site7, stack_site8, stack_site9, stack_site10, stack_site11,
+	stack_site12, stack_site13, stack_site14, stack_site15,
+};
+
+static int run_forks(int n)
+{
+	struct timespec gap = { 0, 3000000 };
+	int i, failed = 0;
+
+	for (i = 0; i < n; i++) {
+		sites[i % 16]();
+		nanosleep(&gap, NULL);	/* the writer meanwhile describes the new addresses */
+		if (fork() == 0) {
+			stack_outer();
+			_exit(0);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		int status;
+
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	}
+	printf("forks: %d children, %d failed\n", n, failed);
+	return failed != 0;
+}
+
 void *stack_thread(void *arg)
 {
 	int i;
@@ -156,6 +200,9 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, stack_thread, NULL);
 		for (i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
+	} else if (!strcmp(mode, "forks") && argc > 2) {
+		if (run_forks(atoi(argv[2])))
+			return 1;
 	} else if (!strcmp(mode, "bench") && argc > 3) {
 		bench(stack_deep, atoi(argv[2]), atoi(argv[3]));
 	} else if (!strcmp(mode, "launchbench") && argc > 3) {
