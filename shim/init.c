@@ -57,7 +57,8 @@ int shim_start(void)
 		errno = saved;
 		return 0;
 	}
-	stacks_wait_ready();	/* the writer readies call stacks first thing: bounded */
+	stacks_start();		/* call stacks: their thread readies them; waited for, bounded */
+	stacks_wait_ready();
 	expected = SHIM_STARTING;
 	atomic_compare_exchange_strong(&shim.mode, &expected, SHIM_ON);
 	signals_install();

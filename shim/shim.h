@@ -897,29 +897,38 @@ extern uint8_t stacks_policy[API__COUNT] SHIM_HIDDEN;
 void stacks_init(void) SHIM_HIDDEN;
 
 /*
- * stacks_writer_start - make capture possible: the stack table mapped (or emptied, in a fork
- * child), glibc's unwinder loaded (its first backtrace() dlopens libgcc_s: here, never inside an
- * application's call) and its FDE lookup handed to the cached walk (unwind.c), the shim's own
- * code located (its frames are left out), the Python API looked up; then captures are allowed. stacks_wait_ready - the first hook of the process waits
- * for that, at most STACKS_READY_WAIT_MS (captures before it are counted, not made).
- * Context: stacks_writer_start the writer thread, first thing; stacks_wait_ready shim_start.
+ * stacks_start - the stack table mapped (or emptied, in a fork child) and the loader thread
+ * started (gpushim-stacks: every call into the dynamic loader stack capture makes), which makes
+ * capture possible: glibc's unwinder loaded (its first backtrace() dlopens libgcc_s: there,
+ * never inside an application's call) and its FDE lookup handed to the cached walk (unwind.c),
+ * the shim's own code located (its frames are left out), the Python API looked up (again each
+ * second while none is found); then captures are allowed. stacks_wait_ready - the first hook
+ * waits for that, at most STACKS_READY_WAIT_MS (captures before it are counted, not made).
+ * Context: shim_start, on the thread starting the writer, after it; may allocate, creates a
+ * thread (once a process).
  */
 #define STACKS_READY_WAIT_MS 50
-void stacks_writer_start(void) SHIM_HIDDEN;
+void stacks_start(void) SHIM_HIDDEN;
 void stacks_wait_ready(void) SHIM_HIDDEN;
-
-/* stacks_writer_poll - look for a Python interpreter loaded since (once a second at most).
- * Context: the writer thread, each pass. */
-void stacks_writer_poll(uint64_t now_ns) SHIM_HIDDEN;
 
 /*
  * stacks_writer_pcs - before the STACK @s (@size bytes) goes into the trace: a PC record (and
- * its STRINGs) through @emit for each of its addresses the trace does not describe yet,
- * symbolized here (dl_iterate_phdr, dladdr), never on an application thread.
+ * its STRINGs) through @emit for each of its addresses the trace does not describe yet, as the
+ * loader thread finds them (dl_iterate_phdr, dladdr; never on an application thread), each
+ * answer waited for a bounded time (none in time: that address asked again in a later stack).
  * Context: the writer thread, draining the meta stream.
  */
 void stacks_writer_pcs(const struct trace_rec_stack *s, size_t size, tbuf_emit_fn emit)
 	SHIM_HIDDEN;
+
+/*
+ * stacks_writer_ending - the process is ending (exit, a fatal signal, exec): from now on (until
+ * called with 0, after a failed exec) stacks_writer_pcs waits for the loader thread
+ * LOADER_END_WAIT_MS in all, not per address: the ending thread may hold the dynamic loader's
+ * lock for good (a signal or exit() inside dlopen), and the writer must reach END.
+ * Context: the writer thread.
+ */
+void stacks_writer_ending(int is_ending) SHIM_HIDDEN;
 
 /* stacks_note - the NOTE STACKS: settings and counts (trace_format.h). Context: the writer. */
 void stacks_note(void) SHIM_HIDDEN;

@@ -20,6 +20,7 @@
 #include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,6 @@ static struct {
 	uint32_t next_id;		/* under the meta lock */
 	size_t name_budget;		/* under the meta lock (rec_intern_meta_max) */
 	uintptr_t shim_lo, shim_hi;	/* the shim's mapped code: its frames are left out */
-	uint64_t py_looked_ns;		/* writer: last look for a Python */
 	_Atomic int is_unwind_set;	/* unwind_init done (once a process: kept across fork) */
 	_Atomic uint64_t nr_captured, nr_python, nr_no_gil;
 	_Atomic uint64_t nr_not_ready, nr_full, nr_names, nr_lost;
@@ -103,13 +103,13 @@ static void count(_Atomic uint64_t *c)
 /* ---- The writer's calls into the dynamic loader, and fork ---- */
 
 /*
- * The writer's calls into the dynamic loader (dl_iterate_phdr, dladdr, dlsym, dlopen, the first
- * backtrace()) hold sym_lock, and a fork waits for it (its prepare handler). glibc gives a
- * fork child the loader's main lock anew but not dl_iterate_phdr's: a child forked while the
- * writer was inside dl_iterate_phdr would find that lock held for good by a thread it does not
- * have, and its own writer (and any unwinding the child does) would hang there. Bounded: a
- * fork that cannot have the lock within a second goes ahead without it. The sections hold no
- * other lock of the shim's.
+ * The loader thread's calls into the dynamic loader (dl_iterate_phdr, dladdr, dlsym, dlopen,
+ * the first backtrace()) hold sym_lock, and a fork waits for it (its prepare handler). glibc
+ * gives a fork child the loader's main lock anew but not dl_iterate_phdr's: a child forked
+ * while that thread was inside dl_iterate_phdr would find the lock held for good by a thread
+ * it does not have, and its own stack capture (and any unwinding the child does) would hang
+ * there. Bounded: a fork that cannot have the lock within a second goes ahead without it. The
+ * sections hold no other lock of the shim's.
  */
 static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
 static int is_sym_held_for_fork;	/* forks are serialized by glibc's atfork lock */
@@ -359,12 +359,6 @@ static void py_look_locked(void)
 	atomic_store_explicit(&has_py, 1, memory_order_release);
 }
 
-static void py_look(void)
-{
-	pthread_mutex_lock(&sym_lock);
-	py_look_locked();
-	pthread_mutex_unlock(&sym_lock);
-}
 
 /* ---- Capture (app threads) ---- */
 
@@ -491,109 +485,7 @@ void stacks_capture(struct shim_tls *t, const struct hook_ctx *h)
 		count(&st.nr_no_gil);
 }
 
-/* ---- Writer: start, readiness ---- */
-
-/* The mapped range of the object holding this code: the shim's own frames. */
-static int shim_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uintptr_t me = (uintptr_t)&stacks_capture, lo = UINTPTR_MAX, hi = 0;
-	int i, is_mine = 0;
-
-	(void)size;
-	(void)arg;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (me >= a && me < a + ph->p_memsz)
-			is_mine = 1;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
-	}
-	if (!is_mine)
-		return 0;
-	st.shim_lo = lo;
-	st.shim_hi = hi;
-	return 1;
-}
-
-void stacks_writer_start(void)
-{
-	size_t bytes = stack_table_bytes(STACK_SLOTS, STACK_ARENA_BYTES);
-	void *prime[4];
-
-	if (!shim.cfg.stacks)
-		return;
-	if (!st.mem) {
-		void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-		if (mem == MAP_FAILED) {
-			shim_log(LOG_WARN, "call stacks: cannot map the stack table (%s); no stacks "
-					   "are captured, counted as not ready", strerror(errno));
-			return;
-		}
-		st.mem = mem;
-		stack_table_init(&st.table, mem, STACK_SLOTS, STACK_ARENA_BYTES);
-	} else {
-		stack_table_clear(&st.table);	/* a fork child's trace */
-	}
-	st.next_id = 1;
-	st.name_budget = STACK_NAME_BUDGET;
-	pthread_mutex_lock(&sym_lock);
-	if (!st.shim_hi)	/* a fork child has the same mappings */
-		dl_iterate_phdr(shim_range_cb, NULL);
-	/*
-	 * glibc loads libgcc_s's unwinder at the first backtrace(): here, not in a CUDA call.
-	 * Its FDE lookup then serves the cached walk (unwind.c); without it, backtrace() alone.
-	 */
-	backtrace(prime, 4);
-	if (!atomic_load(&st.is_unwind_set)) {
-		void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-
-		unwind_init(gcc ? (unwind_find_fde_fn)resolve_dlsym(gcc, "_Unwind_Find_FDE") : NULL);
-		atomic_store(&st.is_unwind_set, 1);
-	}
-	pthread_mutex_unlock(&sym_lock);
-	py_look();
-	st.py_looked_ns = clock_now_ns();
-	atomic_store_explicit(&st.ready, 1, memory_order_release);
-	futex_wake_all(&st.ready);
-}
-
-void stacks_wait_ready(void)
-{
-	uint64_t deadline;
-
-	if (!shim.cfg.stacks || atomic_load_explicit(&st.ready, memory_order_acquire))
-		return;
-	deadline = clock_now_ns() + (uint64_t)STACKS_READY_WAIT_MS * 1000000u;
-	while (!atomic_load_explicit(&st.ready, memory_order_acquire) &&
-	       futex_wait_until(&st.ready, 0, deadline))
-		;
-}
-
-void stacks_writer_poll(uint64_t now_ns)
-{
-	if (!shim.cfg.stacks || atomic_load_explicit(&has_py, memory_order_relaxed) ||
-	    now_ns - st.py_looked_ns < PY_LOOK_EVERY_NS)
-		return;
-	st.py_looked_ns = now_ns;
-	py_look();
-}
-
-/* ---- Writer: what each address is ---- */
-
-struct pc_seen {
-	UT_hash_handle hh;
-	uint64_t pc;
-};
-
-static struct pc_seen *pcs_seen;	/* writer: addresses the trace has a PC record of */
+/* ---- Where an address lies (the loader thread's questions) ---- */
 
 struct pc_where {
 	uintptr_t addr;			/* looked up (a return address less one) */
@@ -659,6 +551,243 @@ static int where_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The mapped range of the object holding this code: the shim's own frames. */
+static int shim_range_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)&stacks_capture, lo = UINTPTR_MAX, hi = 0;
+	int i, is_mine = 0;
+
+	(void)size;
+	(void)arg;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (me >= a && me < a + ph->p_memsz)
+			is_mine = 1;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (!is_mine)
+		return 0;
+	st.shim_lo = lo;
+	st.shim_hi = hi;
+	return 1;
+}
+
+/* ---- The loader thread: every call into the dynamic loader ---- */
+
+/*
+ * Every call stack capture makes into the dynamic loader (glibc's first backtrace(), which
+ * loads libgcc_s; dlopen, dlsym, dl_iterate_phdr, dladdr) runs on a thread of its own,
+ * gpushim-stacks, never on the writer or an application thread: a thread that ends the
+ * process can hold the loader's lock for good (exit() from a constructor dlopen runs, a fatal
+ * signal inside dlopen), and the writer must still reach END. The writer asks where one
+ * address lies at a time and waits LOADER_WAIT_MS at most (LOADER_END_WAIT_MS in all once the
+ * process is ending); an address not answered in time gets no PC record now (a later stack
+ * holding it asks again), and while the thread is still inside the loader nothing more is
+ * asked. The thread starts with the writer (stacks_start), on the thread that starts the
+ * writer, and makes capture possible first (stack walks, the shim's own range, Python).
+ */
+#define LOADER_WAIT_MS 100
+#define LOADER_END_WAIT_MS 200
+#define SYM_MAX 16384			/* a longer symbol (deep C++ templates) is not written */
+
+enum { LOADER_IDLE = 0, LOADER_ASKED = 1, LOADER_ANSWERED = 2 };
+
+static struct {
+	_Atomic int state;		/* futex word: LOADER_*; the writer asks, the thread answers */
+	int has_thread;			/* writer's view: the thread runs in this process */
+	int is_busy;			/* writer: an answer is late; nothing asked until it comes */
+	int is_ending;			/* writer: stacks_writer_ending */
+	uint64_t end_deadline_ns;	/* writer: the ending's budget, from its first question */
+	uint64_t pc;			/* the question (written while IDLE) */
+	struct pc_where w;		/* the answer (written while ASKED): where it lies, */
+	char sym[SYM_MAX];		/* its dynamic symbol (empty: none), */
+	uintptr_t sym_addr;		/* that symbol's address */
+} ld;
+
+/* Capture's preparations, once a process (a fork child has them). Context: sym_lock held. */
+static void loader_prime(void)
+{
+	void *prime[4];
+
+	if (!st.shim_hi)
+		dl_iterate_phdr(shim_range_cb, NULL);
+	/* glibc loads libgcc_s's unwinder at the first backtrace(): here, not in a CUDA call.
+	 * Its FDE lookup then serves the cached walk (unwind.c); without it, backtrace() alone. */
+	backtrace(prime, 4);
+	if (!atomic_load(&st.is_unwind_set)) {
+		void *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		unwind_init(gcc ? (unwind_find_fde_fn)resolve_dlsym(gcc, "_Unwind_Find_FDE") : NULL);
+		atomic_store(&st.is_unwind_set, 1);
+	}
+	if (!atomic_load_explicit(&has_py, memory_order_relaxed))
+		py_look_locked();
+}
+
+/* Answer the question ld.pc into ld.w, ld.sym. Context: sym_lock held. */
+static void loader_answer(void)
+{
+	Dl_info di;
+
+	memset(&ld.w, 0, sizeof(ld.w));
+	ld.sym[0] = 0;
+	ld.sym_addr = 0;
+	ld.w.addr = (uintptr_t)(ld.pc ? ld.pc - 1 : 0);	/* the call, not the next instruction */
+	if (ld.pc && dl_iterate_phdr(where_cb, &ld.w) && ld.w.is_found &&
+	    dladdr((void *)ld.w.addr, &di) && di.dli_sname && di.dli_saddr &&
+	    strlen(di.dli_sname) < sizeof(ld.sym)) {
+		strcpy(ld.sym, di.dli_sname);
+		ld.sym_addr = (uintptr_t)di.dli_saddr;
+	}
+}
+
+static void *loader_main(void *arg)
+{
+	uint64_t looked_ns;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "gpushim-stacks");	/* only_ours_left: ours */
+	pthread_mutex_lock(&sym_lock);
+	loader_prime();
+	pthread_mutex_unlock(&sym_lock);
+	looked_ns = clock_now_ns();
+	atomic_store_explicit(&st.ready, 1, memory_order_release);
+	futex_wake_all(&st.ready);
+	for (;;) {
+		int state = atomic_load_explicit(&ld.state, memory_order_acquire);
+
+		if (state != LOADER_ASKED) {
+			/* Idle: a Python loaded since (an embedding program) is looked for. */
+			futex_wait_ms(&ld.state, state, 1000);
+			if (!atomic_load_explicit(&has_py, memory_order_relaxed) &&
+			    clock_now_ns() - looked_ns >= PY_LOOK_EVERY_NS) {
+				pthread_mutex_lock(&sym_lock);
+				py_look_locked();
+				pthread_mutex_unlock(&sym_lock);
+				looked_ns = clock_now_ns();
+			}
+			continue;
+		}
+		pthread_mutex_lock(&sym_lock);
+		loader_answer();
+		pthread_mutex_unlock(&sym_lock);
+		atomic_store_explicit(&ld.state, LOADER_ANSWERED, memory_order_release);
+		futex_wake_all(&ld.state);
+	}
+	return NULL;
+}
+
+/* Where @pc lies: 1 with the answer in ld, 0 when none came in time. Context: the writer. */
+static int loader_ask(uint64_t pc)
+{
+	uint64_t now = clock_now_ns(), deadline = now + (uint64_t)LOADER_WAIT_MS * 1000000u;
+	int state;
+
+	if (!ld.has_thread)
+		return 0;
+	if (ld.is_busy) {
+		if (atomic_load_explicit(&ld.state, memory_order_acquire) != LOADER_ANSWERED)
+			return 0;	/* still inside the loader */
+		ld.is_busy = 0;		/* a late answer to an old question: dropped */
+	}
+	if (ld.is_ending) {
+		if (!ld.end_deadline_ns)
+			ld.end_deadline_ns = now + (uint64_t)LOADER_END_WAIT_MS * 1000000u;
+		if (ld.end_deadline_ns < deadline)
+			deadline = ld.end_deadline_ns;
+	}
+	ld.pc = pc;
+	atomic_store_explicit(&ld.state, LOADER_ASKED, memory_order_release);
+	futex_wake_all(&ld.state);
+	while (atomic_load_explicit(&ld.state, memory_order_acquire) == LOADER_ASKED &&
+	       futex_wait_until(&ld.state, LOADER_ASKED, deadline))
+		;
+	state = atomic_load_explicit(&ld.state, memory_order_acquire);
+	if (state != LOADER_ANSWERED) {
+		ld.is_busy = 1;
+		return 0;
+	}
+	atomic_store_explicit(&ld.state, LOADER_IDLE, memory_order_relaxed);
+	return 1;
+}
+
+void stacks_writer_ending(int ending)
+{
+	ld.is_ending = ending;
+	ld.end_deadline_ns = 0;
+}
+
+/* ---- Start, readiness ---- */
+
+void stacks_start(void)
+{
+	size_t bytes = stack_table_bytes(STACK_SLOTS, STACK_ARENA_BYTES);
+	sigset_t all, old;
+	pthread_t thread;
+	int ret;
+
+	if (!shim.cfg.stacks)
+		return;
+	if (!st.mem) {
+		void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (mem == MAP_FAILED) {
+			shim_log(LOG_WARN, "call stacks: cannot map the stack table (%s); no stacks "
+					   "are captured, counted as not ready", strerror(errno));
+			return;
+		}
+		st.mem = mem;
+		stack_table_init(&st.table, mem, STACK_SLOTS, STACK_ARENA_BYTES);
+	} else {
+		stack_table_clear(&st.table);	/* a fork child's trace */
+	}
+	st.next_id = 1;
+	st.name_budget = STACK_NAME_BUDGET;
+	ld.is_busy = 0;
+	atomic_store(&ld.state, LOADER_IDLE);
+	/* The application's signal handlers must never run on the shim's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&thread, NULL, loader_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		shim_log(LOG_WARN, "call stacks: cannot start a thread (%s); no stacks are captured, "
+				   "counted as not ready", strerror(ret));
+		return;
+	}
+	pthread_detach(thread);
+	ld.has_thread = 1;
+}
+
+void stacks_wait_ready(void)
+{
+	uint64_t deadline;
+
+	if (!shim.cfg.stacks || atomic_load_explicit(&st.ready, memory_order_acquire))
+		return;
+	deadline = clock_now_ns() + (uint64_t)STACKS_READY_WAIT_MS * 1000000u;
+	while (!atomic_load_explicit(&st.ready, memory_order_acquire) &&
+	       futex_wait_until(&st.ready, 0, deadline))
+		;
+}
+
+/* ---- Writer: PC records ---- */
+
+struct pc_seen {
+	UT_hash_handle hh;
+	uint64_t pc;
+};
+
+static struct pc_seen *pcs_seen;	/* writer: addresses the trace has a PC record of */
+
 /* A STRING id for @len bytes of @s, its STRING record emitted first when new. */
 static uint32_t writer_intern(const char *s, size_t len, tbuf_emit_fn emit)
 {
@@ -679,48 +808,33 @@ static uint32_t writer_intern(const char *s, size_t len, tbuf_emit_fn emit)
 	return id;
 }
 
-/* The symbol dladdr names: copied out of the loader's tables under sym_lock. */
-#define SYM_MAX 16384			/* a longer name (deep C++ templates) is not written */
-
-static void describe_pc(uint64_t pc, tbuf_emit_fn emit)
+/* The PC record of @pc through @emit: 0, or -1 when the loader thread did not answer. */
+static int describe_pc(uint64_t pc, tbuf_emit_fn emit)
 {
-	static struct pc_where w;	/* writer only; a path is big for its stack */
-	static char sym[SYM_MAX];
 	struct trace_rec_pc r;
-	uintptr_t sym_addr = 0;
-	int is_found;
-	Dl_info di;
 
+	if (!loader_ask(pc))
+		return -1;
 	memset(&r, 0, sizeof(r));
 	r.hdr.type = TRACE_REC_PC;
 	r.hdr.size = sizeof(r);
 	r.pc = pc;
-	memset(&w, 0, sizeof(w));
-	sym[0] = 0;
-	w.addr = (uintptr_t)(pc ? pc - 1 : 0);	/* the call instruction, not the one after */
-	pthread_mutex_lock(&sym_lock);
-	is_found = pc && dl_iterate_phdr(where_cb, &w) && w.is_found;
-	if (is_found && dladdr((void *)w.addr, &di) && di.dli_sname && di.dli_saddr &&
-	    strlen(di.dli_sname) < sizeof(sym)) {
-		strcpy(sym, di.dli_sname);
-		sym_addr = (uintptr_t)di.dli_saddr;
-	}
-	pthread_mutex_unlock(&sym_lock);
-	if (is_found) {
-		char hex[2 * sizeof(w.build_id) + 1];
+	if (ld.w.is_found) {
+		char hex[2 * sizeof(ld.w.build_id) + 1];
 		size_t i;
 
-		r.offset = pc - w.bias;
-		r.module = writer_intern(w.path, strlen(w.path), emit);
-		for (i = 0; i < w.build_id_len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", w.build_id[i]);
-		r.build_id = w.build_id_len ? writer_intern(hex, 2 * w.build_id_len, emit) : 0;
-		if (sym[0] && pc >= sym_addr && pc - sym_addr <= UINT32_MAX) {
-			r.symbol = writer_intern(sym, strlen(sym), emit);
-			r.sym_offset = (uint32_t)(pc - sym_addr);
+		r.offset = pc - ld.w.bias;
+		r.module = writer_intern(ld.w.path, strlen(ld.w.path), emit);
+		for (i = 0; i < ld.w.build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", ld.w.build_id[i]);
+		r.build_id = ld.w.build_id_len ? writer_intern(hex, 2 * ld.w.build_id_len, emit) : 0;
+		if (ld.sym[0] && pc >= ld.sym_addr && pc - ld.sym_addr <= UINT32_MAX) {
+			r.symbol = writer_intern(ld.sym, strlen(ld.sym), emit);
+			r.sym_offset = (uint32_t)(pc - ld.sym_addr);
 		}
 	}
 	emit(NULL, NULL, &r, sizeof(r));
+	return 0;
 }
 
 void stacks_writer_pcs(const struct trace_rec_stack *s, size_t size, tbuf_emit_fn emit)
@@ -734,14 +848,13 @@ void stacks_writer_pcs(const struct trace_rec_stack *s, size_t size, tbuf_emit_f
 		struct pc_seen *e;
 
 		HASH_FIND(hh, pcs_seen, &pc[i], sizeof(pc[i]), e);
-		if (e)
-			continue;
+		if (e || describe_pc(pc[i], emit) < 0)
+			continue;	/* described, or not now: asked again in a later stack */
 		e = malloc(sizeof(*e));
 		if (!e)
-			continue;	/* no PC record: the analyzer has the address alone */
+			continue;
 		e->pc = pc[i];
 		HASH_ADD(hh, pcs_seen, pc, sizeof(e->pc), e);
-		describe_pc(pc[i], emit);
 	}
 }
 
@@ -774,7 +887,12 @@ void stacks_reset_after_fork(void)
 {
 	struct pc_seen *e, *tmp;
 
-	atomic_store(&st.ready, 0);	/* until the child's writer has emptied the table */
+	atomic_store(&st.ready, 0);	/* until the child's loader thread is up */
+	ld.has_thread = 0;		/* the parent's is not in the child */
+	ld.is_busy = 0;
+	ld.is_ending = 0;
+	ld.end_deadline_ns = 0;
+	atomic_store(&ld.state, LOADER_IDLE);
 	HASH_ITER(hh, pcs_seen, e, tmp) {
 		HASH_DEL(pcs_seen, e);
 		free(e);

@@ -713,6 +713,7 @@ static void finish_exit(void)
 {
 	uint32_t id;
 
+	stacks_writer_ending(1);
 	atomic_store(&shim.mode, SHIM_ENDED);
 	note_doors();
 	stacks_note();
@@ -760,6 +761,7 @@ static void finish_on_signal(int sig)
 	const char *abbrev = sigabbrev_np(sig);
 	char text[48];
 
+	stacks_writer_ending(1);
 	cupti_final_flush();
 	snprintf(text, sizeof(text), "SIG%s (%d)", abbrev ? abbrev : "?", sig);
 	rec_note(TRACE_NOTE_SIGNAL, clock_now_ns(), text);
@@ -784,6 +786,7 @@ static void park_for_exec(void)
 	uint32_t mark_seq;
 	int n, gen = atomic_load(&w.exec_gen);
 
+	stacks_writer_ending(1);
 	cupti_final_flush();
 	rec_note(TRACE_NOTE_EXEC, clock_now_ns(), w.exec_path);
 	drain_all(1);
@@ -801,6 +804,7 @@ static void park_for_exec(void)
 		futex_wait_ms(&w.exec_waiters, n, 100);
 
 	/* Still here: exec failed (or the process is ending otherwise). Take the END back. */
+	stacks_writer_ending(0);
 	if (!w.is_failed) {
 		int ret = tfile_truncate(mark_off);
 
@@ -901,7 +905,6 @@ static void *writer_main(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gpushim-writer");	/* top -H, /proc/PID/task */
-	stacks_writer_start();	/* first: the first hook waits for it (shim_start) */
 	why = clock_start();
 	(void)clock_calibrate();
 	w.tid = (pid_t)syscall(SYS_gettid);
@@ -935,9 +938,10 @@ static void *writer_main(void *arg)
 		}
 		stopping = atomic_load(&w.stop);
 		is_off = atomic_load(&shim.mode) == SHIM_OFF;
+		if (stopping)
+			stacks_writer_ending(1);
 		drain_all(stopping);
 		now = clock_now_ns();
-		stacks_writer_poll(now);
 		if (is_off) {
 			rec_note(TRACE_NOTE_DISABLED, now,
 				 shim.disable_reason ? shim.disable_reason : "disabled");

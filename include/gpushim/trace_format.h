@@ -860,7 +860,9 @@ _Static_assert(sizeof(struct trace_rec_nvtx_end) == 16, "on-disk ABI: bump TRACE
  * the module's own ELF address space (the address less the module's load bias: what
  * `addr2line -e MODULE` takes), and the nearest dynamic symbol below it (dladdr), when the
  * module exports one. An address in no loaded module (JIT code, a library unloaded before the
- * writer looked) has module 0.
+ * writer looked) has module 0. An address may have no PC record: the shim waits a bounded time
+ * for the dynamic loader (its lock can be held for good by a thread ending the process inside
+ * dlopen) and asks again only for a later stack that holds the address.
  *
  * CALL_STACK (thread) follows the call record it belongs to in its thread's records, stamped
  * with that call's start time (its dt_ns is 0 after the call): the call is the thread's record

@@ -5,8 +5,8 @@
 # shows at each captured call, one STACK for repeated and cross-thread identical stacks, each
 # CALL_STACK right after its call, the PC records, first and sampled launches
 # (GPUSHIM_STACK_SAMPLE), the depth (GPUSHIM_STACK_DEPTH), the off switch (GPUSHIM_STACKS=0),
-# and the NOTE STACKS counts (forks while the writer symbolizes: shim_fork.sh). The program's
-# output never changes.
+# the NOTE STACKS counts, and exit() inside dlopen (forks while the writer symbolizes:
+# shim_fork.sh). The program's output never changes.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 
@@ -106,5 +106,19 @@ expect "threads: four threads" "$(q threads '[.[] | select(.type == "call_stack"
 	"cuStreamSynchronize") | .tid] | unique | length')" 4
 expect "threads: frames" "$(q threads "$SYMS"' syms("cuStreamSynchronize") | map(split(" ")[0:3] |
 	join(" ")) | join(",")')" "stack_inner stack_outer stack_thread"
+
+# ---- exit() inside dlopen: the loader's lock held for good ----
+# A library's constructor syncs (a new stack) and calls exit(3) while dlopen holds the
+# loader's lock, which describing that stack's addresses needs: the writer waits for it a
+# bounded time and finishes the trace (before: it waited for good, and the trace had no END).
+rc=0
+LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/ctor.trace" \
+	timeout -s KILL 60 "$STACK_CLIENT" ctorexit "$STACK_CTOR_LIB" >ctor.out 2>ctor.err || rc=$?
+expect "exit() in a constructor: exit code" "$rc" 3
+"$GPUSHIM_BIN" dump --format jsonl ctor.trace >ctor.jsonl || fail "ctorexit: dump failed"
+expect "exit() in a constructor: complete" \
+	"$("$GPUSHIM_BIN" info --format json ctor.trace | jq -r .complete)" true
+expect "exit() in a constructor: its sync captured" "$(q ctor '[.[] | select(.type ==
+	"call_stack" and .api == "cuStreamSynchronize")] | length')" 2
 
 echo "ok: call stacks"

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * slow_phdr.c - preloaded after the shim by tests/e2e/shim_stacks.sh: dl_iterate_phdr as glibc's,
- * but 2 ms slower in each object's callback on the shim's writer thread, so the writer sits
- * inside it (holding glibc's dl_iterate_phdr lock) while it symbolizes addresses. A program
- * that forks meanwhile must still get a trace in every child: the shim makes fork wait for the
- * writer's loader calls, since a child inherits that lock held by a thread it does not have.
+ * slow_phdr.c - preloaded after the shim by tests/e2e/shim_fork.sh: dl_iterate_phdr as glibc's,
+ * but 2 ms slower in each object's callback on the shim's threads (named gpushim-*), so the
+ * shim sits inside it (holding glibc's dl_iterate_phdr lock) while it symbolizes addresses. A
+ * program that forks meanwhile must still get a trace in every child: the shim makes fork wait
+ * for its loader calls, since a child inherits that lock held by a thread it does not have.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -38,7 +38,7 @@ __attribute__((visibility("default"))) int dl_iterate_phdr(phdr_cb cb, void *arg
 	if (!real)
 		real = (int (*)(phdr_cb, void *))dlsym(RTLD_NEXT, "dl_iterate_phdr");
 	pthread_getname_np(pthread_self(), name, sizeof(name));
-	if (strcmp(name, "gpushim-writer"))
+	if (strncmp(name, "gpushim-", 8))
 		return real(cb, arg);
 	return real(slow_cb, &s);
 }

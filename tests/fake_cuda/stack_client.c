@@ -9,6 +9,8 @@
  *                         cuMemFree_v2
  *   stack_client launch N stack_launcher() launches the same kernel N times, then one sync
  *   stack_client threads  stack_thread() -> stack_outer() on four threads at once, 50 each
+ *   stack_client ctorexit LIB  a sync, then dlopen(LIB), whose constructor syncs from a new
+ *                         stack and calls exit(3) with the loader's lock held (stack_ctor.c)
  *   stack_client forks N  N times: a sync from one of 16 call sites (a new stack, new addresses
  *                         for the writer to symbolize), then a fork whose child syncs and
  *                         leaves by _exit; the parent waits for every child
@@ -20,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -200,6 +203,12 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, stack_thread, NULL);
 		for (i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
+	} else if (!strcmp(mode, "ctorexit") && argc > 2) {
+		stack_outer();
+		fflush(stdout);
+		dlopen(argv[2], RTLD_NOW);	/* its constructor ends the process */
+		fprintf(stderr, "stack_client: %s did not end the process\n", argv[2]);
+		return 1;
 	} else if (!strcmp(mode, "forks") && argc > 2) {
 		if (run_forks(atoi(argv[2])))
 			return 1;
