@@ -70,6 +70,14 @@ static const struct option_def options[] = {
 	  "1: timestamps from the CPU's TSC, fitted to CLOCK_MONOTONIC, where the kernel's clock is the TSC" },
 	{ "GPUSHIM_NVTX", OPT_BOOL, OFF(nvtx), "1", 0, 1,
 	  "1: record the program's NVTX ranges and marks (NVTX_INJECTION64_PATH set to the shim where unset)" },
+	{ "GPUSHIM_STACKS", OPT_BOOL, OFF(stacks), "1", 0, 1,
+	  "1: capture call stacks (native, and Python's where the thread holds the GIL) at syncs, "
+	  "blocking copies, allocations, module loads, first and sampled launches" },
+	{ "GPUSHIM_STACK_SAMPLE", OPT_UINT, OFF(stack_sample), "1000", 0, 1000000000,
+	  "capture the stack of one launch (or stream-ordered allocation) in N per thread; 0: "
+	  "first launches of each kernel only" },
+	{ "GPUSHIM_STACK_DEPTH", OPT_UINT, OFF(stack_depth), "24", 1, TRACE_STACK_MAX_FRAMES,
+	  "frames kept of a stack, native and Python each (innermost first)" },
 };
 /* clang-format on */
 

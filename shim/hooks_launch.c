@@ -52,6 +52,7 @@ record_launch(struct shim_tls *t, struct hook_ctx *h, int api, CUresult res, CUf
 			rep->dur = dur;
 			rep->seq = h->seq;
 			rec_commit(t, rep);
+			stacks_note_launch(t, h, api);
 		}
 		return;
 	}
@@ -82,6 +83,7 @@ record_launch(struct shim_tls *t, struct hook_ctx *h, int api, CUresult res, CUf
 	rec_commit(t, r);
 	b->p_launch = a;
 	b->p_launch_set = 1;
+	stacks_note_launch(t, h, api);
 }
 
 /* ---- cuLaunchKernel, cuLaunchCooperativeKernel ---- */

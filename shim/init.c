@@ -57,6 +57,8 @@ int shim_start(void)
 		errno = saved;
 		return 0;
 	}
+	stacks_start();		/* call stacks: their thread readies them; waited for, bounded */
+	stacks_wait_ready();
 	expected = SHIM_STARTING;
 	atomic_compare_exchange_strong(&shim.mode, &expected, SHIM_ON);
 	signals_install();
@@ -85,6 +87,7 @@ static void shim_atfork_child(void)
 	tbuf_reset_after_fork();
 	record_reset_after_fork();
 	nvtx_reset_after_fork();
+	stacks_reset_after_fork();
 	atomic_fetch_add(&shim.epoch, 1);
 	atomic_store(&shim.nr_captures, 0);
 	atomic_store(&shim.writer_kick, 0);
@@ -138,6 +141,7 @@ __attribute__((constructor)) static void shim_ctor(void)
 	int saved = errno;
 
 	config_load(&shim.cfg);
+	stacks_init();
 	resolve_init(shim.cfg.is_disabled);
 	nvtx_init();
 	exec_hooks_init();

@@ -240,6 +240,21 @@ uint64_t meta_nr_lost(void)
 	return atomic_load(&meta_lost);
 }
 
+int rec_meta_take(void)
+{
+	return meta_take();
+}
+
+void rec_meta_give(void)
+{
+	meta_give();
+}
+
+void *rec_meta_reserve(size_t size)
+{
+	return meta_reserve_locked(size);
+}
+
 /* ---- Strings ---- */
 
 struct str_entry {
@@ -457,7 +472,7 @@ static void query_attr(struct trace_rec_func *r, int kind, uintptr_t handle, CUd
 	}
 }
 
-static uint32_t func_lookup_slow(uintptr_t handle)
+static uint32_t func_lookup_slow(uintptr_t handle, int *is_created)
 {
 	struct trace_rec_func r;
 	struct func_entry *e;
@@ -513,6 +528,7 @@ static uint32_t func_lookup_slow(uintptr_t handle)
 			e = NULL;
 		} else {
 			HASH_ADD(hh, func_table, handle, sizeof(e->handle), e);
+			*is_created = 1;
 		}
 	}
 	meta_give();
@@ -523,10 +539,16 @@ uint32_t rec_func_id_slow(struct shim_tls *t, uintptr_t handle)
 {
 	uint32_t gen = atomic_load_explicit(&shim.func_gen, memory_order_relaxed);
 	struct func_cache_entry *c = &t->fcache[rec_fcache_slot(handle)];
+	int is_new = 0;
 
 	if (c->handle == handle && c->gen == gen && c->id)
 		return c->id;
-	c->id = func_lookup_slow(handle);
+	c->id = func_lookup_slow(handle, &is_new);
+	if (is_new && stacks_policy[API_cuLaunchKernel]) {
+		/* The kernel's first launch in the process: its stack is captured (stacks.c). */
+		t->stack_left = 1;
+		t->stack_first = 1;
+	}
 	c->handle = handle;
 	c->gen = gen;
 	c->occ_block = 0;

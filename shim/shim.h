@@ -23,6 +23,8 @@
 #include "gpushim/trace_api.h"
 #include "gpushim/trace_format.h"
 
+#include "unwind.h"
+
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define SHIM_HIDDEN __attribute__((visibility("hidden")))
@@ -51,6 +53,9 @@ struct shim_config {
 	int pm_pipes;			/* GPUSHIM_PM_PIPES: the pipes' and memory levels' metrics */
 	int tsc;			/* GPUSHIM_TSC: the hooks' clock from the TSC (clock.c) */
 	int nvtx;			/* GPUSHIM_NVTX: the program's NVTX ranges (nvtx.c) */
+	int stacks;			/* GPUSHIM_STACKS: call stacks at the costly calls (stacks.c) */
+	uint32_t stack_sample;		/* GPUSHIM_STACK_SAMPLE: one launch in N; 0 first only */
+	uint32_t stack_depth;		/* GPUSHIM_STACK_DEPTH: frames kept of each kind */
 };
 
 /* GPUSHIM_MODE: what CUPTI records (README "Recording modes"). */
@@ -322,6 +327,8 @@ struct shim_tls {
 	int nvtx_depth;			/* NVTX push/pop nesting of the thread, every domain (nvtx.c) */
 	uint64_t nvtx_id_next;		/* NVTX start/end range ids the thread may hand out: */
 	uint64_t nvtx_id_end;		/* [next, end), taken from the process's counter in batches */
+	uint32_t stack_left;		/* sampled calls until the next stack; 0: not counting yet */
+	int stack_first;		/* the thread's last launch was its kernel's first (stacks.c) */
 	struct func_cache_entry fcache[FUNC_CACHE_SIZE];
 };
 
@@ -358,6 +365,26 @@ static inline void shim_leave(struct shim_tls *t)
  * child's new epoch brings a new ring, so a stale entry can never be read.
  */
 #define NVTX_CACHE_SIZE 64		/* direct-mapped; a loop names tens of ranges */
+#define STACK_NAME_CACHE_SIZE 64	/* direct-mapped; a loop's stacks name tens of files and
+					 * functions */
+
+/*
+ * A thread's Python frames seen lately (stacks.c): what a code object at an instruction is
+ * (file and function STRING ids, line), found by the code object and the instruction offset.
+ * An entry holds a reference to its code object, so the address cannot be another code
+ * object's while it is there; read, filled and given back only with the GIL held. Kept with
+ * the ring, as the NVTX cache (string ids are per trace). A ring freed after its thread ended,
+ * or left behind by a fork, keeps its references (the writer holds no GIL): at most
+ * STACK_PY_CACHE_SIZE code objects of such a thread stay alive.
+ */
+#define STACK_PY_CACHE_SIZE 128		/* direct-mapped */
+
+struct stack_py_entry {
+	void *code;			/* PyCodeObject, a strong reference; NULL: empty */
+	int32_t lasti;			/* PyFrame_GetLasti; -1: by code only (Python < 3.11) */
+	int32_t line;			/* -1 with lasti -1: read from the frame each time */
+	uint32_t file, func;		/* STRING ids */
+};
 
 struct nvtx_cache_entry {
 	uint64_t hash;
@@ -405,6 +432,11 @@ struct tbuf {
 	int64_t w_shape;		/* writer: w_launch's shape index in chunk w_launch_gen; -1 none */
 	int w_full;			/* writer: the ring's last launch is a LAUNCH record (or runs of it) */
 	struct nvtx_cache_entry nvtx_cache[NVTX_CACHE_SIZE];	/* producer (nvtx.c) */
+	struct nvtx_cache_entry stack_names[STACK_NAME_CACHE_SIZE];	/* producer (stacks.c):
+					 * Python file and function names, as nvtx_cache */
+	struct unwind_cache_entry unwind_cache[UNWIND_CACHE_SIZE];	/* producer (stacks.c):
+					 * code addresses' unwind rules */
+	struct stack_py_entry stack_py[STACK_PY_CACHE_SIZE];	/* producer, with the GIL */
 };
 
 /* The registry of every thread ring, newest first. Pushed by app threads, pruned by the writer. */
@@ -669,6 +701,15 @@ void record_reset_after_fork(void) SHIM_HIDDEN;
 /* rec_string_size / rec_string_encode - the STRING record for @len bytes of text. */
 size_t rec_string_size(size_t len) SHIM_HIDDEN;
 void rec_string_encode(void *dst, uint32_t id, const char *s, size_t len) SHIM_HIDDEN;
+/*
+ * rec_meta_take / rec_meta_give - hold the meta stream's lock (take: 0, or -1 when it cannot be
+ * had before the exit's deadline); rec_meta_reserve - while holding it, @size bytes at the end
+ * of the meta stream, or NULL (counted lost). For a module that appends a record in the same
+ * critical section that makes its id findable (stacks.c). Context: any thread.
+ */
+int rec_meta_take(void) SHIM_HIDDEN;
+void rec_meta_give(void) SHIM_HIDDEN;
+void *rec_meta_reserve(size_t size) SHIM_HIDDEN;
 /* rec_string_id_reserve - a string id nobody else gets (0 when the lock cannot be had). */
 uint32_t rec_string_id_reserve(void) SHIM_HIDDEN;
 
@@ -840,6 +881,74 @@ static inline void pm_note_launch(void)
 		pm_claim();
 }
 
+/* ---- Call stacks (stacks.c) ---- */
+
+/*
+ * Which calls get their stack captured, by entry point (filled once by stacks_init; all
+ * STACKS_NEVER with GPUSHIM_STACKS=0): STACKS_ALWAYS every call (host synchronizations,
+ * blocking copies, allocations and frees, module loads), STACKS_SAMPLED one in
+ * GPUSHIM_STACK_SAMPLE of the thread's sampled calls (launches, stream-ordered allocations;
+ * kernel launches also at their kernel's first launch).
+ */
+enum { STACKS_NEVER = 0, STACKS_ALWAYS = 1, STACKS_SAMPLED = 2 };
+extern uint8_t stacks_policy[API__COUNT] SHIM_HIDDEN;
+
+/* stacks_init - the policy table from the configuration. Context: the constructor. */
+void stacks_init(void) SHIM_HIDDEN;
+
+/*
+ * stacks_start - the stack table mapped (or emptied, in a fork child) and the loader thread
+ * started (gpushim-stacks: every call into the dynamic loader stack capture makes), which makes
+ * capture possible: glibc's unwinder loaded (its first backtrace() dlopens libgcc_s: there,
+ * never inside an application's call) and its FDE lookup handed to the cached walk (unwind.c),
+ * the shim's own code located (its frames are left out), the Python API looked up (again each
+ * second while none is found); then captures are allowed. stacks_wait_ready - the first hook
+ * waits for that, at most STACKS_READY_WAIT_MS (captures before it are counted, not made).
+ * Context: shim_start, on the thread starting the writer, after it; may allocate, creates a
+ * thread (once a process).
+ */
+#define STACKS_READY_WAIT_MS 50
+void stacks_start(void) SHIM_HIDDEN;
+void stacks_wait_ready(void) SHIM_HIDDEN;
+
+/*
+ * stacks_writer_pcs - before the STACK @s (@size bytes) goes into the trace: a PC record (and
+ * its STRINGs) through @emit for each of its addresses the trace does not describe yet, as the
+ * loader thread finds them (dl_iterate_phdr, dladdr; never on an application thread), each
+ * answer waited for a bounded time (none in time: that address asked again in a later stack).
+ * Context: the writer thread, draining the meta stream.
+ */
+void stacks_writer_pcs(const struct trace_rec_stack *s, size_t size, tbuf_emit_fn emit)
+	SHIM_HIDDEN;
+
+/*
+ * stacks_writer_ending - the process is ending (exit, a fatal signal, exec): from now on (until
+ * called with 0, after a failed exec) stacks_writer_pcs waits for the loader thread
+ * LOADER_END_WAIT_MS in all, not per address: the ending thread may hold the dynamic loader's
+ * lock for good (a signal or exit() inside dlopen), and the writer must reach END.
+ * Context: the writer thread.
+ */
+void stacks_writer_ending(int is_ending) SHIM_HIDDEN;
+
+/* stacks_note - the NOTE STACKS: settings and counts (trace_format.h). Context: the writer. */
+void stacks_note(void) SHIM_HIDDEN;
+
+/* stacks_reset_after_fork - the child's trace starts with no stacks. Context: atfork child. */
+void stacks_reset_after_fork(void) SHIM_HIDDEN;
+
+/* stacks_sample_slow - stacks_sample's end of a count: 1 when this call is the sampled one. */
+int stacks_sample_slow(struct shim_tls *t) SHIM_HIDDEN;
+
+/* stacks_sample - one more sampled call on the thread: 1 when its stack is to be captured. */
+static inline int stacks_sample(struct shim_tls *t)
+{
+	if (likely(t->stack_left > 1)) {
+		t->stack_left--;
+		return 0;
+	}
+	return stacks_sample_slow(t);
+}
+
 /* ---- Exported aliases ---- */
 
 /*
@@ -880,12 +989,54 @@ struct hook_ctx {
 	uint64_t t0, t1;
 	uint32_t seq;
 	int saved_errno;
+	uint16_t stack_api;		/* nonzero: capture the stack of this call (stacks.c) */
+	uint16_t stack_why;		/* enum trace_call_stack_why */
 };
 
 static inline void hook_begin(struct shim_tls *t, struct hook_ctx *h, int want_corr)
 {
+	h->stack_api = 0;
 	h->seq = want_corr ? rec_next_seq(t) : 0;	/* touches no errno */
 	h->t0 = clock_now_ns();
+}
+
+/*
+ * stacks_capture - the stack of the call @h describes, whose record the thread committed last:
+ * a CALL_STACK record after it (and a STACK, the first time this stack is seen). Never fails
+ * the call: what cannot be captured is counted (NOTE STACKS). May change errno.
+ * Context: app thread inside the hook, after the real call; the Python API only with the GIL;
+ * the meta lock for a stack or Python name not seen before; no allocation of its own.
+ */
+void stacks_capture(struct shim_tls *t, const struct hook_ctx *h) SHIM_HIDDEN;
+
+/* The call recorded through @h is entry point @api: is its stack wanted? */
+static inline void stacks_note_call(struct hook_ctx *h, int api)
+{
+	uint8_t p = stacks_policy[api];
+
+	if (likely(p == STACKS_NEVER))
+		return;
+	if (p == STACKS_ALWAYS) {
+		h->stack_api = (uint16_t)api;
+		h->stack_why = TRACE_CALL_STACK_ALWAYS;
+	} else if (stacks_sample(&shim_tls)) {
+		h->stack_api = (uint16_t)api;
+		h->stack_why = TRACE_CALL_STACK_SAMPLED;
+	}
+}
+
+/* A kernel launch was recorded through @h: sampled, or its kernel's first launch. */
+static inline void stacks_note_launch(struct shim_tls *t, struct hook_ctx *h, int api)
+{
+	if (likely(t->stack_left > 1)) {
+		t->stack_left--;
+		return;
+	}
+	if (stacks_sample_slow(t)) {
+		h->stack_api = (uint16_t)api;
+		h->stack_why = t->stack_first ? TRACE_CALL_STACK_FIRST : TRACE_CALL_STACK_SAMPLED;
+	}
+	t->stack_first = 0;
 }
 
 static inline void hook_end(struct hook_ctx *h)
@@ -896,6 +1047,8 @@ static inline void hook_end(struct hook_ctx *h)
 
 static inline CUresult hook_leave(struct shim_tls *t, struct hook_ctx *h, CUresult res)
 {
+	if (unlikely(h->stack_api))
+		stacks_capture(t, h);
 	errno = h->saved_errno;
 	shim_leave(t);
 	return res;
@@ -909,7 +1062,10 @@ static inline CUresult hook_leave(struct shim_tls *t, struct hook_ctx *h, CUresu
 	CUresult fn params SHIM_HIDDEN;                                                            \
 	CUresult fn params
 
-/* Fill the common part of a thread record begun with rec_begin. */
-#define HOOK_CALL_FILL(r, api, h, res) rec_fill_call(&(r)->call, (api), (h)->t0, (h)->t1, (res), (h)->seq)
+/* Fill the common part of a thread record begun with rec_begin (and see whether its stack is
+ * wanted: a call whose record is not written gets none). */
+#define HOOK_CALL_FILL(r, api, h, res)                                                             \
+	(rec_fill_call(&(r)->call, (api), (h)->t0, (h)->t1, (res), (h)->seq),                      \
+	 stacks_note_call((h), (api)))
 
 #endif /* GPUSHIM_SHIM_H */

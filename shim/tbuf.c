@@ -31,7 +31,7 @@ static size_t round_up_pow2(size_t v)
 }
 
 /* The struct sits in front of the data, in one mapping: one mmap per thread, nothing else. */
-#define TBUF_HEAD_BYTES 4096
+#define TBUF_HEAD_BYTES 16384
 
 static void tbuf_thread_exit(void *p)
 {

@@ -378,6 +378,8 @@ static void emit_meta_buffer(const uint8_t *buf, size_t len)
 
 		if (h->size < sizeof(*h) || h->size > len - off)
 			break;
+		if (h->type == TRACE_REC_STACK)	/* its addresses described before it */
+			stacks_writer_pcs((const void *)h, h->size, emit);
 		emit(NULL, NULL, h, h->size);
 		off += h->size;
 	}
@@ -711,8 +713,10 @@ static void finish_exit(void)
 {
 	uint32_t id;
 
+	stacks_writer_ending(1);
 	atomic_store(&shim.mode, SHIM_ENDED);
 	note_doors();
+	stacks_note();
 	drain_all(1);
 	held_flush();
 	gpucols_flush(w.raw, &w.raw_len, &w.nr_records);
@@ -757,10 +761,12 @@ static void finish_on_signal(int sig)
 	const char *abbrev = sigabbrev_np(sig);
 	char text[48];
 
+	stacks_writer_ending(1);
 	cupti_final_flush();
 	snprintf(text, sizeof(text), "SIG%s (%d)", abbrev ? abbrev : "?", sig);
 	rec_note(TRACE_NOTE_SIGNAL, clock_now_ns(), text);
 	note_doors();
+	stacks_note();
 	drain_all(1);
 	write_end(TRACE_END_SIGNAL);
 	atomic_store(&shim.mode, SHIM_OFF);	/* nothing after END */
@@ -780,6 +786,7 @@ static void park_for_exec(void)
 	uint32_t mark_seq;
 	int n, gen = atomic_load(&w.exec_gen);
 
+	stacks_writer_ending(1);
 	cupti_final_flush();
 	rec_note(TRACE_NOTE_EXEC, clock_now_ns(), w.exec_path);
 	drain_all(1);
@@ -797,6 +804,7 @@ static void park_for_exec(void)
 		futex_wait_ms(&w.exec_waiters, n, 100);
 
 	/* Still here: exec failed (or the process is ending otherwise). Take the END back. */
+	stacks_writer_ending(0);
 	if (!w.is_failed) {
 		int ret = tfile_truncate(mark_off);
 
@@ -930,12 +938,15 @@ static void *writer_main(void *arg)
 		}
 		stopping = atomic_load(&w.stop);
 		is_off = atomic_load(&shim.mode) == SHIM_OFF;
+		if (stopping)
+			stacks_writer_ending(1);
 		drain_all(stopping);
 		now = clock_now_ns();
 		if (is_off) {
 			rec_note(TRACE_NOTE_DISABLED, now,
 				 shim.disable_reason ? shim.disable_reason : "disabled");
 			note_doors();
+			stacks_note();
 			drain_all(1);
 			write_end(TRACE_END_DISABLED);
 			break;

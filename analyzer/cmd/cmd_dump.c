@@ -10,11 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "uthash.h"
+
 #include "cmds.h"
 #include "output/output.h"
 #include "trace/trace_fields.h"
 #include "trace/trace_reader.h"
 #include "util/util.h"
+
+/* A native address a PC record described: shown as symbol+offset, or module+offset. */
+struct pc_name {
+	UT_hash_handle hh;
+	uint64_t pc;
+	struct trace_rec_pc rec;
+};
 
 struct names {
 	char **str;			/* STRING id -> text */
@@ -22,6 +31,7 @@ struct names {
 	size_t nr_defs;			/* STRING records taken */
 	uint32_t *api;			/* API_DEF id -> STRING id */
 	size_t nr_api, cap_api;
+	struct pc_name *pcs;		/* by address */
 };
 
 static const char *name_of(const struct names *n, uint32_t id)
@@ -53,7 +63,96 @@ static void learn(struct names *n, const struct trace_record *r)
 			n->nr_api = (size_t)d->api + 1;
 		}
 		n->api[d->api] = d->name;
+	} else if (r->type == TRACE_REC_PC) {
+		const struct trace_rec_pc *p = r->rec;
+		struct pc_name *e;
+
+		HASH_FIND(hh, n->pcs, &p->pc, sizeof(p->pc), e);
+		if (e)
+			return;
+		e = xcalloc(1, sizeof(*e));
+		e->pc = p->pc;
+		e->rec = *p;
+		HASH_ADD(hh, n->pcs, pc, sizeof(e->pc), e);
 	}
+}
+
+/* How a native frame reads: symbol+0xN, module+0xN (the file's name), or the address. */
+static void frame_text(const struct names *n, uint64_t pc, char *buf, size_t cap)
+{
+	struct pc_name *e;
+	const char *s, *slash;
+
+	HASH_FIND(hh, n->pcs, &pc, sizeof(pc), e);
+	if (e && (s = name_of(n, e->rec.symbol))) {
+		snprintf(buf, cap, "%s+0x%x", s, e->rec.sym_offset);
+	} else if (e && (s = name_of(n, e->rec.module))) {
+		slash = strrchr(s, '/');
+		snprintf(buf, cap, "%s+0x%" PRIx64, slash ? slash + 1 : s, e->rec.offset);
+	} else {
+		snprintf(buf, cap, "0x%" PRIx64, pc);
+	}
+}
+
+/* A STACK's frames on the text line: native ones, then Python's, innermost first. */
+static void frames_text(const struct names *n, const struct trace_rec_stack *s)
+{
+	const struct trace_stack_py *py = trace_stack_py(s);
+	const uint64_t *pc = trace_stack_pcs(s);
+	char buf[64];
+	uint16_t i;
+
+	printf(" native=[");
+	for (i = 0; i < s->nr_native; i++) {
+		frame_text(n, pc[i], buf, sizeof(buf));
+		printf("%s", i ? " " : "");
+		print_clean(stdout, buf, 200);
+	}
+	printf("] python=[");
+	for (i = 0; i < s->nr_python; i++) {
+		const char *file = name_of(n, py[i].file), *func = name_of(n, py[i].func);
+
+		printf("%s", i ? " " : "");
+		print_clean(stdout, file ? file : "?", 400);
+		printf(":%d:", py[i].line);
+		print_clean(stdout, func ? func : "?", 200);
+	}
+	printf("]");
+}
+
+static void frames_json(const struct names *n, struct json *j, const struct trace_rec_stack *s)
+{
+	const struct trace_stack_py *py = trace_stack_py(s);
+	const uint64_t *pc = trace_stack_pcs(s);
+	char buf[64];
+	uint16_t i;
+
+	json_array_begin(j, "native");
+	for (i = 0; i < s->nr_native; i++) {
+		struct pc_name *e;
+
+		HASH_FIND(hh, n->pcs, &pc[i], sizeof(pc[i]), e);
+		json_object_begin(j, NULL);
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc[i]);
+		json_str(j, "pc", buf);
+		json_str(j, "symbol", e ? name_of(n, e->rec.symbol) : NULL);
+		json_str(j, "module", e ? name_of(n, e->rec.module) : NULL);
+		if (e) {
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, e->rec.offset);
+			json_str(j, "offset", buf);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_array_begin(j, "python");
+	for (i = 0; i < s->nr_python; i++) {
+		json_object_begin(j, NULL);
+		json_str(j, "file", name_of(n, py[i].file));
+		json_str(j, "func", name_of(n, py[i].func));
+		json_i64(j, "line", py[i].line);
+		json_object_end(j);
+	}
+	json_array_end(j);
 }
 
 static double get_f32(const uint8_t *p)
@@ -106,7 +205,7 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 
 		if ((size_t)f[i].offset + f[i].size > r->size)
 			continue;	/* an older, shorter record (grown at the tail since) */
-		v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
+		v = f[i].size ? get_uint(q, f[i].size > 8 ? 8 : f[i].size) : 0;
 		switch (f[i].kind) {
 		case TRACE_FIELD_X:
 			printf(" %s=0x%" PRIx64, f[i].name, v);
@@ -138,6 +237,9 @@ static void dump_text(const struct names *n, const struct trace_record *r, uint6
 			break;
 		case TRACE_FIELD_F32:
 			printf(" %s=%.2f", f[i].name, get_f32(q));
+			break;
+		case TRACE_FIELD_FRAMES:
+			frames_text(n, r->rec);
 			break;
 		case TRACE_FIELD_TEXT: {
 			char *t = xstrndup((const char *)p + sizeof(struct trace_rec_string),
@@ -183,7 +285,7 @@ static void dump_json(const struct names *n, const struct trace_record *r)
 
 		if ((size_t)f[i].offset + f[i].size > r->size)
 			continue;	/* an older, shorter record (grown at the tail since) */
-		v = get_uint(q, f[i].size > 8 ? 8 : f[i].size);
+		v = f[i].size ? get_uint(q, f[i].size > 8 ? 8 : f[i].size) : 0;
 		switch (f[i].kind) {
 		case TRACE_FIELD_X:
 			snprintf(key, sizeof(key), "0x%" PRIx64, v);
@@ -212,6 +314,9 @@ static void dump_json(const struct names *n, const struct trace_record *r)
 			break;
 		case TRACE_FIELD_F32:
 			json_double(&j, f[i].name, get_f32(q), 3);
+			break;
+		case TRACE_FIELD_FRAMES:
+			frames_json(n, &j, r->rec);
 			break;
 		case TRACE_FIELD_TEXT:
 			json_u64(&j, f[i].name, v);
@@ -244,6 +349,7 @@ int cmd_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct pc_name *pe, *ptmp;
 	struct names names;
 	struct trace_reader rd;
 	struct trace_record r;
@@ -298,6 +404,10 @@ int cmd_dump(int argc, char **argv)
 		print_clean(stderr, argv[optind], 4096);
 		fprintf(stderr, " is truncated after %llu chunks (no END record)\n",
 			(unsigned long long)rd.nr_chunks);
+	}
+	HASH_ITER(hh, names.pcs, pe, ptmp) {
+		HASH_DEL(names.pcs, pe);
+		free(pe);
 	}
 	for (i = 0; i < names.nr_str; i++)
 		free(names.str[i]);

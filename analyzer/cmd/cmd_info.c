@@ -44,6 +44,8 @@ static const char *note_kind(uint32_t k)
 		return "clock";
 	case TRACE_NOTE_MODE:
 		return "mode";
+	case TRACE_NOTE_STACKS:
+		return "stacks";
 	default:
 		return "note";
 	}

@@ -290,6 +290,28 @@ static const struct trace_field f_nvtx_end[] = {
 	F(trace_rec_nvtx_end, id, U),
 };
 
+static const struct trace_field f_stack[] = {
+	F(trace_rec_stack, id, U),
+	F(trace_rec_stack, nr_native, U),
+	F(trace_rec_stack, nr_python, U),
+	F(trace_rec_stack, flags, X),
+	{ "frames", sizeof(struct trace_rec_stack), 0, TRACE_FIELD_FRAMES },
+};
+static const struct trace_field f_pc[] = {
+	F(trace_rec_pc, pc, X),
+	F(trace_rec_pc, offset, X),
+	F(trace_rec_pc, module, STR),
+	F(trace_rec_pc, build_id, STR),
+	F(trace_rec_pc, symbol, STR),
+	F(trace_rec_pc, sym_offset, X),
+};
+static const struct trace_field f_call_stack[] = {
+	F(trace_rec_call_stack, stack, STACK),
+	F(trace_rec_call_stack, api, API),
+	F(trace_rec_call_stack, why, U),
+	F(trace_rec_call_stack, seq, U),
+};
+
 #define FIELDS(t, arr)                                                                             \
 	case t:                                                                                    \
 		*n = sizeof(arr) / sizeof(arr[0]);                                                 \
@@ -333,6 +355,9 @@ const struct trace_field *trace_record_fields(uint16_t type, size_t *n)
 		FIELDS(TRACE_REC_NVTX_MARK, f_nvtx_range);
 		FIELDS(TRACE_REC_NVTX_POP, f_nvtx_end);
 		FIELDS(TRACE_REC_NVTX_END, f_nvtx_end);
+		FIELDS(TRACE_REC_STACK, f_stack);
+		FIELDS(TRACE_REC_PC, f_pc);
+		FIELDS(TRACE_REC_CALL_STACK, f_call_stack);
 	default:
 		*n = 0;
 		return NULL;

@@ -20,6 +20,8 @@ enum trace_field_kind {
 	TRACE_FIELD_U16X3,		/* three uint16_t */
 	TRACE_FIELD_TEXT,		/* STRING payload: len bytes after the struct */
 	TRACE_FIELD_F32,		/* IEEE float, 4 bytes */
+	TRACE_FIELD_FRAMES,		/* STACK payload: its frames after the struct */
+	TRACE_FIELD_STACK,		/* a STACK id (4 bytes) */
 };
 
 struct trace_field {

@@ -251,6 +251,13 @@ static int load_chunk(struct trace_reader *rd)
 
 /* ---- Records ---- */
 
+/* Do a STACK's frames fit in it (its size checked against the struct already)? */
+static int stack_fits(const struct trace_rec_stack *s)
+{
+	return s->nr_native <= TRACE_STACK_MAX_FRAMES && s->nr_python <= TRACE_STACK_MAX_FRAMES &&
+	       TRACE_STACK_BYTES(s->nr_native, s->nr_python) <= s->hdr.size;
+}
+
 int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 {
 	for (;;) {
@@ -301,6 +308,14 @@ int trace_reader_next(struct trace_reader *rd, struct trace_record *out)
 					   "%u-byte record",
 					   rd->chunk_seq, rd->pos,
 					   ((const struct trace_rec_string *)h)->len, h->size);
+		if (h->type == TRACE_REC_STACK && !stack_fits((const void *)h))
+			return reader_fail(rd, -EPROTO, rd->chunk_off,
+					   "chunk %u, record offset %zu: stack of %u native and %u "
+					   "Python frames in a %u-byte record (at most %u each)",
+					   rd->chunk_seq, rd->pos,
+					   ((const struct trace_rec_stack *)h)->nr_native,
+					   ((const struct trace_rec_stack *)h)->nr_python, h->size,
+					   TRACE_STACK_MAX_FRAMES);
 		memset(out, 0, sizeof(*out));
 		out->rec = h;
 		out->type = h->type;

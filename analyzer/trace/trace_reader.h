@@ -137,6 +137,20 @@ static inline int trace_id_plausible(uint32_t id, size_t defined)
 	return id && id < (1u << 26) && id <= 2 * (uint64_t)defined + 65536;
 }
 
+/*
+ * trace_stack_pcs / trace_stack_py - the native addresses (nr_native) and Python frames
+ * (nr_python) of a STACK record the reader handed out: it checked that they fit.
+ */
+static inline const uint64_t *trace_stack_pcs(const struct trace_rec_stack *s)
+{
+	return (const uint64_t *)(s + 1);
+}
+
+static inline const struct trace_stack_py *trace_stack_py(const struct trace_rec_stack *s)
+{
+	return (const struct trace_stack_py *)(trace_stack_pcs(s) + s->nr_native);
+}
+
 /* The smallest size a record of @type may have; 0 for types this reader does not know. */
 uint16_t trace_record_min_size(uint16_t type);
 

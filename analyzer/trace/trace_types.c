@@ -53,6 +53,9 @@ const struct trace_type trace_types[TRACE_NR_TYPES] = {
 	TYPE(TRACE_REC_NVTX_START, trace_rec_nvtx_range, 1, "nvtx_start"),
 	TYPE(TRACE_REC_NVTX_END, trace_rec_nvtx_end, 1, "nvtx_end"),
 	TYPE(TRACE_REC_NVTX_MARK, trace_rec_nvtx_range, 1, "nvtx_mark"),
+	TYPE(TRACE_REC_STACK, trace_rec_stack, 0, "stack"),
+	TYPE(TRACE_REC_PC, trace_rec_pc, 0, "pc"),
+	TYPE(TRACE_REC_CALL_STACK, trace_rec_call_stack, 1, "call_stack"),
 };
 
 uint16_t trace_record_min_size(uint16_t type)

@@ -45,7 +45,7 @@
 
 #define TRACE_MAGIC		"GPUSHIM"	/* 8 bytes with the NUL */
 #define TRACE_VERSION_MAJOR	1
-#define TRACE_VERSION_MINOR	8
+#define TRACE_VERSION_MINOR	9
 #define TRACE_CHUNK_MAGIC	0x4b484347u	/* "GCHK" little-endian */
 
 /* Limits a reader enforces before trusting a length (and the writer never exceeds). */
@@ -126,11 +126,14 @@ enum trace_rec_type {
 	TRACE_REC_PM_CONFIG	= 40,	/* (1.1) meta: hardware-counter sampling set-up of a device */
 	TRACE_REC_PM_SAMPLE	= 41,	/* (1.1) meta: one counter sample interval */
 	TRACE_REC_NVTX_DOMAIN	= 42,	/* (1.6) meta: an NVTX domain's id and name */
+	TRACE_REC_STACK		= 43,	/* (1.9) meta: a call stack, interned */
+	TRACE_REC_PC		= 44,	/* (1.9) meta: where a native frame's address lies */
 	TRACE_REC_NVTX_PUSH	= 48,	/* (1.6) thread: an NVTX range pushed on this thread */
 	TRACE_REC_NVTX_POP	= 49,	/* (1.6) thread: the innermost range of a domain popped */
 	TRACE_REC_NVTX_START	= 50,	/* (1.6) thread: an NVTX start/end range started */
 	TRACE_REC_NVTX_END	= 51,	/* (1.6) thread: ... ended (on any thread) */
 	TRACE_REC_NVTX_MARK	= 52,	/* (1.6) thread: an NVTX instant */
+	TRACE_REC_CALL_STACK	= 53,	/* (1.9) thread: the stack of the call just recorded */
 };
 
 struct trace_rec_hdr {
@@ -293,6 +296,8 @@ enum trace_note_kind {
 					 * "full", "host", or "sampled: GPU timestamps for T ms every
 					 * P ms" (then each window is a CUPTI_ON note, "sampled window
 					 * N", and its end a CUPTI_OFF note, "sampled window N ends") */
+	TRACE_NOTE_STACKS = 13,		/* (1.9) at the end: call-stack capture's settings and
+					 * counts (see "Call stacks" below) */
 };
 
 struct trace_rec_note {
@@ -834,5 +839,107 @@ struct trace_rec_nvtx_end {
 	uint64_t id;			/* END: what START returned; POP: the domain */
 };
 _Static_assert(sizeof(struct trace_rec_nvtx_end) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* ---- Call stacks (1.9) ---- */
+
+/*
+ * The shim captures the stack of the calls that cost time and are few: host synchronizations
+ * (context, stream, event), blocking copies (the entry points without TRACE_API_ASYNC),
+ * allocations and frees (stream-ordered ones sampled as launches are), module and library loads,
+ * the first launch of each kernel, and every Nth launch of a thread (N: GPUSHIM_STACK_SAMPLE).
+ *
+ * STACK (meta) defines a stack once per trace, before the first CALL_STACK that names it: its
+ * native frames, then, in a CPython process whose calling thread held the GIL, its Python
+ * frames, each innermost first. Native frames are return addresses (the first is the return
+ * address into the code that called the CUDA entry point; the shim's own frames are left out):
+ * look an address up at pc - 1, the call instruction. Python frames name their code's file and
+ * function (co_qualname from 3.11, co_name before) by STRING ids and the line being executed.
+ *
+ * PC (meta) says where a native frame's address lies, once per distinct address, before the
+ * first STACK that holds it: the module (path and GNU build-id, as STRING ids), the address in
+ * the module's own ELF address space (the address less the module's load bias: what
+ * `addr2line -e MODULE` takes), and the nearest dynamic symbol below it (dladdr), when the
+ * module exports one. An address in no loaded module (JIT code, a library unloaded before the
+ * writer looked) has module 0. An address may have no PC record: the shim waits a bounded time
+ * for the dynamic loader (its lock can be held for good by a thread ending the process inside
+ * dlopen) and asks again only for a later stack that holds the address.
+ *
+ * CALL_STACK (thread) follows the call record it belongs to in its thread's records, stamped
+ * with that call's start time (its dt_ns is 0 after the call): the call is the thread's record
+ * with the same start time and entry point (api), and, when seq is nonzero, the same seq - so a
+ * launch written as LAUNCH_REPEAT, a run or refs is found as the LAUNCH it stands for. A call
+ * whose record was lost has no CALL_STACK; a CALL_STACK whose call is not found is ignored.
+ *
+ * NOTE STACKS, once at the end, in this form:
+ *   "off" (GPUSHIM_STACKS=0), or
+ *   "depth D, launches 1 in N; captured C, python P, no GIL G, failed F (not ready R, table
+ *    full T, names S, lost L)"
+ * where N 0 means first launches only; C counts CALL_STACKs written, P those with Python
+ * frames read, G captures in a Python process whose thread did not hold the GIL (their stacks
+ * carry TRACE_STACK_NO_GIL and no Python frames), F captures that could not be made and wrote
+ * no CALL_STACK: before the shim was ready to unwind (R), the stack table full (T), Python
+ * names beyond the shim's budget (S), the record dropped from a full ring (L; also in LOST).
+ */
+#define TRACE_STACK_MAX_FRAMES	64	/* of each kind in one STACK */
+
+enum trace_stack_flags {
+	TRACE_STACK_NATIVE_CUT = 1u << 0,	/* the native stack was deeper than kept */
+	TRACE_STACK_PYTHON_CUT = 1u << 1,	/* the Python stack was deeper than kept */
+	TRACE_STACK_PYTHON = 1u << 2,		/* Python frames were read (none: no Python code
+						 * was running on the thread) */
+	TRACE_STACK_NO_GIL = 1u << 3,		/* a CPython process, but the thread did not hold
+						 * the GIL: Python frames not read */
+};
+
+struct trace_rec_stack {
+	struct trace_rec_hdr hdr;
+	uint32_t id;			/* 1, 2, ... in order of definition; CALL_STACK.stack */
+	uint16_t nr_native;		/* <= TRACE_STACK_MAX_FRAMES */
+	uint16_t nr_python;		/* <= TRACE_STACK_MAX_FRAMES */
+	uint32_t flags;			/* enum trace_stack_flags */
+	uint32_t _pad;
+	/* uint64_t pc[nr_native]; struct trace_stack_py py[nr_python]; */
+};
+_Static_assert(sizeof(struct trace_rec_stack) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+struct trace_stack_py {
+	uint32_t file;			/* STRING id of co_filename */
+	uint32_t func;			/* STRING id of co_qualname (co_name before Python 3.11) */
+	int32_t line;			/* the line being executed; -1 unknown */
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_stack_py) == 16, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+/* The size of a STACK record with @nat native and @py Python frames. */
+#define TRACE_STACK_BYTES(nat, py)                                                                 \
+	(sizeof(struct trace_rec_stack) + (size_t)(nat) * sizeof(uint64_t) +                       \
+	 (size_t)(py) * sizeof(struct trace_stack_py))
+
+struct trace_rec_pc {
+	struct trace_rec_hdr hdr;
+	uint64_t pc;			/* as in STACK records */
+	uint64_t offset;		/* pc less the module's load bias; 0 when module is 0 */
+	uint32_t module;		/* STRING id of the module's path; 0: in no loaded module */
+	uint32_t build_id;		/* STRING id of its GNU build-id, lowercase hex; 0: none */
+	uint32_t symbol;		/* STRING id of the nearest dynamic symbol below; 0: none */
+	uint32_t sym_offset;		/* pc - that symbol's address */
+};
+_Static_assert(sizeof(struct trace_rec_pc) == 40, "on-disk ABI: bump TRACE_VERSION_MAJOR");
+
+enum trace_call_stack_why {
+	TRACE_CALL_STACK_ALWAYS = 0,	/* a kind of call whose every stack is captured */
+	TRACE_CALL_STACK_FIRST = 1,	/* the first launch of its kernel in the process */
+	TRACE_CALL_STACK_SAMPLED = 2,	/* one in N launches (or stream-ordered allocations) */
+};
+
+struct trace_rec_call_stack {
+	struct trace_rec_hdr hdr;	/* dt_ns -> the call's start time */
+	uint32_t stack;			/* STACK id */
+	uint16_t api;			/* the call's API_DEF id */
+	uint16_t why;			/* enum trace_call_stack_why */
+	uint32_t seq;			/* the call's seq; 0 for calls without one */
+	uint32_t _pad;
+};
+_Static_assert(sizeof(struct trace_rec_call_stack) == 24, "on-disk ABI: bump TRACE_VERSION_MAJOR");
 
 #endif /* GPUSHIM_TRACE_FORMAT_H */

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A process that forks after CUDA use: parent and child each write their own trace, each with
 # only its own launches; the child's is marked as forked and names its parent. With CUPTI the
-# parent's GPU records are its own and the child's trace is host-only.
+# parent's GPU records are its own and the child's trace is host-only. Children forked while the
+# writer symbolizes call stacks (inside the loader) each leave a complete trace too.
 . "$(dirname "$0")/lib.sh"
 
 run_plain "$WORK/plain.txt" fork
@@ -71,3 +72,31 @@ for t in "$@"; do
 done
 expect "worker pool: workers with all 2000 launches" "$workers" 4
 echo "ok: a worker pool ending in _exit"
+
+# Call stacks: forks while the shim symbolizes addresses (shim/stacks.c).
+# tests/fake_cuda/slow_phdr.c keeps the shim inside dl_iterate_phdr (glibc's lock held) while
+# it describes each new address; a child forked then must still capture, describe its own
+# stacks' addresses and leave a complete trace (before: such a child's writer hung there, and
+# it had no trace).
+cd "$WORK"
+mkdir forks
+"$STACK_CLIENT" forks 12 >forks.plain
+LD_PRELOAD="$GPUSHIM_SHIM $SLOW_PHDR_LIB" GPUSHIM_OUTPUT="$WORK/forks/f-%p.trace" \
+	timeout -s KILL 120 "$STACK_CLIENT" forks 12 >forks.out 2>forks.err ||
+	fail "forks: the client failed: $(cat forks.out forks.err)"
+cmp forks.plain forks.out || fail "forks: output changed: $(cat forks.out)"
+set -- "$WORK"/forks/f-*.trace
+expect "forks: traces" "$#" 13
+children=0
+for t in "$@"; do
+	expect "forks: $(basename "$t") complete" \
+		"$("$GPUSHIM_BIN" info --format json "$t" | jq -r .complete)" true
+	# each child's own stack symbolized in its trace: the loader usable there
+	"$GPUSHIM_BIN" info --format json "$t" | jq -e .forked >/dev/null || continue
+	"$GPUSHIM_BIN" dump --format jsonl "$t" >f.jsonl
+	expect "forks: $(basename "$t") symbolized" "$(jq -rs '[.[] | select(.type == "pc" and
+		.symbol_str == "stack_inner")] | length' f.jsonl)" 1
+	children=$((children + 1))
+done
+expect "forks: children" "$children" 12
+echo "ok: 12 forks while the shim symbolized stacks, a complete and symbolized trace each"

@@ -4,7 +4,8 @@
  * chunks, zstd frames, records), the model and its joins, statistics, attribution with gaps,
  * the text and JSON reports, the Chrome export, and a diff of the input against itself; the
  * streamed analysis (analyze_stream), whose JSON report must equal the whole model's; and the
- * HTML report with its timeline, fed through the analysis driver's tap.
+ * HTML report with its timeline, fed through the analysis driver's tap; and every STACK
+ * record's frames, read as gpushim dump reads them.
  * Output goes to /dev/null; what matters is that nothing crashes, hangs or trips a sanitizer.
  * An input starting with byte 0x01 is raw record bytes: the harness wraps them in a valid
  * header and zstd chunk, so mutations reach the record decoder instead of dying in zstd
@@ -91,6 +92,29 @@ static void check_html(const char *path)
 	free(tl);
 }
 
+/* Every STACK's frames, as gpushim dump reads them: the reader checked that they fit. */
+static void touch_stacks(const char *path)
+{
+	struct trace_reader rd;
+	struct trace_record r;
+	volatile uint64_t sum = 0;
+	uint16_t i;
+
+	if (trace_reader_open(&rd, path) < 0)
+		return;
+	while (trace_reader_next(&rd, &r) > 0) {
+		const struct trace_rec_stack *st = r.rec;
+
+		if (r.type != TRACE_REC_STACK)
+			continue;
+		for (i = 0; i < st->nr_native; i++)
+			sum += trace_stack_pcs(st)[i];
+		for (i = 0; i < st->nr_python; i++)
+			sum += (uint64_t)trace_stack_py(st)[i].line + trace_stack_py(st)[i].file;
+	}
+	trace_reader_close(&rd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct trace_reader rd;
@@ -128,6 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd_mem);
+	touch_stacks(path);
 	if (trace_reader_open(&rd, path) == 0) {
 		if (model_load(&m, &rd) == 0) {
 			struct replay *rp;

@@ -1096,6 +1096,129 @@ static void test_bomb(void)
 }
 
 /* A file that cannot be read has no offset to name: its error reads as the system's. */
+/* A STACK of @nat native and @py Python frames (addresses 0x1000 + i, files and functions
+ * STRING 1 and 2, lines 10 + i) with id @id, in @buf; its size. */
+static size_t stack_rec(uint64_t *buf, uint32_t id, uint16_t nat, uint16_t py)
+{
+	struct trace_rec_stack *s = (void *)buf;
+	struct trace_stack_py *f;
+	uint64_t *pc = (uint64_t *)(s + 1);
+	size_t size = TRACE_STACK_BYTES(nat, py);
+	uint16_t i;
+
+	memset(buf, 0, size);
+	s->hdr.type = TRACE_REC_STACK;
+	s->hdr.size = (uint16_t)size;
+	s->id = id;
+	s->nr_native = nat;
+	s->nr_python = py;
+	s->flags = py ? TRACE_STACK_PYTHON : 0;
+	for (i = 0; i < nat; i++)
+		pc[i] = 0x1000 + i;
+	f = (struct trace_stack_py *)(pc + nat);
+	for (i = 0; i < py; i++) {
+		f[i].file = 1;
+		f[i].func = 2;
+		f[i].line = 10 + i;
+	}
+	return size;
+}
+
+/* STACK, PC and CALL_STACK (1.9): read back as written; frames that do not fit refused. */
+static void test_stacks(void)
+{
+	uint64_t buf[TRACE_STACK_BYTES(TRACE_STACK_MAX_FRAMES + 1, 2) / 8 + 1];
+	const struct trace_rec_call_stack *cs = NULL;
+	const struct trace_rec_stack *st = NULL;
+	struct trace_rec_call_stack c;
+	struct trace_rec_sync sync;
+	struct trace_rec_pc pc;
+	struct trace_reader rd;
+	struct trace_record r;
+	uint64_t sync_ts = 0, cs_ts = 0;
+	size_t size;
+	struct tb t;
+	int ret;
+
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(&t, 1, "train.py");
+	tb_string(&t, 2, "step");
+	memset(&pc, 0, sizeof(pc));
+	pc.hdr.type = TRACE_REC_PC;
+	pc.hdr.size = sizeof(pc);
+	pc.pc = 0x1000;
+	tb_rec(&t, &pc, sizeof(pc));
+	tb_rec(&t, buf, stack_rec(buf, 1, 3, 2));
+	tb_block(&t, 7, 0, 1000);
+	memset(&sync, 0, sizeof(sync));
+	tb_call(&sync.call, TRACE_REC_SYNC, sizeof(sync), 50, 3, 10, 0, 0);
+	tb_rec(&t, &sync, sizeof(sync));
+	memset(&c, 0, sizeof(c));
+	c.hdr.type = TRACE_REC_CALL_STACK;
+	c.hdr.size = sizeof(c);
+	c.stack = 1;
+	c.api = 3;
+	tb_rec(&t, &c, sizeof(c));
+	tb_flush(&t);
+	CHECK_EQ(trace_reader_open(&rd, tb_write(&t, "stacks.trace", 0)), 0);
+	while ((ret = trace_reader_next(&rd, &r)) > 0) {
+		if (r.type == TRACE_REC_STACK) {
+			st = r.rec;
+			CHECK(!r.is_thread);
+			CHECK_EQ(st->nr_native, 3);
+			CHECK_EQ(st->nr_python, 2);
+			CHECK_EQ(trace_stack_pcs(st)[2], 0x1002);
+			CHECK_EQ(trace_stack_py(st)[1].line, 11);
+			CHECK_EQ(trace_stack_py(st)[1].func, 2);
+		} else if (r.type == TRACE_REC_SYNC) {
+			sync_ts = r.ts_ns;
+		} else if (r.type == TRACE_REC_CALL_STACK) {
+			CHECK(r.is_thread);
+			cs = r.rec;
+			cs_ts = r.ts_ns;
+			CHECK_EQ(cs->stack, 1);
+		}
+	}
+	CHECK_EQ(ret, 0);
+	CHECK(st && cs);
+	CHECK_EQ(sync_ts, 1050);
+	CHECK_EQ(cs_ts, sync_ts);	/* stamped with its call's start */
+	trace_reader_close(&rd);
+	tb_free(&t);
+
+	/* More frames than the record holds. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	size = stack_rec(buf, 1, 3, 2);
+	((struct trace_rec_stack *)buf)->nr_native = 5;
+	tb_rec(&t, buf, size);
+	tb_flush(&t);
+	expect_error("stack_over.trace", &t, "stack of 5 native and 2 Python frames in a 80-byte");
+	tb_free(&t);
+
+	/* More frames than a stack may have, however big the record. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_rec(&t, buf, stack_rec(buf, 1, TRACE_STACK_MAX_FRAMES + 1, 0));
+	tb_flush(&t);
+	expect_error("stack_deep.trace", &t, "stack of 65 native");
+	tb_free(&t);
+
+	/* A STACK smaller than its struct. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	stack_rec(buf, 1, 0, 0);
+	((struct trace_rec_stack *)buf)->hdr.size = 16;
+	tb_rec(&t, buf, 16);
+	tb_flush(&t);
+	expect_error("stack_small.trace", &t, "stack record of 16 bytes");
+	tb_free(&t);
+
+	/* A CALL_STACK outside a thread block. */
+	tb_init(&t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_rec(&t, &c, sizeof(c));
+	tb_flush(&t);
+	expect_error("call_stack_noblock.trace", &t, "call_stack record outside a thread block");
+	tb_free(&t);
+}
+
 static void test_missing_file(void)
 {
 	struct trace_reader rd;
@@ -1120,6 +1243,7 @@ int main(void)
 	RUN(test_launch_refs);
 	RUN(test_gpu_runs);
 	RUN(test_bomb);
+	RUN(test_stacks);
 	RUN(test_missing_file);
 	return TEST_RESULT();
 }
