@@ -137,13 +137,12 @@ static uint64_t env_ns(const char *name, uint64_t dflt)
 /* When the fake GPU runs an operation queued now: one at a time, in order. */
 static void gpu_slot(uint64_t *start, uint64_t *end)
 {
-	static uint64_t op_ns;
+	static uint64_t op_ns;		/* under lock */
 	uint64_t t = now() + GPU_QUEUE_NS;
 
+	pthread_mutex_lock(&lock);
 	if (!op_ns)
 		op_ns = env_ns("FAKE_CUPTI_OP_NS", GPU_OP_NS);
-
-	pthread_mutex_lock(&lock);
 	*start = t > gpu_free_at ? t : gpu_free_at + GPU_QUEUE_NS;
 	*end = *start + op_ns;
 	gpu_free_at = *end;
