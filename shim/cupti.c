@@ -374,7 +374,6 @@ struct window_edge {
 static struct window_edge edges[WINDOW_EDGES];
 static uint32_t nr_edges;	/* closes met; the last is edges[(nr_edges - 1) % WINDOW_EDGES] */
 static uint64_t window_open_ns;	/* when the window now open (or last open) opened */
-static _Atomic uint64_t nr_window_dropped;
 
 /* Whether a GPU record is dropped at a window's edge (above). Writer thread. */
 static int window_drops(uint64_t start, uint64_t end, int is_graph)
@@ -393,7 +392,6 @@ static int window_drops(uint64_t start, uint64_t end, int is_graph)
 			continue;
 		}
 		e->nr_dropped++;
-		atomic_fetch_add(&nr_window_dropped, 1);
 		return 1;
 	}
 	return 0;
@@ -708,6 +706,19 @@ static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
 	return id;
 }
 
+/*
+ * Whether an operation's record is kept: it has both timestamps (else counted in
+ * stats.nr_zero_ts) and no window's edge drops it (window_drops). Writer thread.
+ */
+static int op_kept(uint64_t start, uint64_t end, uint32_t graph_id)
+{
+	if (!start || !end) {
+		stats.nr_zero_ts++;
+		return 0;
+	}
+	return !window_drops(start, end, graph_id != 0);
+}
+
 static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx)
 {
 	switch ((int)a->kind) {
@@ -716,11 +727,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityKernel10 *k = (const void *)a;
 		struct trace_rec_gpu_kernel r;
 
-		if (!k->start || !k->end) {
-			stats.nr_zero_ts++;
-			return;
-		}
-		if (window_drops(k->start, k->end, k->graphId != 0))
+		if (!op_kept(k->start, k->end, k->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_KERNEL;
@@ -750,11 +757,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityMemcpy6 *m = (const void *)a;
 		struct trace_rec_gpu_memcpy r;
 
-		if (!m->start || !m->end) {
-			stats.nr_zero_ts++;
-			return;
-		}
-		if (window_drops(m->start, m->end, m->graphId != 0))
+		if (!op_kept(m->start, m->end, m->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMCPY;
@@ -779,11 +782,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityMemcpyPtoP4 *m = (const void *)a;
 		struct trace_rec_gpu_memcpy r;
 
-		if (!m->start || !m->end) {
-			stats.nr_zero_ts++;
-			return;
-		}
-		if (window_drops(m->start, m->end, m->graphId != 0))
+		if (!op_kept(m->start, m->end, m->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMCPY;
@@ -810,11 +809,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityMemset4 *m = (const void *)a;
 		struct trace_rec_gpu_memset r;
 
-		if (!m->start || !m->end) {
-			stats.nr_zero_ts++;
-			return;
-		}
-		if (window_drops(m->start, m->end, m->graphId != 0))
+		if (!op_kept(m->start, m->end, m->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMSET;
@@ -899,11 +894,10 @@ static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx)
  */
 static void window_close(void)
 {
-	char text[48];
-	size_t i;
-
 	struct window_edge *e = &edges[nr_edges++ % WINDOW_EDGES];
 	uint64_t now = clock_now_ns();
+	char text[48];
+	size_t i;
 
 	snprintf(text, sizeof(text), "sampled window %u ends", window_nr);
 	rec_note(TRACE_NOTE_CUPTI_OFF, now, text);

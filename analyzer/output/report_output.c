@@ -85,6 +85,12 @@ size_t report_table_rows(size_t nr, size_t top, size_t dflt)
 	return nr < max ? nr : max;
 }
 
+/* How much of the communication kernels' time other kernels overlapped, in percent. */
+static double comm_overlap_pct(const struct s_gpu *g)
+{
+	return g->comm_ns ? 100.0 * (double)g->comm_overlap_ns / (double)g->comm_ns : 0.0;
+}
+
 /* The table's last line when rows were left out: how many. */
 static void table_more(FILE *f, size_t nr, size_t shown)
 {
@@ -266,8 +272,7 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 				   "%.1f%% of it overlapped by other kernels, %s exposed\n",
 				fmt_ns(a, sizeof(a), s->gpu.comm_ns),
 				(unsigned long long)s->gpu.nr_comm,
-				s->gpu.comm_ns ? 100.0 * (double)s->gpu.comm_overlap_ns /
-							 (double)s->gpu.comm_ns : 0.0,
+				comm_overlap_pct(&s->gpu),
 				fmt_ns(b, sizeof(b), s->gpu.comm_ns - s->gpu.comm_overlap_ns));
 		if (report_left_out(line, sizeof(line), s, fd))
 			fprintf(f, "  covered  %s\n", line);
@@ -1407,9 +1412,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 		json_u64(j, "time_ns", s->gpu.comm_ns);
 		json_u64(j, "overlap_ns", s->gpu.comm_overlap_ns);
 		json_u64(j, "exposed_ns", s->gpu.comm_ns - s->gpu.comm_overlap_ns);
-		json_double(j, "overlap_pct",
-			    s->gpu.comm_ns ? 100.0 * (double)s->gpu.comm_overlap_ns /
-						     (double)s->gpu.comm_ns : 0.0, 2);
+		json_double(j, "overlap_pct", comm_overlap_pct(&s->gpu), 2);
 		json_object_end(j);
 	} else {
 		json_null(j, "comm");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // CUPTI 13: does a CUDA graph's kernel records depend on whether the kernel kind was on when
-// the graph was instantiated (BENCHMARKS.md "Runs G and H")? Sampled mode turns
+// the graph was instantiated (BENCHMARKS.md "Runs G, H, I and J")? Sampled mode turns
 // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL on and off around windows; a graph built between two
 // windows gave implausible records. Not built with the project; on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -cubin -o k.cubin cupti_graph_records.cu

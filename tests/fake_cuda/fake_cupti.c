@@ -18,7 +18,7 @@
  * one can while CUPTI waits on the device. FAKE_CUPTI_OP_NS sets how long each operation runs
  * (1 us). FAKE_CUPTI_LATE_END_NS: a kernel still running when the kernel kind goes off gets
  * an end that much later than it ran, as a real CUDA graph's kernels did on the H200
- * (doc/experiments/cupti_graph_records.cu, BENCHMARKS.md "Runs G and H").
+ * (doc/experiments/cupti_graph_records.cu, BENCHMARKS.md "Runs G, H, I and J").
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -127,7 +127,8 @@ static void emit(const void *rec, size_t len)
 		on_complete(NULL, 0, full, full_size, full_used);
 }
 
-static uint64_t env_ns(const char *name, uint64_t dflt)
+/* A number from the environment (FAKE_CUPTI_*), or @dflt when unset or empty. */
+static uint64_t env_u64(const char *name, uint64_t dflt)
 {
 	const char *v = getenv(name);
 
@@ -142,7 +143,7 @@ static void gpu_slot(uint64_t *start, uint64_t *end)
 
 	pthread_mutex_lock(&lock);
 	if (!op_ns)
-		op_ns = env_ns("FAKE_CUPTI_OP_NS", GPU_OP_NS);
+		op_ns = env_u64("FAKE_CUPTI_OP_NS", GPU_OP_NS);
 	*start = t > gpu_free_at ? t : gpu_free_at + GPU_QUEUE_NS;
 	*end = *start + op_ns;
 	gpu_free_at = *end;
@@ -299,7 +300,7 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 /* FAKE_CUPTI_LATE_END_NS (above): the kernels of the buffer being filled still running now. */
 static void late_ends(void)
 {
-	uint64_t late = env_ns("FAKE_CUPTI_LATE_END_NS", 0), t = now();
+	uint64_t late = env_u64("FAKE_CUPTI_LATE_END_NS", 0), t = now();
 	size_t at = 0, size;
 
 	if (!late)
@@ -367,12 +368,12 @@ EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
-	const char *ms = getenv("FAKE_CUPTI_FORCED_FLUSH_MS");
+	uint64_t ms = env_u64("FAKE_CUPTI_FORCED_FLUSH_MS", 0);
 	uint8_t *full = NULL;
 	size_t full_size = 0, full_used = 0;
 
 	if (ms && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {
-		struct timespec ts = { atol(ms) / 1000, atol(ms) % 1000 * 1000000 };
+		struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000 * 1000000) };
 
 		nanosleep(&ts, NULL);
 	}
