@@ -15,6 +15,7 @@
 #include "model/first_look.h"
 #include "uthash.h"
 #include "welch.h"
+#include "where.h"
 #include "util/util.h"
 
 static const char *const names[NR_CAUSES] = {
@@ -256,15 +257,21 @@ int findings_framework(const struct model *m)
 struct site_acc {
 	struct f_site *v;
 	size_t n, cap;
-	uint32_t *slot;			/* open addressing by (what, after): index + 1; 0 empty */
+	uint32_t *slot;			/* open addressing by (what, after, where): index + 1 */
 	size_t nr_slots;		/* a power of two, at least twice n */
 };
 
-static size_t site_hash(const char *what, const char *after)
+/* Where a site is in the program: the call's stack (where.h), and the call before CPU work. */
+struct site_where {
+	uint64_t key;
+	uint32_t stack, from_stack;
+};
+
+static size_t site_hash(const char *what, const char *after, uint64_t where)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)what * 0x9e3779b97f4a7c15ull) ^ (uint64_t)(uintptr_t)after;
 
-	h *= 0xff51afd7ed558ccdull;
+	h = (h ^ where) * 0xff51afd7ed558ccdull;
 	return (size_t)(h ^ (h >> 32));
 }
 
@@ -276,7 +283,7 @@ static void site_rehash(struct site_acc *a, size_t nr_slots)
 	a->slot = xcalloc(nr_slots, sizeof(*a->slot));
 	a->nr_slots = nr_slots;
 	for (i = 0; i < a->n; i++) {
-		size_t j = site_hash(a->v[i].what, a->v[i].after) & (nr_slots - 1);
+		size_t j = site_hash(a->v[i].what, a->v[i].after, a->v[i].where) & (nr_slots - 1);
 
 		while (a->slot[j])
 			j = (j + 1) & (nr_slots - 1);
@@ -284,32 +291,48 @@ static void site_rehash(struct site_acc *a, size_t nr_slots)
 	}
 }
 
-/* Add @ns (and @value) to the site (@what, @after): names are the model's, compared by address. */
-static void site_add(struct site_acc *a, const char *what, const char *after, uint64_t ns,
-		     double value)
+/*
+ * Add @ns (and @value) to the site (@what, @after, @w's key): names are the model's, compared
+ * by address. @w NULL: no place in the program.
+ */
+static void site_add(struct site_acc *a, const char *what, const char *after,
+		     const struct site_where *w, uint64_t ns, double value)
 {
+	const uint64_t where = w ? w->key : 0;
 	struct f_site *e;
 	size_t j;
 
 	if (2 * (a->n + 1) > a->nr_slots)
 		site_rehash(a, a->nr_slots ? 2 * a->nr_slots : 64);
-	for (j = site_hash(what, after) & (a->nr_slots - 1); a->slot[j];
+	for (j = site_hash(what, after, where) & (a->nr_slots - 1); a->slot[j];
 	     j = (j + 1) & (a->nr_slots - 1)) {
 		e = &a->v[a->slot[j] - 1];
-		if (e->what == what && e->after == after) {
+		if (e->what == what && e->after == after && e->where == where) {
 			e->count++;
 			e->time_ns += ns;
 			e->value += value;
+			if (w && ns > e->stack_ns) {
+				e->stack = w->stack;
+				e->from_stack = w->from_stack;
+				e->stack_ns = ns;
+			}
 			return;
 		}
 	}
 	XGROW(a->v, a->cap, a->n + 1);
 	e = &a->v[a->n];
+	memset(e, 0, sizeof(*e));
 	e->what = what;
 	e->after = after;
+	e->where = where;
 	e->count = 1;
 	e->time_ns = ns;
 	e->value = value;
+	if (w) {
+		e->stack = w->stack;
+		e->from_stack = w->from_stack;
+		e->stack_ns = ns;
+	}
 	a->slot[j] = (uint32_t)++a->n;
 }
 
@@ -323,7 +346,9 @@ static int cmp_site(const void *x, const void *y)
 	if (a->count != b->count)
 		return a->count > b->count ? -1 : 1;
 	c = strcmp(a->what ? a->what : "", b->what ? b->what : "");
-	return c ? c : strcmp(a->after ? a->after : "", b->after ? b->after : "");
+	if (!c)
+		c = strcmp(a->after ? a->after : "", b->after ? b->after : "");
+	return c ? c : a->where < b->where ? -1 : a->where > b->where;
 }
 
 static void sites_finish(struct f_cause *c, struct site_acc *a)
@@ -347,6 +372,7 @@ struct walk_call {
 	uint64_t max_t1;		/* the latest end of the thread's calls up to this one */
 	uint32_t id;			/* the call's number (the driver's: compared, not read) */
 	uint32_t is_load;		/* the first launch of its kernel, long enough to have loaded */
+	uint32_t stack;			/* its stack (f_site: a launch's may be another's); 0 none */
 };
 
 /* A thread's calls in order of start: [head, n) of v, those ending after the keep bound. */
@@ -476,6 +502,13 @@ struct first_launch {
 	uint32_t func;
 };
 
+/* The last captured stack of a kernel's launches by a thread: (thread << 32 | FUNC id). */
+struct launch_stack {
+	UT_hash_handle hh;
+	uint64_t key;
+	uint32_t stack;
+};
+
 struct findings_acc {
 	struct findings *f;
 	const struct model *m;
@@ -508,6 +541,10 @@ struct findings_acc {
 	size_t nr_wins;
 	uint64_t (*win_ns)[NR_CAUSES];
 	uint64_t last_work_call;	/* the end of the last call making GPU work */
+	/* Call stacks (where.h) */
+	struct launch_stack *launch_stacks;
+	uint64_t *where_memo;		/* by STACK id: its where key + 1; 0 not yet asked */
+	size_t nr_where_memo;
 };
 
 /* Close the stretch [b, e); the gap after it starts at e. */
@@ -605,6 +642,63 @@ static void window_add(struct findings_acc *a, uint64_t t, const uint64_t *part)
 		a->win_ns[i][k] += part[k];
 }
 
+/* ---- Where in the program (where.h) ---- */
+
+/* The where key of STACK @stack (0 for none), asked once a stack. */
+static uint64_t where_key(struct findings_acc *a, uint32_t stack)
+{
+	struct where w;
+
+	if (!stack || stack >= a->nr_where_memo)
+		return 0;
+	if (!a->where_memo[stack])
+		a->where_memo[stack] = (where_of(a->m, stack, &w) == 0 ? w.key : 0) + 1;
+	return a->where_memo[stack] - 1;
+}
+
+static uint64_t launch_stack_key(const struct model *m, const struct m_call *c)
+{
+	return (uint64_t)c->thread << 32 | model_launch(m, c)->func;
+}
+
+/*
+ * The stack of call @c (number @id): its own, or for a launch without one, the last captured
+ * launch of the same kernel by the same thread (f_site). 0: none.
+ */
+static uint32_t call_stack_of(const struct findings_acc *a, const struct m_call *c, uint32_t id)
+{
+	const struct model *m = a->m;
+	uint32_t stack = model_call_stack(m, id);
+	struct launch_stack *e;
+	uint64_t key;
+
+	if (stack || !c || c->kind != MC_LAUNCH || !a->launch_stacks)
+		return stack;
+	key = launch_stack_key(m, c);
+	HASH_FIND(hh, a->launch_stacks, &key, sizeof(key), e);
+	return e ? e->stack : 0;
+}
+
+/* A launch with its own stack: the one its kernel's next launches by the thread take. */
+static void launch_stack_put(struct findings_acc *a, const struct m_call *c, uint32_t stack)
+{
+	uint64_t key = launch_stack_key(a->m, c);
+	struct launch_stack *e;
+
+	HASH_FIND(hh, a->launch_stacks, &key, sizeof(key), e);
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->key = key;
+		HASH_ADD(hh, a->launch_stacks, key, sizeof(e->key), e);
+	}
+	e->stack = stack;
+}
+
+static struct site_where site_where(struct findings_acc *a, uint32_t stack, uint32_t from)
+{
+	return (struct site_where){ where_key(a, stack), stack, from };
+}
+
 /*
  * One idle gap [g0, g1) of device @ds that operation @next ends (@prev: the operation the GPU
  * ran before), issued by call @issuer (number @issuer_id; NULL: joined to none). Splits the
@@ -619,6 +713,9 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	uint64_t part[NR_GAP_PARTS] = { 0 };
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
+	uint32_t what_stack[NR_CAUSES] = { 0 }, before = 0, cpu_from = 0, cpu_to = 0;
+	uint64_t cpu_max = 0;
+	struct site_where sw;
 	struct walk_thread *tc;
 	const uint64_t gap0 = g0;
 	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
@@ -639,6 +736,9 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	}
 	tc = &a->threads[issuer->thread < m->nr_threads ? issuer->thread : m->nr_threads];
 	i = first_ending_after(tc, g0);
+	/* The thread's call before the gap: where CPU work at its start began */
+	if (i > tc->head)
+		before = tc->v[i - 1].stack;
 
 	/*
 	 * The host was blocked waiting when the GPU ran out of work: the wait drained the queue.
@@ -661,7 +761,9 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 		hand_piece(a, ds->device, g0 + load, g0 + own, CAUSE_HOST_SYNC);
 		f->causes[CAUSE_HOST_SYNC].time_ns += waited;
 		f->causes[CAUSE_HOST_SYNC].count++;
-		site_add(&a->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, waited, 0);
+		sw = site_where(a, tc->v[i].stack, 0);
+		site_add(&a->sites[CAUSE_HOST_SYNC], model_api_name(m, w->api), after, &sw, waited,
+			 0);
 		pos = g0 + own;
 		g0 = pos;
 		i = first_ending_after(tc, g0);
@@ -681,7 +783,15 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 		if (s > pos) {
 			part[CAUSE_CPU_BOUND] += s - pos;
 			hand_piece(a, ds->device, pos, s, CAUSE_CPU_BOUND);
+			/* its longest stretch: between the calls around it */
+			if (s - pos > cpu_max) {
+				cpu_max = s - pos;
+				cpu_from = before;
+				cpu_to = fc->stack;
+				what[CAUSE_CPU_BOUND] = model_api_name(m, c->api);
+			}
 		}
+		before = fc->stack;
 		if (e > s && c->kind == MC_MODULE) {
 			part[GAP_MODULE] += e - s;
 			hand_piece(a, ds->device, s, e, GAP_MODULE);
@@ -707,6 +817,7 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 			if (e - s > what_ns[k]) {
 				what_ns[k] = e - s;
 				what[k] = model_api_name(m, c->api);
+				what_stack[k] = fc->stack;
 			}
 		}
 		if (e > pos)
@@ -728,9 +839,15 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 			continue;
 		f->causes[k].time_ns += part[k];
 		f->causes[k].count++;
-		/* Host work outside CUDA is named by the call the host made when it came back. */
+		/* Host work outside CUDA is named by the call the host made when it came back
+		 * (after its longest stretch), and placed between the thread's calls around it. */
+		if (k == CAUSE_CPU_BOUND && what[k])
+			sw = site_where(a, cpu_to, cpu_from);
+		else
+			sw = site_where(a, what[k] ? what_stack[k] :
+					call_stack_of(a, issuer, issuer_id), 0);
 		site_add(&a->sites[k], what[k] ? what[k] : model_api_name(m, issuer->api), after,
-			 part[k], 0);
+			 &sw, part[k], 0);
 	}
 	part[CAUSE_HOST_SYNC] += waited;
 	if (a->wins)
@@ -785,18 +902,20 @@ static int copy_touches_host(const struct m_gpu_shape *sh)
 }
 
 static void copy_evidence(struct findings_acc *a, const struct m_gpu_op *g,
-			  const struct m_gpu_shape *sh)
+			  const struct m_gpu_shape *sh, const struct m_call *call, uint32_t call_id)
 {
 	struct f_cause *c = &a->f->causes[CAUSE_MEMCPY];
 	int is_pageable = sh->src_kind == TRACE_GPU_MEM_PAGEABLE ||
 			  sh->dst_kind == TRACE_GPU_MEM_PAGEABLE;
+	const struct site_where sw = site_where(a, call_stack_of(a, call, call_id), 0);
 
 	c->bytes += sh->bytes;
 	if (is_pageable)
 		c->pageable_bytes += sh->bytes;
 	/* Sites: the copies by direction and memory kind, with their time on the GPU. */
 	site_add(&a->sites[CAUSE_MEMCPY], model_gpu_op_name(a->m, sh),
-		 is_pageable ? "pageable" : "pinned/device", g->end - g->start, (double)sh->bytes);
+		 is_pageable ? "pageable" : "pinned/device", &sw, g->end - g->start,
+		 (double)sh->bytes);
 }
 
 /*
@@ -851,10 +970,11 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 		a->lp_work += dur;
 		if (fill >= 0 && fill < 1) {
 			uint64_t lost = (uint64_t)((double)dur * (1 - fill));
+			const struct site_where sw = site_where(a, call_stack_of(a, call, call_id), 0);
 
 			a->lp_lost += lost;
-			site_add(&a->sites[CAUSE_LOW_PARALLELISM], model_gpu_op_name(m, sh), NULL, lost,
-				 fill);
+			site_add(&a->sites[CAUSE_LOW_PARALLELISM], model_gpu_op_name(m, sh), NULL, &sw,
+				 lost, fill);
 		}
 	}
 }
@@ -911,6 +1031,8 @@ struct findings_acc *findings_begin_window(struct findings *f, const struct mode
 	a->max_call_ns = p->max_call_ns;
 	a->first_call = UINT64_MAX;
 	a->func_seen = xcalloc(m->nr_funcs + 1, 1);
+	a->nr_where_memo = m->nr_stacks + 1;
+	a->where_memo = xcalloc(a->nr_where_memo, sizeof(*a->where_memo));
 	a->keep_after = keep_bound(a);
 	a->host_only = model_host_only(m, &a->nr_host_only);
 	a->win_lo = win_lo;
@@ -974,6 +1096,7 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	const struct model *m = a->m;
 	struct walk_thread *tc;
 	struct walk_call *fc;
+	uint32_t stack;
 	int is_load = 0;
 
 	if (c->t0 < a->first_call)
@@ -986,6 +1109,11 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 		is_load = c->t1 - c->t0 >= a->p->median_launch_ns + LAZY_LOAD_MIN_NS;
 	if (id >= M_NO_CALL)
 		return;		/* no gap's walk can name it */
+	stack = model_call_stack(m, id);
+	if (stack && c->kind == MC_LAUNCH)
+		launch_stack_put(a, c, stack);
+	else if (!stack)
+		stack = call_stack_of(a, c, id);
 	tc = &a->threads[c->thread < m->nr_threads ? c->thread : m->nr_threads];
 	/* What no gap can reach any more goes; the rest slides to the front now and then. */
 	while (tc->head < tc->n && tc->v[tc->head].max_t1 <= a->keep_after) {
@@ -1012,6 +1140,7 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	fc->max_t1 = tc->max_t1;
 	fc->id = id;
 	fc->is_load = is_load;
+	fc->stack = stack;
 }
 
 void findings_sample(struct findings_acc *a, const struct m_pm_sample *s)
@@ -1036,7 +1165,7 @@ void findings_op(struct findings_acc *a, const struct m_gpu_op *g, const struct 
 		counters_exclude(a->ctr, sh->device, ds->cur_end, g->start);
 	counters_op(a->ctr, g);
 	if (sh->kind == MG_MEMCPY && copy_touches_host(sh))
-		copy_evidence(a, g, sh);
+		copy_evidence(a, g, sh, call, call_id);
 	/* Kernels shorter than the call that launched them (HTA's "short GPU kernels"). */
 	if (sh->kind == MG_KERNEL && call && call->kind == MC_LAUNCH &&
 	    g->end - g->start < call->t1 - call->t0)
@@ -1411,6 +1540,7 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	const struct model *m = a->m;
 	uint64_t win_start = UINT64_MAX, win_end = 0;
 	struct first_launch *e, *tmp;
+	struct launch_stack *ls, *ls_tmp;
 	size_t i;
 	int k;
 
@@ -1494,6 +1624,11 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 		HASH_DEL(a->firsts, e);
 		free(e);
 	}
+	HASH_ITER(hh, a->launch_stacks, ls, ls_tmp) {
+		HASH_DEL(a->launch_stacks, ls);
+		free(ls);
+	}
+	free(a->where_memo);
 	free(a);
 
 	/* Statuses and shares; the ranking covers measured causes. */

@@ -66,13 +66,24 @@ enum cause_status {
 
 #define MAX_SITES 5
 
-/* Where a cause happens: an entry point, and the kernel (or copy) the GPU ran before. */
+/*
+ * Where a cause happens: an entry point, the kernel (or copy) the GPU ran before, and where in
+ * the program the call was made (where.h: the key of its stack's own frame; 0 when the call
+ * had no stack captured). A launch whose own stack was not captured (launches are sampled)
+ * takes the stack of the last captured launch of the same kernel by the same thread: the
+ * first launch of each kernel always is.
+ */
 struct f_site {
 	const char *what;
 	const char *after;
+	uint64_t where;
 	uint64_t count;
 	uint64_t time_ns;
 	double value;			/* kernels: SM fill; copies: bytes */
+	uint32_t stack;			/* the stack of its largest part (0: none) */
+	uint32_t from_stack;		/* cpu_bound: the stack of the thread's call before the
+					 * CPU work, with @stack's (0: none) */
+	uint64_t stack_ns;		/* that part's time */
 };
 
 struct f_cause {

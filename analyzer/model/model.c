@@ -542,6 +542,114 @@ uint32_t model_call_result(const struct model *m, size_t idx)
 	return r ? r->result : 0;
 }
 
+/* ---- Call stacks (1.9) ---- */
+
+int model_cmp_call_stack(const void *a, const void *b)
+{
+	const struct m_call_stack *x = a, *y = b;
+
+	return x->call < y->call ? -1 : x->call > y->call;
+}
+
+uint32_t model_call_stack(const struct model *m, uint64_t id)
+{
+	const struct m_call_stack key = { .call = (uint32_t)id };
+	const struct m_call_stack *r;
+
+	if (id >= M_NO_CALL || !m->nr_call_stacks)
+		return 0;
+	r = bsearch(&key, m->call_stacks, m->nr_call_stacks, sizeof(*m->call_stacks),
+		    model_cmp_call_stack);
+	return r ? r->stack : 0;
+}
+
+const struct m_stack *model_stack(const struct model *m, uint32_t id)
+{
+	return id && id <= m->nr_stacks ? &m->stacks[id - 1] : NULL;
+}
+
+static int cmp_pc(const void *a, const void *b)
+{
+	const struct m_pc *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+const struct m_pc *model_pc(const struct model *m, uint64_t pc)
+{
+	const struct m_pc key = { .pc = pc };
+
+	return m->nr_pcs ? bsearch(&key, m->pcs, m->nr_pcs, sizeof(*m->pcs), cmp_pc) : NULL;
+}
+
+/* A STACK record: its frames into the pools. Ids come 1, 2, ... in order; another is not taken. */
+static void add_stack(struct model *m, const struct trace_rec_stack *s)
+{
+	const uint64_t *pcs = (const void *)(s + 1);
+	const struct trace_stack_py *py = (const void *)(pcs + s->nr_native);
+	struct m_stack *e;
+
+	/* The reader checked the frames fit in the record (trace_reader.c: stack_fits). */
+	if (s->id != m->nr_stacks + 1 || m->nr_stack_pcs + s->nr_native >= UINT32_MAX ||
+	    m->nr_stack_py + s->nr_python >= UINT32_MAX) {
+		m->stacks_bad++;
+		return;
+	}
+	XGROW(m->stacks, m->stacks_cap, m->nr_stacks + 1);
+	XGROW(m->stack_pcs, m->stack_pcs_cap, m->nr_stack_pcs + s->nr_native + 1);
+	XGROW(m->stack_py, m->stack_py_cap, m->nr_stack_py + s->nr_python + 1);
+	e = &m->stacks[m->nr_stacks++];
+	e->pcs = (uint32_t)m->nr_stack_pcs;
+	e->py = (uint32_t)m->nr_stack_py;
+	e->nr_native = s->nr_native;
+	e->nr_py = s->nr_python;
+	e->flags = s->flags;
+	memcpy(&m->stack_pcs[m->nr_stack_pcs], pcs, s->nr_native * sizeof(*pcs));
+	memcpy(&m->stack_py[m->nr_stack_py], py, s->nr_python * sizeof(*py));
+	m->nr_stack_pcs += s->nr_native;
+	m->nr_stack_py += s->nr_python;
+}
+
+static void add_pc(struct model *m, const struct trace_rec_pc *p)
+{
+	XGROW(m->pcs, m->pcs_cap, m->nr_pcs + 1);
+	m->pcs[m->nr_pcs++] = (struct m_pc){ p->pc, p->offset, p->module, p->build_id, p->symbol,
+					     p->sym_offset };
+}
+
+/* Calls of the thread looked back through for a CALL_STACK's: a run's, and a few more. */
+#define CALL_STACK_LOOKBACK 4096
+
+/*
+ * A CALL_STACK record: it follows its call in the thread's records, so the call is among the
+ * thread's last ones read (the same start and entry point). Not found: not taken.
+ */
+static void add_call_stack(struct model *m, const struct trace_record *r)
+{
+	const struct trace_rec_call_stack *cs = r->rec;
+	const uint32_t thread = thread_slot(m, r->tid, r->thread_index);
+	size_t i, n = m->nr_calls < CALL_STACK_LOOKBACK ? m->nr_calls : CALL_STACK_LOOKBACK;
+	uint64_t id;
+
+	for (i = 1; i <= n; i++) {
+		const struct m_call *c = &m->calls[m->nr_calls - i];
+
+		if (c->thread == thread && c->t0 == r->ts_ns && c->api == cs->api)
+			break;
+	}
+	id = m->call_id_base + m->nr_calls - i;
+	if (i > n || id >= M_NO_CALL || !cs->stack) {
+		m->stacks_bad++;
+		return;
+	}
+	XGROW(m->call_stacks, m->call_stacks_cap, m->nr_call_stacks + 1);
+	/* In order as read, almost always: a call read earlier is placed back among them. */
+	for (i = m->nr_call_stacks; i > 0 && m->call_stacks[i - 1].call > id; i--)
+		m->call_stacks[i] = m->call_stacks[i - 1];
+	m->call_stacks[i] = (struct m_call_stack){ (uint32_t)id, cs->stack };
+	m->nr_call_stacks++;
+}
+
 static struct m_call *new_call(struct model *m, unsigned what, const struct trace_record *r,
 			       const struct trace_call *c, uint8_t kind)
 {
@@ -653,6 +761,8 @@ static void add_thread_record(struct model *m, const struct model_consumer *mc,
 			m->lost_records += ((const struct trace_rec_lost *)p)->nr_records;
 		else if (r->type >= TRACE_REC_NVTX_PUSH && r->type <= TRACE_REC_NVTX_MARK)
 			add_nvtx(m, mc, r);
+		else if (r->type == TRACE_REC_CALL_STACK && (what & MR_RESULTS))
+			add_call_stack(m, r);
 		return;
 	}
 	/* One call site: inlined. */
@@ -783,6 +893,12 @@ static void add_meta_record(struct model *m, const struct model_consumer *mc,
 	}
 	case TRACE_REC_API_DEF:
 		add_api(m, p);
+		break;
+	case TRACE_REC_STACK:
+		add_stack(m, p);
+		break;
+	case TRACE_REC_PC:
+		add_pc(m, p);
 		break;
 	case TRACE_REC_DEVICE:
 		XGROW(m->devices, m->devices_cap, m->nr_devices + 1);
@@ -970,6 +1086,7 @@ void model_finish_dictionaries(struct model *m)
 		m->occ[i].name = m->occ[i].func < m->nr_funcs ? m->funcs[m->occ[i].func].name : 0;
 	xqsort(m->occ, m->nr_occ, sizeof(*m->occ), cmp_occ);
 	xqsort(m->pm, m->nr_pm, sizeof(*m->pm), cmp_pm);
+	xqsort(m->pcs, m->nr_pcs, sizeof(*m->pcs), cmp_pc);
 	if (m->is_complete && m->lost_in_end > m->lost_records)
 		m->lost_records = m->lost_in_end;
 	/* Counter set-up stalls the driver once: from its PM_SETUP note to PM_ON or PM_OFF. */
@@ -1086,6 +1203,11 @@ void model_free(struct model *m)
 	free(m->corrs);
 	free(m->pm_configs);
 	free(m->pm);
+	free(m->stacks);
+	free(m->stack_pcs);
+	free(m->stack_py);
+	free(m->pcs);
+	free(m->call_stacks);
 	free(m->path);
 	free(m->host);
 	free(m->cmdline);

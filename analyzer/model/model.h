@@ -78,6 +78,32 @@ struct m_call {
 };
 _Static_assert(sizeof(struct m_call) == 32, "the model's bulk: keep it small");
 
+/*
+ * Call stacks (1.9; trace_format.h "Call stacks"). A STACK's frames are held once, in the
+ * model's pools: its native return addresses in stack_pcs, its Python frames in stack_py,
+ * each innermost first. A PC record says where a native address lies.
+ */
+struct m_stack {
+	uint32_t pcs;			/* index into model.stack_pcs */
+	uint32_t py;			/* index into model.stack_py */
+	uint16_t nr_native, nr_py;
+	uint32_t flags;			/* enum trace_stack_flags */
+};
+
+struct m_pc {
+	uint64_t pc;
+	uint64_t offset;		/* in the module's ELF address space */
+	uint32_t module, build_id;	/* STRING ids; 0 none */
+	uint32_t symbol;		/* STRING id of the nearest dynamic symbol below; 0 none */
+	uint32_t sym_offset;
+};
+
+/* The stack a call was captured with (model.call_stacks, by call number). */
+struct m_call_stack {
+	uint32_t call;
+	uint32_t stack;			/* STACK id: model_stack's argument */
+};
+
 /* A call's result where it is not 0 (model.results, by call index). */
 struct m_call_result {
 	uint32_t call;
@@ -287,6 +313,21 @@ struct model {
 	struct m_corr *corrs;
 	size_t nr_corrs, corrs_cap;
 
+	/* Call stacks (1.9) */
+	struct m_stack *stacks;		/* STACK id i at [i - 1] */
+	size_t nr_stacks, stacks_cap;
+	uint64_t *stack_pcs;
+	size_t nr_stack_pcs, stack_pcs_cap;
+	struct trace_stack_py *stack_py;
+	size_t nr_stack_py, stack_py_cap;
+	struct m_pc *pcs;		/* sorted by pc after loading */
+	size_t nr_pcs, pcs_cap;
+	struct m_call_stack *call_stacks;	/* sorted by call */
+	size_t nr_call_stacks, call_stacks_cap;
+	uint64_t call_id_base;		/* model_stream: the number of m->calls[0] */
+	uint64_t stacks_bad;		/* STACK and CALL_STACK records not taken (out of order,
+					 * their call not found) */
+
 	/* Hardware counters (PM sampling) */
 	struct trace_rec_pm_config *pm_configs;	/* one per device sampled */
 	size_t nr_pm_configs, pm_configs_cap;
@@ -456,6 +497,15 @@ struct m_call_args *model_call_args_new(struct model *m, struct m_call *c);
 
 /* The result call m->calls[@idx] returned (CUresult; 0 for most). */
 uint32_t model_call_result(const struct model *m, size_t idx);
+
+/*
+ * model_call_stack - the STACK id call number @id was captured with; 0 none. model_stack - the
+ * stack of that id, NULL when none is defined. model_pc - the PC record of native address @pc,
+ * NULL when the trace has none.
+ */
+uint32_t model_call_stack(const struct model *m, uint64_t id);
+const struct m_stack *model_stack(const struct model *m, uint32_t id);
+const struct m_pc *model_pc(const struct model *m, uint64_t pc);
 
 /* Blocks of a launch's grid (x*y*z). */
 static inline uint64_t model_launch_blocks(const struct m_launch_shape *l)

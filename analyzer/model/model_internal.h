@@ -60,6 +60,7 @@ void model_name_api(struct model *m, uint16_t api);
 void model_name_undefined_apis(struct model *m);
 /* model.results in order of call (qsort, bsearch). */
 int model_cmp_result(const void *a, const void *b);
+int model_cmp_call_stack(const void *a, const void *b);
 
 /*
  * The calls of each recording thread in time order, keyed by its tid (several thread indices

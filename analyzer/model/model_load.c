@@ -51,7 +51,7 @@ static uint64_t key_gpu(const void *a)
 }
 
 /*
- * Sort the calls; operations joined as they were read and the kept results follow their calls
+ * Sort the calls; operations joined as they were read, the kept results and stacks follow their calls
  * to where they went. Returns where each call went when anything else needs it (the seqs of an
  * older trace's calls; the caller frees it), else NULL.
  */
@@ -60,7 +60,7 @@ static uint32_t *sort_calls(struct model *m, int is_early)
 	uint32_t *moved;
 	size_t i;
 
-	if ((!is_early || !m->nr_gpu) && !m->nr_results && !m->call_seq) {
+	if ((!is_early || !m->nr_gpu) && !m->nr_results && !m->nr_call_stacks && !m->call_seq) {
 		xsort_by(m->calls, m->nr_calls, sizeof(*m->calls), key_call, cmp_call);
 		return NULL;
 	}
@@ -71,6 +71,7 @@ static uint32_t *sort_calls(struct model *m, int is_early)
 		for (i = 0; i < m->nr_gpu; i++)
 			m->gpu[i].call = M_NO_CALL;
 		m->nr_results = 0;
+		m->nr_call_stacks = 0;
 		free(m->call_seq);
 		m->call_seq = NULL;
 		free(moved);
@@ -83,6 +84,9 @@ static uint32_t *sort_calls(struct model *m, int is_early)
 	for (i = 0; i < m->nr_results; i++)
 		m->results[i].call = moved[m->results[i].call];
 	xqsort(m->results, m->nr_results, sizeof(*m->results), model_cmp_result);
+	for (i = 0; i < m->nr_call_stacks; i++)
+		m->call_stacks[i].call = moved[m->call_stacks[i].call];
+	xqsort(m->call_stacks, m->nr_call_stacks, sizeof(*m->call_stacks), model_cmp_call_stack);
 	if (m->call_seq)
 		return moved;
 	free(moved);

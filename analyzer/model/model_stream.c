@@ -250,6 +250,7 @@ static void stream_trim(struct stream_state *st, uint64_t bound)
 		memmove(m->calls, m->calls + k, (m->nr_calls - k) * sizeof(*m->calls));
 		m->nr_calls -= k;
 		ej->calls_base = front;
+		m->call_id_base = front;	/* what CALL_STACK records are numbered from */
 		for (i = 0; i < m->nr_results && m->results[i].call < front; i++)
 			;
 		if (i) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "analysis/where.h"
 #include "util/demangle.h"
 #include "util/util.h"
 
@@ -89,6 +90,128 @@ size_t report_table_rows(size_t nr, size_t top, size_t dflt)
 static double comm_overlap_pct(const struct s_gpu *g)
 {
 	return g->comm_ns ? 100.0 * (double)g->comm_overlap_ns / (double)g->comm_ns : 0.0;
+}
+
+/* ---- Where in the program (call stacks, 1.9) ---- */
+
+int report_where(const struct model *m, uint32_t stack, char *buf, size_t len, char *src,
+		 size_t src_len)
+{
+	struct where w;
+	char name[320];
+
+	if (src && src_len)
+		src[0] = 0;
+	if (where_of(m, stack, &w) < 0) {
+		if (len)
+			buf[0] = 0;
+		return 0;
+	}
+	if (w.is_python) {
+		if (w.line >= 0)
+			snprintf(buf, len, "%s:%d in %s", w.file, (int)w.line, w.func);
+		else
+			snprintf(buf, len, "%s in %s", w.file, w.func);
+		if (src && where_source_line(w.file, w.line, src, src_len) < 0)
+			src[0] = 0;
+	} else {
+		const char *mod = w.module ? strrchr(w.module, '/') : NULL;
+
+		where_native_name(&w, name, sizeof(name));
+		if (w.symbol || !w.module)
+			snprintf(buf, len, "%s%s%s", name, w.module ? " in " : "",
+				 w.module ? (mod ? mod + 1 : w.module) : "");
+		else
+			snprintf(buf, len, "%s", name);
+	}
+	return w.is_user;
+}
+
+/* The frames of STACK @stack: "python" and "native" arrays, innermost first. */
+static void json_frames(struct json *j, const struct model *m, uint32_t stack)
+{
+	const struct m_stack *st = model_stack(m, stack);
+	unsigned i;
+
+	json_array_begin(j, "python");
+	for (i = 0; st && i < st->nr_py; i++) {
+		const struct trace_stack_py *py = &m->stack_py[st->py + i];
+		const char *file = model_string(m, py->file, NULL);
+
+		json_object_begin(j, NULL);
+		json_str(j, "file", file);
+		json_str(j, "function", model_string(m, py->func, NULL));
+		if (py->line >= 0)
+			json_i64(j, "line", py->line);
+		else
+			json_null(j, "line");
+		json_bool(j, "user", where_is_user_file(file));
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_array_begin(j, "native");
+	for (i = 0; st && i < st->nr_native; i++) {
+		const uint64_t pc = m->stack_pcs[st->pcs + i];
+		const struct m_pc *p = model_pc(m, pc);
+		const char *mod = p && p->module ? model_string(m, p->module, NULL) : NULL;
+
+		json_object_begin(j, NULL);
+		json_u64(j, "pc", pc);
+		json_str(j, "module", mod);
+		if (p && p->module)
+			json_u64(j, "offset", p->offset);
+		else
+			json_null(j, "offset");
+		json_str(j, "build_id", p && p->build_id ? model_string(m, p->build_id, NULL) : NULL);
+		json_name(j, "symbol", "symbol_mangled",
+			  p && p->symbol ? model_string(m, p->symbol, NULL) : NULL);
+		if (p && p->symbol)
+			json_u64(j, "symbol_offset", p->sym_offset);
+		else
+			json_null(j, "symbol_offset");
+		json_bool(j, "user", where_is_user_module(mod));
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+/* "where": the frame report_where names, as an object; null without a stack. */
+static void json_where_of(struct json *j, const char *key, const struct model *m, uint32_t stack)
+{
+	char buf[512], src[256];
+	struct where w;
+
+	if (where_of(m, stack, &w) < 0) {
+		json_null(j, key);
+		return;
+	}
+	json_object_begin(j, key);
+	report_where(m, stack, buf, sizeof(buf), src, sizeof(src));
+	json_str(j, "text", buf);
+	json_bool(j, "user", w.is_user);
+	json_str(j, "language", w.is_python ? "python" : "native");
+	if (w.is_python) {
+		json_str(j, "file", w.file);
+		if (w.line >= 0)
+			json_i64(j, "line", w.line);
+		else
+			json_null(j, "line");
+		json_str(j, "function", w.func);
+		json_str(j, "source", src[0] ? src : NULL);
+	} else {
+		json_u64(j, "pc", w.pc);
+		json_str(j, "module", w.module);
+		json_name(j, "symbol", "symbol_mangled", w.symbol);
+	}
+	json_object_end(j);
+}
+
+void report_json_where(struct json *j, const struct model *m, uint32_t stack, uint32_t from)
+{
+	json_where_of(j, "where", m, stack);
+	json_frames(j, m, stack);
+	if (from)
+		json_where_of(j, "from", m, from);
 }
 
 /* The table's last line when rows were left out: how many. */
@@ -341,7 +464,37 @@ static void text_ci(FILE *f, double ci)
 		fprintf(f, "       ");
 }
 
-static void text_causes(FILE *f, const struct findings *fd, const struct report_names *tn)
+/* A site's place in the program, on a line of its own (nothing without a stack). */
+static void text_site_where(FILE *f, const struct model *m, const struct f_site *st, int k)
+{
+	char at[512], src[160], from[512], from_src[160];
+
+	if (!report_where(m, st->stack, at, sizeof(at), src, sizeof(src)) && !at[0])
+		return;
+	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack) {
+		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
+		fprintf(f, "           between ");
+		print_clean(f, from, SIZE_MAX);
+		if (from_src[0]) {
+			fprintf(f, "  `");
+			print_clean(f, from_src, SIZE_MAX);
+			fprintf(f, "`");
+		}
+		fprintf(f, "\n               and ");
+	} else {
+		fprintf(f, "           ");
+	}
+	print_clean(f, at, SIZE_MAX);
+	if (src[0]) {
+		fprintf(f, "  `");
+		print_clean(f, src, SIZE_MAX);
+		fprintf(f, "`");
+	}
+	fprintf(f, "\n");
+}
+
+static void text_causes(FILE *f, const struct model *m, const struct findings *fd,
+			const struct report_names *tn)
 {
 	char a[32], b[32];
 	int r, k;
@@ -421,6 +574,7 @@ static void text_causes(FILE *f, const struct findings *fd, const struct report_
 			if (k == CAUSE_LOW_PARALLELISM && st->count)
 				fprintf(f, " (fill %.1f%%)", 100 * st->value / (double)st->count);
 			fprintf(f, " x%llu\n", (unsigned long long)st->count);
+			text_site_where(f, m, st, k);
 		}
 		if (r < 3) {
 			fprintf(f, "     fix: ");
@@ -857,7 +1011,7 @@ void report_print_text(FILE *f, const struct model *m, const struct stats *s,
 		text_header(f, m);
 	text_signals(f, m, s, fd);
 	report_print_loop(f, m, s, &tn);
-	text_causes(f, fd, &tn);
+	text_causes(f, m, fd, &tn);
 	report_print_summary(f, s);
 	text_kernels(f, s, fd->ctr.has, &tn, top);
 	text_apis(f, s, top);
@@ -1089,7 +1243,8 @@ static void json_formation(struct json *j, const struct stats *s)
 	json_object_end(j);
 }
 
-static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd);
+static void json_attribution(struct json *j, const struct model *m, const struct stats *s,
+			     const struct findings *fd);
 
 /* The recording mode (GPUSHIM_MODE, from format 1.8: null before) and a sampled run's windows. */
 static void json_sampling(struct json *j, const struct model *m, const struct findings *fd)
@@ -1493,7 +1648,7 @@ void report_json_members(struct json *j, const struct model *m, const struct sta
 	json_array_end(j);
 	json_counters(j, &fd->ctr);
 	json_sampling(j, m, fd);
-	json_attribution(j, s, fd);
+	json_attribution(j, m, s, fd);
 }
 
 static const char *status_name(int st)
@@ -1510,7 +1665,7 @@ static const char *status_name(int st)
 	}
 }
 
-static void json_cause(struct json *j, const struct findings *fd, int k)
+static void json_cause(struct json *j, const struct model *m, const struct findings *fd, int k)
 {
 	const struct f_cause *c = &fd->causes[k];
 	int i;
@@ -1630,6 +1785,8 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 				    2);
 		if (k == CAUSE_MEMCPY)
 			json_u64(j, "bytes", sat_u64(c->sites[i].value));
+		report_json_where(j, m, c->sites[i].stack,
+				  k == CAUSE_CPU_BOUND ? c->sites[i].from_stack : 0);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -1638,17 +1795,18 @@ static void json_cause(struct json *j, const struct findings *fd, int k)
 	json_object_end(j);
 }
 
-static void json_attribution(struct json *j, const struct stats *s, const struct findings *fd)
+static void json_attribution(struct json *j, const struct model *m, const struct stats *s,
+			     const struct findings *fd)
 {
 	char line[256];
 	int r, k;
 
 	json_array_begin(j, "attribution");
 	for (r = 0; r < fd->nr_ranked; r++)
-		json_cause(j, fd, fd->ranked[r]);
+		json_cause(j, m, fd, fd->ranked[r]);
 	for (k = 0; k < NR_CAUSES; k++)
 		if (fd->causes[k].status == CS_SIGNAL || fd->causes[k].status == CS_UNKNOWN)
-			json_cause(j, fd, k);
+			json_cause(j, m, fd, k);
 	json_array_end(j);
 
 	json_object_begin(j, "verdict");

@@ -49,6 +49,17 @@ void report_names_build(struct report_names *tn, const struct stats *s,
 const char *report_name(const struct report_names *tn, const char *name);
 void report_names_free(struct report_names *tn);
 
+/*
+ * Where in the program STACK @stack was captured (analysis/where.h) into @buf: "train.py:57 in
+ * train_step" for a Python frame, "step_loop+0x1c in app" for a native one; "" when the stack
+ * has no frame. @src (NULL: not asked) gets the source line as the file reads now, "" when it
+ * cannot be read. Returns whether the frame is the program's own code.
+ */
+int report_where(const struct model *m, uint32_t stack, char *buf, size_t len, char *src,
+		 size_t src_len);
+/* A site's stacks as JSON members: "where", "python", "native" (and "from" with @from). */
+void report_json_where(struct json *j, const struct model *m, uint32_t stack, uint32_t from);
+
 /* The rows a table of @nr shows at @top (REPORT_TOP_DEFAULT: @dflt; SIZE_MAX: all). */
 size_t report_table_rows(size_t nr, size_t top, size_t dflt);
 /* A kernel's class from its counters as the tables print it ("(mixed)", "compute", ...): @buf. */

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * where.c - see where.h: the program's own frame of a captured call stack, and its name.
+ * Reads source files for where_source_line only; prints nothing.
+ */
+#include "where.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/demangle.h"
+
+#define KEY_PYTHON (1ull << 63)
+#define KEY_NATIVE (1ull << 62)
+
+int where_is_user_file(const char *file)
+{
+	if (!file || !*file || file[0] == '<')
+		return 0;	/* "<frozen importlib._bootstrap>", "<string>", "<stdin>" */
+	if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
+		return 0;
+	/* The standard library: .../lib/python3.12/..., also a virtual environment's. */
+	if (strstr(file, "/lib/python") || strstr(file, "/lib64/python"))
+		return 0;
+	return 1;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+int where_is_user_module(const char *path)
+{
+	static const char *const libs[] = {
+		"libcuda.", "libcudart", "libcupti", "libcublas", "libcudnn", "libnccl",
+		"libnvrtc", "libnvJitLink", "libcufft", "libcurand", "libcusparse", "libcusolver",
+		"libnvToolsExt", "libnvperf", "libtorch", "libc10", "libpython", "python",
+		"libc.so", "libc-", "libstdc++", "libgcc_s", "libm.so", "ld-linux", "libgpushim",
+		"libxla", "libjax", "libtriton",
+	};
+	static const char *const dirs[] = { "/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/",
+					    "/usr/local/cuda" };
+	const char *b;
+	size_t i;
+
+	if (!path || !*path)
+		return 0;
+	if (strstr(path, "/site-packages/") || strstr(path, "/dist-packages/"))
+		return 0;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(path, dirs[i], strlen(dirs[i])))
+			return 0;
+	b = base_name(path);
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(b, libs[i], strlen(libs[i])))
+			return 0;
+	return 1;
+}
+
+static void take_python(const struct model *m, const struct trace_stack_py *py, int is_user,
+			struct where *w)
+{
+	w->is_python = 1;
+	w->is_user = is_user;
+	w->file = model_string(m, py->file, "?");
+	w->func = model_string(m, py->func, "?");
+	w->line = py->line;
+	/* file and line: the same statement, whichever function names it */
+	w->key = KEY_PYTHON | (uint64_t)(py->file & 0x7fffffffu) << 31 |
+		 ((uint64_t)(uint32_t)py->line & 0x7fffffffu);
+}
+
+static void take_native(const struct model *m, uint64_t pc, int is_user, struct where *w)
+{
+	const struct m_pc *p = model_pc(m, pc);
+
+	w->is_python = 0;
+	w->is_user = is_user;
+	w->pc = pc;
+	w->key = KEY_NATIVE | (pc & (KEY_NATIVE - 1));
+	if (!w->key)
+		w->key = KEY_NATIVE;
+	if (p) {
+		w->module = p->module ? model_string(m, p->module, NULL) : NULL;
+		w->symbol = p->symbol ? model_string(m, p->symbol, NULL) : NULL;
+		w->sym_offset = p->sym_offset;
+		w->offset = p->offset;
+	}
+}
+
+/* The module of native address @pc, NULL when unknown. */
+static const char *module_of(const struct model *m, uint64_t pc)
+{
+	const struct m_pc *p = model_pc(m, pc);
+
+	return p && p->module ? model_string(m, p->module, NULL) : NULL;
+}
+
+int where_of(const struct model *m, uint32_t id, struct where *w)
+{
+	const struct m_stack *s = model_stack(m, id);
+	const struct trace_stack_py *py;
+	const uint64_t *pcs;
+	unsigned i;
+
+	memset(w, 0, sizeof(*w));
+	w->line = -1;
+	if (!s || (!s->nr_native && !s->nr_py))
+		return -1;
+	py = &m->stack_py[s->py];
+	pcs = &m->stack_pcs[s->pcs];
+	for (i = 0; i < s->nr_py; i++)
+		if (where_is_user_file(model_string(m, py[i].file, NULL))) {
+			take_python(m, &py[i], 1, w);
+			return 0;
+		}
+	for (i = 0; i < s->nr_native; i++)
+		if (where_is_user_module(module_of(m, pcs[i]))) {
+			take_native(m, pcs[i], 1, w);
+			return 0;
+		}
+	if (s->nr_py)
+		take_python(m, &py[0], 0, w);
+	else
+		take_native(m, pcs[0], 0, w);
+	return 0;
+}
+
+int where_source_line(const char *file, int32_t line, char *buf, size_t len)
+{
+	char text[512];
+	size_t read = 0;
+	int32_t n = 1;
+	FILE *f;
+	int ret = -1;
+
+	if (!file || line < 1 || !len || file[0] == '<')
+		return -1;
+	f = fopen(file, "re");
+	if (!f)
+		return -1;
+	while (fgets(text, sizeof(text), f)) {
+		size_t l = strlen(text);
+		int is_whole = l && text[l - 1] == '\n';
+
+		read += l;
+		if (read > (16u << 20))
+			break;
+		if (n == line) {
+			char *s = text, *e;
+
+			while (*s == ' ' || *s == '\t')
+				s++;
+			e = s + strlen(s);
+			while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' ||
+					 e[-1] == '\t'))
+				*--e = 0;
+			if (strlen(s) + 1 > len || !is_whole) {
+				/* too long for @buf, or for one read: cut */
+				snprintf(buf, len, "%.*s...", len > 4 ? (int)(len - 4) : 0, s);
+			} else {
+				snprintf(buf, len, "%s", s);
+			}
+			ret = 0;
+			break;
+		}
+		if (is_whole)
+			n++;
+	}
+	fclose(f);
+	return ret;
+}
+
+void where_native_name(const struct where *w, char *buf, size_t len)
+{
+	char name[512];
+
+	if (w->symbol) {
+		if (demangle_short(w->symbol, name, sizeof(name), 60) < 0)
+			snprintf(name, sizeof(name), "%s", w->symbol);
+		snprintf(buf, len, "%s+0x%llx", name, (unsigned long long)w->sym_offset);
+	} else if (w->module) {
+		snprintf(buf, len, "%s+0x%llx", base_name(w->module),
+			 (unsigned long long)w->offset);
+	} else {
+		snprintf(buf, len, "0x%llx", (unsigned long long)w->pc);
+	}
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * where.h - where in the program a call was made: the frame of a captured call stack (trace
+ * format 1.9) that is the program's own code, and how to name it.
+ *
+ * A stack's frames come innermost first: the CUDA libraries, then the frameworks (PyTorch's,
+ * JAX's native code, the interpreter), then the program. The frame chosen is, in order:
+ *   - the innermost Python frame of the program's own files: not under site-packages or
+ *     dist-packages, not the standard library (lib/pythonX.Y), not frozen or generated code
+ *     ("<frozen ...>", "<string>");
+ *   - else the innermost native frame of the program's own modules: not the CUDA toolkit's
+ *     (libcuda, libcudart, libcupti, libcublas, libcudnn, libnccl, libnvrtc, ...), not
+ *     PyTorch's or the interpreter's (libtorch*, libc10*, libpython*, python*), not the C
+ *     library's, not in a system library folder (/lib, /usr/lib, /usr/local/cuda) or a
+ *     Python package (site-packages, dist-packages);
+ *   - else the innermost Python frame (a framework's own Python code: the call came from it);
+ *   - else the innermost native frame.
+ * Its key groups calls made at the same place: a Python frame by file and line, a native one
+ * by return address.
+ */
+#ifndef GPUSHIM_WHERE_H
+#define GPUSHIM_WHERE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+
+struct where {
+	uint64_t key;			/* 0: the stack has no frame */
+	int is_python;
+	int is_user;			/* the program's own code (not a fallback) */
+	/* Python */
+	const char *file;		/* as the interpreter has it (co_filename) */
+	const char *func;
+	int32_t line;			/* -1 unknown */
+	/* Native */
+	uint64_t pc;
+	const char *module;		/* its path; NULL: in no module the shim found */
+	const char *symbol;		/* the nearest dynamic symbol below (mangled); NULL none */
+	uint64_t sym_offset;
+	uint64_t offset;		/* in the module's ELF address space */
+};
+
+/* Where stack @id (model_stack's) was made, *@w; 0, or -1 for a stack without frames. */
+int where_of(const struct model *m, uint32_t id, struct where *w);
+
+/* Is @file (a Python code object's co_filename) the program's own? Is module @path? */
+int where_is_user_file(const char *file);
+int where_is_user_module(const char *path);
+
+/*
+ * The text of line @line of @file as it is now, its leading and trailing blanks trimmed, into
+ * @buf (@len bytes, cut with "..." when longer); 0, or -1 when the file cannot be read or is
+ * shorter. Reads at most 16 MiB of it.
+ */
+int where_source_line(const char *file, int32_t line, char *buf, size_t len);
+
+/*
+ * A native frame's name into @buf: the symbol demangled, shortened ("at::native::foo+0x1c") when
+ * known, else "module+0xOFFSET" with the module's base name, else "0xPC".
+ */
+void where_native_name(const struct where *w, char *buf, size_t len);
+
+#endif /* GPUSHIM_WHERE_H */
