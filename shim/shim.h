@@ -888,9 +888,12 @@ static inline void pm_note_launch(void)
  * STACKS_NEVER with GPUSHIM_STACKS=0): STACKS_ALWAYS every call (host synchronizations,
  * blocking copies, allocations and frees, module loads), STACKS_SAMPLED one in
  * GPUSHIM_STACK_SAMPLE of the thread's sampled calls (launches, stream-ordered allocations;
- * kernel launches also at their kernel's first launch).
+ * kernel launches also at their kernel's first launch), STACKS_SLOW a call that held the host
+ * STACKS_SLOW_NS or more (asynchronous copies: from pageable memory they block, as a
+ * tensor's .to("cuda") of an unpinned batch does; a pinned one returns in microseconds).
  */
-enum { STACKS_NEVER = 0, STACKS_ALWAYS = 1, STACKS_SAMPLED = 2 };
+enum { STACKS_NEVER = 0, STACKS_ALWAYS = 1, STACKS_SAMPLED = 2, STACKS_SLOW = 3 };
+#define STACKS_SLOW_NS 20000
 extern uint8_t stacks_policy[API__COUNT] SHIM_HIDDEN;
 
 /* stacks_init - the policy table from the configuration. Context: the constructor. */
@@ -1009,7 +1012,7 @@ static inline void hook_begin(struct shim_tls *t, struct hook_ctx *h, int want_c
  */
 void stacks_capture(struct shim_tls *t, const struct hook_ctx *h) SHIM_HIDDEN;
 
-/* The call recorded through @h is entry point @api: is its stack wanted? */
+/* The call recorded through @h (ended: t1 set) is entry point @api: is its stack wanted? */
 static inline void stacks_note_call(struct hook_ctx *h, int api)
 {
 	uint8_t p = stacks_policy[api];
@@ -1019,6 +1022,11 @@ static inline void stacks_note_call(struct hook_ctx *h, int api)
 	if (p == STACKS_ALWAYS) {
 		h->stack_api = (uint16_t)api;
 		h->stack_why = TRACE_CALL_STACK_ALWAYS;
+	} else if (p == STACKS_SLOW) {
+		if (h->t1 - h->t0 >= STACKS_SLOW_NS) {
+			h->stack_api = (uint16_t)api;
+			h->stack_why = TRACE_CALL_STACK_SLOW;
+		}
 	} else if (stacks_sample(&shim_tls)) {
 		h->stack_api = (uint16_t)api;
 		h->stack_why = TRACE_CALL_STACK_SAMPLED;

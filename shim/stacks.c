@@ -147,7 +147,8 @@ static uint8_t family_policy(int family, int flags)
 		/* stream-ordered allocations come as often as tensors do: sampled */
 		return flags & TRACE_API_ASYNC ? STACKS_SAMPLED : STACKS_ALWAYS;
 	case TRACE_FAM_COPY:
-		return flags & TRACE_API_ASYNC ? STACKS_NEVER : STACKS_ALWAYS;
+		/* an asynchronous copy that blocked (pageable memory): as a blocking one */
+		return flags & TRACE_API_ASYNC ? STACKS_SLOW : STACKS_ALWAYS;
 	case TRACE_FAM_MODULE:
 		return STACKS_ALWAYS;
 	default:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/demangle.h"
+#include "util/elfsym.h"
 
 #define KEY_PYTHON (1ull << 63)
 #define KEY_NATIVE (1ull << 62)
@@ -73,6 +74,41 @@ static void take_python(const struct model *m, const struct trace_stack_py *py, 
 		 ((uint64_t)(uint32_t)py->line & 0x7fffffffu);
 }
 
+/* The modules' own symbol tables, read once each (where_native_symbol). */
+static struct elfsym_cache *elf_syms;
+
+int where_native_symbol(const struct model *m, uint64_t pc, const char **name, uint64_t *off)
+{
+	const struct m_pc *p = model_pc(m, pc);
+	const char *module = p && p->module ? model_string(m, p->module, NULL) : NULL;
+
+	*name = NULL;
+	*off = 0;
+	if (!p)
+		return -1;
+	/* The call instruction is before the return address: look it up there. */
+	if (module && p->offset) {
+		if (!elf_syms)
+			elf_syms = elfsym_new();
+		if (elfsym_lookup(elf_syms, module,
+				  p->build_id ? model_string(m, p->build_id, NULL) : NULL,
+				  p->offset - 1, name, off) == 0) {
+			*off += 1;
+			return 0;
+		}
+	}
+	if (!p->symbol || !(*name = model_string(m, p->symbol, NULL)))
+		return -1;
+	*off = p->sym_offset;
+	return 0;
+}
+
+void where_cleanup(void)
+{
+	elfsym_free(elf_syms);
+	elf_syms = NULL;
+}
+
 static void take_native(const struct model *m, uint64_t pc, int is_user, struct where *w)
 {
 	const struct m_pc *p = model_pc(m, pc);
@@ -85,9 +121,8 @@ static void take_native(const struct model *m, uint64_t pc, int is_user, struct 
 		w->key = KEY_NATIVE;
 	if (p) {
 		w->module = p->module ? model_string(m, p->module, NULL) : NULL;
-		w->symbol = p->symbol ? model_string(m, p->symbol, NULL) : NULL;
-		w->sym_offset = p->sym_offset;
 		w->offset = p->offset;
+		where_native_symbol(m, pc, &w->symbol, &w->sym_offset);
 	}
 }
 
@@ -97,6 +132,29 @@ static const char *module_of(const struct model *m, uint64_t pc)
 	const struct m_pc *p = model_pc(m, pc);
 
 	return p && p->module ? model_string(m, p->module, NULL) : NULL;
+}
+
+/*
+ * Is the native frame at @pc the program's own code: in one of its modules, and not the CUDA
+ * runtime linked into it (nvcc links libcudart_static into each program: cudaMemcpy,
+ * cudart::..., __cudart...)?
+ */
+static int is_user_frame(const struct model *m, uint64_t pc)
+{
+	const char *sym;
+	uint64_t off;
+
+	if (!where_is_user_module(module_of(m, pc)))
+		return 0;
+	if (where_native_symbol(m, pc, &sym, &off) < 0)
+		return 1;
+	if (!strncmp(sym, "_ZN6cudart", 10) || !strncmp(sym, "__cudart", 8) ||
+	    !strncmp(sym, "__cuda", 6))
+		return 0;
+	/* the runtime's entry points: cudaMalloc, cudaStreamSynchronize, ... */
+	if (!strncmp(sym, "cuda", 4) && sym[4] >= 'A' && sym[4] <= 'Z')
+		return 0;
+	return 1;
 }
 
 int where_of(const struct model *m, uint32_t id, struct where *w)
@@ -118,7 +176,7 @@ int where_of(const struct model *m, uint32_t id, struct where *w)
 			return 0;
 		}
 	for (i = 0; i < s->nr_native; i++)
-		if (where_is_user_module(module_of(m, pcs[i]))) {
+		if (is_user_frame(m, pcs[i])) {
 			take_native(m, pcs[i], 1, w);
 			return 0;
 		}

@@ -8,7 +8,8 @@
  *   - the innermost Python frame of the program's own files: not under site-packages or
  *     dist-packages, not the standard library (lib/pythonX.Y), not frozen or generated code
  *     ("<frozen ...>", "<string>");
- *   - else the innermost native frame of the program's own modules: not the CUDA toolkit's
+ *   - else the innermost native frame of the program's own modules (less the CUDA runtime
+ *     nvcc links into programs: cudaX entry points, cudart::, __cuda*): not the CUDA toolkit's
  *     (libcuda, libcudart, libcupti, libcublas, libcudnn, libnccl, libnvrtc, ...), not
  *     PyTorch's or the interpreter's (libtorch*, libc10*, libpython*, python*), not the C
  *     library's, not in a system library folder (/lib, /usr/lib, /usr/local/cuda) or a
@@ -44,6 +45,16 @@ struct where {
 
 /* Where stack @id (model_stack's) was made, *@w; 0, or -1 for a stack without frames. */
 int where_of(const struct model *m, uint32_t id, struct where *w);
+
+/*
+ * where_native_symbol - the function native frame @pc lies in: from its module's own symbol
+ * table when the file is readable and has the build-id the trace recorded (util/elfsym.h),
+ * else the nearest dynamic symbol below that the shim found (PC record). *@name (mangled; NULL
+ * none) and *@off, the return address's offset in it; 0, or -1 when unknown. where_cleanup -
+ * lets go of the symbol tables read (the analyzer's exit).
+ */
+int where_native_symbol(const struct model *m, uint64_t pc, const char **name, uint64_t *off);
+void where_cleanup(void);
 
 /* Is @file (a Python code object's co_filename) the program's own? Is module @path? */
 int where_is_user_file(const char *file);

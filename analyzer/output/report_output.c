@@ -154,6 +154,8 @@ static void json_frames(struct json *j, const struct model *m, uint32_t stack)
 		const uint64_t pc = m->stack_pcs[st->pcs + i];
 		const struct m_pc *p = model_pc(m, pc);
 		const char *mod = p && p->module ? model_string(m, p->module, NULL) : NULL;
+		const char *sym;
+		uint64_t sym_off;
 
 		json_object_begin(j, NULL);
 		json_u64(j, "pc", pc);
@@ -163,12 +165,14 @@ static void json_frames(struct json *j, const struct model *m, uint32_t stack)
 		else
 			json_null(j, "offset");
 		json_str(j, "build_id", p && p->build_id ? model_string(m, p->build_id, NULL) : NULL);
-		json_name(j, "symbol", "symbol_mangled",
-			  p && p->symbol ? model_string(m, p->symbol, NULL) : NULL);
-		if (p && p->symbol)
-			json_u64(j, "symbol_offset", p->sym_offset);
-		else
+		if (where_native_symbol(m, pc, &sym, &sym_off) == 0) {
+			json_name(j, "symbol", "symbol_mangled", sym);
+			json_u64(j, "symbol_offset", sym_off);
+		} else {
+			json_null(j, "symbol");
+			json_null(j, "symbol_mangled");
 			json_null(j, "symbol_offset");
+		}
 		json_bool(j, "user", where_is_user_module(mod));
 		json_object_end(j);
 	}

@@ -844,7 +844,8 @@ _Static_assert(sizeof(struct trace_rec_nvtx_end) == 16, "on-disk ABI: bump TRACE
 
 /*
  * The shim captures the stack of the calls that cost time and are few: host synchronizations
- * (context, stream, event), blocking copies (the entry points without TRACE_API_ASYNC),
+ * (context, stream, event), blocking copies (the entry points without TRACE_API_ASYNC, and
+ * asynchronous ones that held the host 20 us or more: from pageable memory they block),
  * allocations and frees (stream-ordered ones sampled as launches are), module and library loads,
  * the first launch of each kernel, and every Nth launch of a thread (N: GPUSHIM_STACK_SAMPLE).
  *
@@ -930,6 +931,9 @@ enum trace_call_stack_why {
 	TRACE_CALL_STACK_ALWAYS = 0,	/* a kind of call whose every stack is captured */
 	TRACE_CALL_STACK_FIRST = 1,	/* the first launch of its kernel in the process */
 	TRACE_CALL_STACK_SAMPLED = 2,	/* one in N launches (or stream-ordered allocations) */
+	TRACE_CALL_STACK_SLOW = 3,	/* (1.9, from shim 0.2.0's later builds) an asynchronous
+					 * copy that held the host 20 us or more: from pageable
+					 * memory, it blocks */
 };
 
 struct trace_rec_call_stack {
