@@ -5,7 +5,7 @@
 # meson - where there is no NVIDIA GPU. Expects a built tree (BUILD, default build/, built on
 # any machine with the CUDA toolkit) and python3 with torch and jax for the Python parts.
 # Usage: scripts/gpu-check.sh [--only PART,...]   PART: recording cupti profiler findings counters
-#        diff robustness nvtx bench perf (the default: all of them) analyzer twins modes
+#        where diff robustness nvtx bench perf (the default: all of them) analyzer twins modes
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if ! nvidia-smi -L >/dev/null 2>&1; then

@@ -536,6 +536,58 @@ class Checker:
                 self.check(f"{name}: no host-side cause above {rule[1]} %",
                            worst < float(rule[1]), f"largest host-side share {worst:.1f} %")
 
+    # ---- where in the program: code locations of the causes' sites (issue 31) ----
+
+    def where_site(self, rep, cause):
+        """The cause's top site in a report, or None."""
+        for c in rep.get("attribution", []):
+            if c["cause"] == cause and c["evidence"].get("sites"):
+                return c["evidence"]["sites"][0]
+        return None
+
+    def where(self):
+        """Each mode of torch_where.py puts one cause at known lines: the cause's top site
+        must name that file and line (cpu_bound: the lines of the calls around the CPU work);
+        a C test app's top site names its own function."""
+        for mode in ("item", "pageable", "alloc", "cpu"):
+            name = f"where_{mode}"
+            env = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} if mode == "alloc" else None
+            steps = "100" if mode == "pageable" else "200"
+            rep, out = self.record(name, [sys.executable, os.path.join(self.py, "torch_where.py"),
+                                          mode, steps], env=env, compare_plain=(mode == "item"))
+            m = re.search(r"^where: (\S+) (\S+)$", out, re.M)
+            want = self.expect_line(out)
+            if not rep or not m or not want:
+                self.check(f"{name}: printed its lines", False, out[-300:])
+                continue
+            path, lines = m.group(1), [int(n) for n in m.group(2).split(",")]
+            cause = want[0].partition("=")[2]
+            rank = [c["cause"] for c in rep["attribution"] if c["status"] == "measured"]
+            self.check(f"{name}: {cause} ranked first", rank[:1] == [cause], f"ranked {rank[:4]}")
+            site = self.where_site(rep, cause)
+            w = site and site.get("where")
+            got = f"{w['file']}:{w.get('line')}" if w and w.get("file") else repr(w)
+            if mode == "cpu":
+                f = site and site.get("from")
+                got_from = f"{f['file']}:{f.get('line')}" if f and f.get("file") else repr(f)
+                self.check(f"{name}: top site between the calls around the CPU work",
+                           got == f"{path}:{lines[0]}" and got_from == f"{path}:{lines[1]}",
+                           f"from {got_from} to {got} (want from line {lines[1]} to "
+                           f"{lines[0]}); {w and w.get('source')!r}")
+            else:
+                self.check(f"{name}: top site at the line", w is not None and
+                           w.get("file") == path and w.get("line") in lines,
+                           f"{got} (want {path}:{lines}); {w and w.get('source')!r}")
+        # native frames: the C test apps' own functions
+        for app, cause in (("host_sync", "host_sync"), ("pageable_copy", "memcpy")):
+            rep, _ = self.record(f"where_{app}", [os.path.join(self.apps, app)])
+            site = rep and self.where_site(rep, cause)
+            w = site and site.get("where")
+            self.check(f"where_{app}: top {cause} site in the app's own function",
+                       bool(w) and w.get("language") == "native" and w.get("user") and
+                       bool(w.get("symbol")) and (w.get("module") or "").endswith(app),
+                       repr(w)[:300])
+
     def findings(self):
         for app in ("launch_bound", "host_sync", "cpu_bound", "pageable_copy", "low_parallelism",
                     "memory_full", "healthy"):
@@ -1553,8 +1605,8 @@ def main():
     ap.add_argument("--work", default="/tmp/gpushim-gpu-check")
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/gpushim-gpu-check/out")
     ap.add_argument("--only",
-                    default="recording,cupti,profiler,findings,counters,diff,robustness,nvtx,"
-                            "steps,ranges,bench,perf")
+                    default="recording,cupti,profiler,findings,where,counters,diff,robustness,"
+                            "nvtx,steps,ranges,bench,perf")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     c = Checker(args.build, args.work, args.out, args.only)
