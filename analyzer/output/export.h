@@ -89,6 +89,14 @@ int export_pid(const struct export_ctx *x, int pid);
 void export_pid_add(struct export_ctx *x, int pid);
 
 /*
+ * export_stack - STACK @stack's frames (trace format 1.9), innermost first, one a line: the
+ * Python ones ("train.py:57 in train_step"), then the native ones ("symbol+0x1c in module"),
+ * into @sb (emptied first). Returns 0, or -1 when there is no such stack (@sb empty).
+ */
+struct strbuf;
+int export_stack(const struct model *m, uint32_t stack, struct strbuf *sb);
+
+/*
  * Spools (export_common.c): spool_open - an unlinked temporary file in $TMPDIR (else /tmp)
  * with a large stdio buffer *@buf (free it after fclose), or NULL with errno set.
  * spool_reset - empty it. spool_copy - append what it holds to @x->f, then empty it. Errors

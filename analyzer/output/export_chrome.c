@@ -42,6 +42,7 @@
 #include "analysis/counters.h"
 #include "export.h"
 #include "output.h"
+#include "report_output.h"
 #include "timeline_tracks.h"
 #include "util/util.h"
 
@@ -107,6 +108,7 @@ struct chrome {
 	uint64_t nr_gaps;		/* records in the gap spool */
 	struct model_sink sink;
 	struct name_cache names;	/* kernels' forms: a name is demangled once, not per slice */
+	struct strbuf stack_text;	/* a call's stack (export_stack), reused */
 };
 
 /* ---- Event writing ---- */
@@ -288,6 +290,7 @@ static void host_call(struct export_ctx *x, FILE *f, int pid, const struct model
 	const char *kind = export_call_kind(m, c);
 	const struct tl_key k = { TL_THREAD, c->thread, 0 };
 	int64_t tid = place(x, f, &k, c->t0, c->t1);
+	uint32_t stack;
 
 	if (tid != thread_tid(m, c)) {
 		if (ch->nr_call_lanes < CALL_LANES_MAX) {
@@ -328,6 +331,16 @@ static void host_call(struct export_ctx *x, FILE *f, int pid, const struct model
 		fprintf(f, ",\"bytes\":%" PRIu64, model_call_args(m, c)->bytes);
 	if (c->flags & MCF_CAPTURING)
 		fputs(",\"captured\":true", f);
+	stack = model_call_stack(m, id);
+	if (stack && export_stack(m, stack, &ch->stack_text) == 0) {
+		char at[512];
+
+		report_where(m, stack, at, sizeof(at), NULL, 0);
+		fputs(",\"where\":", f);
+		json_escape(f, at, strlen(at));
+		fputs(",\"stack\":", f);
+		json_escape(f, ch->stack_text.buf, ch->stack_text.len);
+	}
 	fputc('}', f);
 	ev_close(f);
 }
@@ -854,6 +867,7 @@ static void chrome_end(struct export_ctx *x)
 	call_lanes_free(ch);
 	free(ch->devs);
 	name_cache_free(&ch->names);
+	sb_free(&ch->stack_text);
 	free(ch);
 	free(x->pids);
 	x->priv = NULL;

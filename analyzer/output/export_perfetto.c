@@ -42,6 +42,7 @@
 #include "export.h"
 #include "gpushim/varint.h"
 #include "output.h"
+#include "report_output.h"
 #include "timeline_tracks.h"
 #include "util/util.h"
 
@@ -250,6 +251,7 @@ struct perfetto {
 	int has_sample;
 	struct model_sink sink;
 	struct name_cache names;	/* kernels' forms: a name is demangled once, not per slice */
+	struct strbuf stack_text;	/* a call's stack (export_stack), reused */
 };
 
 /*
@@ -529,7 +531,7 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 	const struct model *m = pf->m;
 	const struct tl_key k = { TL_THREAD, c->thread, 0 };
 	uint64_t uuid = place(x, &k, c->t0, c->t1);
-	uint32_t result = model_call_result(m, id);
+	uint32_t result = model_call_result(m, id), stack;
 
 	event_begin(x, c->t0, uuid, TE_SLICE_BEGIN);
 	event_name(x, model_api_name(m, c->api));
@@ -545,6 +547,14 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 		arg_uint(pf, "bytes", model_call_args(m, c)->bytes);
 	if (c->flags & MCF_CAPTURING)
 		arg_uint(pf, "captured", 1);
+	stack = model_call_stack(m, id);
+	if (stack && export_stack(m, stack, &pf->stack_text) == 0) {
+		char at[512];
+
+		report_where(m, stack, at, sizeof(at), NULL, 0);
+		arg_str(pf, "where", at);
+		arg_str(pf, "stack", pf->stack_text.buf);	/* interned: stacks repeat */
+	}
 	if (call_has_flow(c))
 		pb_fixed64(&pf->pk, F_TE_FLOW_IDS, flow_id(x, c));
 	event_end(x);
@@ -939,6 +949,7 @@ static void perfetto_end(struct export_ctx *x)
 	tl_free(&pf->tracks);
 	intern_reset(pf);
 	name_cache_free(&pf->names);
+	sb_free(&pf->stack_text);
 	free(pf);
 	free(x->pids);
 	x->priv = NULL;

@@ -191,7 +191,8 @@ static const char page_style[] =
 	".advice{color:var(--mute);font-size:12px;margin-top:3px}\n"
 	"td.cause{white-space:nowrap}\n"
 	".sites{margin:3px 0 0;padding-left:16px;font-size:12px}"
-	".sites code{word-break:break-all}\n"
+	".sites code{word-break:break-all}"
+	".where{color:#555;margin-left:8px}.where code.src{color:#333;background:#f4f4f4}\n"
 	".note{color:var(--mute)}\n"
 	"nav a{margin-right:12px}\n";
 
@@ -472,8 +473,40 @@ static void td_pct(struct report_html *h, const char *key, double v, int has_ci,
 }
 
 /* What the text report says of cause @k beside its figures (report_output.c's wording). */
-static void cause_evidence(struct report_html *h, const struct findings *fd, int k,
-			   const struct report_names *tn)
+/* Where in the program a site's calls were made (report_where), under it. */
+static void site_where(struct report_html *h, const struct model *m, const struct f_site *st,
+		       int k)
+{
+	char at[512], src[160], from[512], from_src[160];
+
+	if (!report_where(m, st->stack, at, sizeof(at), src, sizeof(src)) && !at[0])
+		return;
+	put(h, "<div class=\"where\">");
+	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack) {
+		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
+		put(h, "between <code>");
+		esc(h, from);
+		put(h, "</code>");
+		if (from_src[0]) {
+			put(h, " <code class=\"src\">");
+			esc(h, from_src);
+			put(h, "</code>");
+		}
+		put(h, "<br>and ");
+	}
+	put(h, "<code>");
+	esc(h, at);
+	put(h, "</code>");
+	if (src[0]) {
+		put(h, " <code class=\"src\">");
+		esc(h, src);
+		put(h, "</code>");
+	}
+	put(h, "</div>");
+}
+
+static void cause_evidence(struct report_html *h, const struct model *m,
+			   const struct findings *fd, int k, const struct report_names *tn)
 {
 	const struct f_cause *c = &fd->causes[k];
 	char a[32], b[32];
@@ -519,7 +552,9 @@ static void cause_evidence(struct report_html *h, const struct findings *fd, int
 		}
 		if (k == CAUSE_LOW_PARALLELISM && st->count)
 			fprintf(h->f, " (fill %.1f%%)", 100 * st->value / (double)st->count);
-		fprintf(h->f, " &times;%llu</li>", (unsigned long long)st->count);
+		fprintf(h->f, " &times;%llu", (unsigned long long)st->count);
+		site_where(h, m, st, k);
+		put(h, "</li>");
 	}
 	if (has_sites)
 		put(h, "</ul>");
@@ -528,7 +563,7 @@ static void cause_evidence(struct report_html *h, const struct findings *fd, int
 	put(h, "</div></td>");
 }
 
-static void causes(struct report_html *h, const struct findings *fd,
+static void causes(struct report_html *h, const struct model *m, const struct findings *fd,
 		   const struct report_names *tn, int sec)
 {
 	const int is_sampled = fd->sampling.is_sampled;
@@ -605,7 +640,7 @@ static void causes(struct report_html *h, const struct findings *fd,
 		snprintf(key2, sizeof(key2), "attribution.%d.saving_ci_pct", r);
 		td_pct(h, key, c->has_saving ? c->saving_pct : -1, is_sampled,
 		       c->has_saving ? c->saving_ci_pct : -1, key2);
-		cause_evidence(h, fd, k, tn);
+		cause_evidence(h, m, fd, k, tn);
 		put(h, "</tr>\n");
 	}
 	if (fd->nr_ranked)
@@ -908,7 +943,7 @@ void report_html_process(struct report_html *h, const struct model *m, const str
 	signals(h, m, s, fd);
 	put(h, "<h3>Timeline</h3>\n");
 	figure_timeline(h->f, s, fd, tl, sec);
-	causes(h, fd, &tn, sec);
+	causes(h, m, fd, &tn, sec);
 	steps(h, m, s, &tn);
 	put(h, "<h3>Run</h3>\n");
 	report_print_summary(capture_begin(&cap), s);
