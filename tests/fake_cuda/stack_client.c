@@ -196,6 +196,13 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "launch") && argc > 2) {
 		stack_launcher(atoi(argv[2]));
 		stack_outer();
+	} else if (!strcmp(mode, "sites") && argc > 2) {
+		int n = atoi(argv[2]);
+
+		for (i = 0; i < n; i++) {	/* a launch, then a sync from one of 16 sites */
+			stack_launcher(1);
+			sites[i % 16]();
+		}
 	} else if (!strcmp(mode, "threads")) {
 		pthread_t t[4];
 
@@ -217,8 +224,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "launchbench") && argc > 3) {
 		bench(stack_deep_launch, atoi(argv[2]), atoi(argv[3]));
 	} else {
-		fprintf(stderr, "usage: stack_client sync | launch N | threads | bench N DEPTH | "
-				"launchbench N DEPTH\n");
+		fprintf(stderr, "usage: stack_client sync | launch N | sites N | threads | "
+				"bench N DEPTH | launchbench N DEPTH\n");
 		return 2;
 	}
 	printf("%s: done\n", mode);
