@@ -351,10 +351,62 @@ static int cmp_site(const void *x, const void *y)
 	return c ? c : a->where < b->where ? -1 : a->where > b->where;
 }
 
+static int cmp_place(const void *x, const void *y)
+{
+	const struct f_place *a = x, *b = y;
+
+	if (a->time_ns != b->time_ns)
+		return a->time_ns > b->time_ns ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return a->where < b->where ? -1 : a->where > b->where;
+}
+
+/* By place, the largest site of each first. */
+static int cmp_place_key(const void *x, const void *y)
+{
+	const struct f_place *a = x, *b = y;
+
+	if (a->where != b->where)
+		return a->where < b->where ? -1 : 1;
+	return a->time_ns > b->time_ns ? -1 : a->time_ns < b->time_ns;
+}
+
+/* The cause's time by place alone: its sites merged by place (f_place). */
+static void places_finish(struct f_cause *c, const struct site_acc *a)
+{
+	struct f_place *v = xcalloc(a->n + 1, sizeof(*v));
+	size_t i, j, n = 0;
+
+	for (i = 0; i < a->n; i++) {
+		const struct f_site *st = &a->v[i];
+
+		if (!st->where)
+			continue;
+		c->placed_ns += st->time_ns;
+		v[n++] = (struct f_place){ st->where, st->stack, st->count, st->time_ns };
+	}
+	xqsort(v, n, sizeof(*v), cmp_place_key);
+	for (i = 0, j = 0; i < n; i++) {
+		if (j && v[j - 1].where == v[i].where) {	/* its largest site came first */
+			v[j - 1].count += v[i].count;
+			v[j - 1].time_ns += v[i].time_ns;
+		} else {
+			v[j++] = v[i];
+		}
+	}
+	xqsort(v, j, sizeof(*v), cmp_place);
+	for (i = 0; i < MAX_PLACES && i < j; i++)
+		c->places[i] = v[i];
+	c->nr_places = (int)i;
+	free(v);
+}
+
 static void sites_finish(struct f_cause *c, struct site_acc *a)
 {
 	int i;
 
+	places_finish(c, a);
 	xqsort(a->v, a->n, sizeof(*a->v), cmp_site);
 	for (i = 0; i < MAX_SITES && (size_t)i < a->n; i++)
 		c->sites[i] = a->v[i];

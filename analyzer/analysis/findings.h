@@ -86,6 +86,18 @@ struct f_site {
 	uint64_t stack_ns;		/* that part's time */
 };
 
+/*
+ * A cause's time by place in the program alone (every site's, whatever its entry point and
+ * the kernel before): what `diff` matches runs by. The MAX_PLACES places of most time.
+ */
+#define MAX_PLACES 16
+struct f_place {
+	uint64_t where;			/* where.h key, nonzero */
+	uint32_t stack;			/* the stack of its largest site */
+	uint64_t count;
+	uint64_t time_ns;
+};
+
 struct f_cause {
 	int status;			/* enum cause_status */
 	uint64_t time_ns;
@@ -97,6 +109,10 @@ struct f_cause {
 	uint64_t pageable_bytes;	/* memcpy: bytes from/to pageable memory */
 	struct f_site sites[MAX_SITES];
 	int nr_sites;
+	struct f_place places[MAX_PLACES];
+	int nr_places;
+	uint64_t placed_ns;		/* the time of its sites with a place (all, not only
+					 * the MAX_PLACES) */
 	/* What fixing it alone would save, by the replay (savings.h); has_saving 0: not replayed */
 	int has_saving;
 	double saving_pct;		/* of the replayed span */

@@ -1794,6 +1794,17 @@ static void json_cause(struct json *j, const struct model *m, const struct findi
 		json_object_end(j);
 	}
 	json_array_end(j);
+	/* The cause's time by place in the program alone, whatever the entry point. */
+	json_array_begin(j, "places");
+	for (i = 0; i < c->nr_places; i++) {
+		json_object_begin(j, NULL);
+		json_where_of(j, "where", m, c->places[i].stack);
+		json_u64(j, "count", c->places[i].count);
+		json_u64(j, "time_ns", c->places[i].time_ns);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_u64(j, "placed_ns", c->placed_ns);
 	json_object_end(j);
 	json_str(j, "advice", findings_advice(fd, k));
 	json_object_end(j);
