@@ -3,12 +3,14 @@
  * diff.c - run summaries and their comparison. See diff.h for the keys and the noise rule.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <uthash.h>
 
 #include "diff.h"
+#include "where.h"
 #include "util/util.h"
 #include "welch.h"
 
@@ -17,6 +19,13 @@ struct run_kernel {
 	uint64_t launches;		/* host launch calls */
 	uint64_t count;			/* GPU executions */
 	double sum_ns, sumsq_ns;	/* of execution times */
+	UT_hash_handle hh;
+};
+
+struct run_place {
+	char *key;			/* "cause at place" */
+	double ns;
+	uint64_t count;
 	UT_hash_handle hh;
 };
 
@@ -55,6 +64,44 @@ void run_summary_init(struct run_summary *r)
 	memset(r, 0, sizeof(*r));
 	r->has_gpu = 1;
 	r->peak_pct = -1;
+}
+
+/* A cause's places (findings' f_place) of one trace, their time scaled by @x (sampled runs). */
+static void places_add(struct run_summary *r, const struct model *m, const struct findings *fd,
+		       double x)
+{
+	char place[600], key[700];
+	int k, i;
+
+	for (k = 0; k < NR_CAUSES; k++) {
+		const struct f_cause *c = &fd->causes[k];
+
+		if (c->status != CS_MEASURED)
+			continue;
+		/* the floor below which a place may be missing from the list (diff.h) */
+		if (c->nr_places == MAX_PLACES) {
+			double floor = x * (double)c->places[MAX_PLACES - 1].time_ns;
+
+			if (floor > r->place_floor_ns[k])
+				r->place_floor_ns[k] = floor;
+		}
+		for (i = 0; i < c->nr_places; i++) {
+			struct run_place *p;
+
+			where_place(m, c->places[i].stack, place, sizeof(place));
+			if (!place[0])
+				continue;
+			snprintf(key, sizeof(key), "%s at %s", cause_name(k), place);
+			HASH_FIND_STR(r->places, key, p);
+			if (!p) {
+				p = xcalloc(1, sizeof(*p));
+				p->key = xstrdup(key);
+				HASH_ADD_KEYPTR(hh, r->places, p->key, strlen(p->key), p);
+			}
+			p->ns += x * (double)c->places[i].time_ns;
+			p->count += c->places[i].count;
+		}
+	}
 }
 
 static struct run_kernel *kernel_get(struct run_summary *r, const char *name)
@@ -247,6 +294,7 @@ void run_summary_add(struct run_summary *r, const struct stats *s, const struct 
 		for (k = 0; k < NR_CAUSES; k++)
 			if (fd->causes[k].has_saving)
 				r->saving_ns[k] += fd->causes[k].saving_ns;
+		places_add(r, o->m, fd, x);
 	}
 	/* Savings compare only when every trace of the run was replayed. */
 	r->has_saving = (r->nr_traces == 1 || r->has_saving) && fd->replay.done;
@@ -319,6 +367,7 @@ void run_summary_free(struct run_summary *r)
 {
 	struct run_kernel *k, *kt;
 	struct run_api *a, *at;
+	struct run_place *p, *pt;
 
 	HASH_ITER(hh, r->kernels, k, kt) {
 		HASH_DEL(r->kernels, k);
@@ -329,6 +378,11 @@ void run_summary_free(struct run_summary *r)
 		HASH_DEL(r->apis, a);
 		free(a->name);
 		free(a);
+	}
+	HASH_ITER(hh, r->places, p, pt) {
+		HASH_DEL(r->places, p);
+		free(p->key);
+		free(p);
 	}
 	free(r->step_ns);
 	r->step_ns = NULL;
@@ -662,6 +716,61 @@ static void api_rows(struct diff_result *d, const struct run_summary *a,
 	}
 }
 
+/* The cause a place's key names ("cause at place"), or -1. */
+static int place_cause(const char *key)
+{
+	int k;
+
+	for (k = 0; k < NR_CAUSES; k++) {
+		size_t n = strlen(cause_name(k));
+
+		if (!strncmp(key, cause_name(k), n) && !strncmp(key + n, " at ", 4))
+			return k;
+	}
+	return -1;
+}
+
+/*
+ * A cause's time at each place, matched by place: judged as the cause's. A place on one side
+ * only counts as 0 on the other unless that side's list of the cause's places was full and
+ * it is below its floor there: then it is unknown, and left out.
+ */
+static void place_rows(struct diff_result *d, const struct run_summary *a,
+		       const struct run_summary *b, double noise_pct)
+{
+	const struct run_place *pa, *pb;
+	struct diff_row *w;
+	int k;
+
+	if (!a->has_gpu || !b->has_gpu)
+		return;
+	for (pa = a->places; pa; pa = pa->hh.next) {
+		HASH_FIND_STR(b->places, pa->key, pb);
+		k = place_cause(pa->key);
+		if (!pb && k >= 0 && pa->ns <= b->place_floor_ns[k])
+			continue;
+		w = row_add(d, DK_PLACE, DU_NS, pa->key, pa->ns, pb ? pb->ns : 0);
+		judge_time(w, (double)a->span_ns, noise_pct, k != CAUSE_COMPUTE_BOUND);
+		if (!pb && w->status != DS_NOISE)
+			w->status = DS_REMOVED;
+		w->base_count = pa->count;
+		w->new_count = pb ? pb->count : 0;
+		w->impact_ns = fabs(w->delta);
+	}
+	for (pb = b->places; pb; pb = pb->hh.next) {
+		HASH_FIND_STR(a->places, pb->key, pa);
+		k = place_cause(pb->key);
+		if (pa || (k >= 0 && pb->ns <= a->place_floor_ns[k]))
+			continue;
+		w = row_add(d, DK_PLACE, DU_NS, pb->key, 0, pb->ns);
+		judge_time(w, (double)a->span_ns, noise_pct, k != CAUSE_COMPUTE_BOUND);
+		if (w->status != DS_NOISE)
+			w->status = DS_ADDED;
+		w->new_count = pb->count;
+		w->impact_ns = fabs(w->delta);
+	}
+}
+
 static int cmp_row(const void *x, const void *y)
 {
 	const struct diff_row *a = x, *b = y;
@@ -692,6 +801,7 @@ void diff_compute(struct diff_result *d, const struct run_summary *a,
 	count_rows(d, a, b);
 	kernel_rows(d, a, b, noise_pct);
 	api_rows(d, a, b);
+	place_rows(d, a, b, noise_pct);
 	/* Run rows keep their fixed order; causes among them are ranked like the rest. */
 	xqsort(d->rows + nr_run, d->nr_rows - nr_run, sizeof(*d->rows), cmp_row);
 }

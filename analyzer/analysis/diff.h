@@ -16,7 +16,10 @@
  * runs of different lengths compare step for step. What fixing a cause alone saves (the
  * report's replay, savings.h), as a share of the window, changed when it moved by more than
  * the noise share in points: a saving that grew is worse (the cause costs more), when both
- * runs were replayed.
+ * runs were replayed. A cause's time at one place in the program (the report's places:
+ * "host_sync at train.py:57 in train_step", from the call stacks of format 1.9) is judged as
+ * the cause's; a place listed on one side only is left out while the other side listed its
+ * cause's 16 places and all of them took longer (it may be just below them there).
  */
 #ifndef GPUSHIM_DIFF_H
 #define GPUSHIM_DIFF_H
@@ -29,6 +32,7 @@
 
 struct run_kernel;
 struct run_api;
+struct run_place;
 
 enum run_count {
 	RC_LAUNCHES,
@@ -64,6 +68,9 @@ struct run_summary {
 	uint64_t copy_count[NR_COPY_DIRS], copy_bytes[NR_COPY_DIRS], copy_gpu_ns[NR_COPY_DIRS];
 	struct run_kernel *kernels;	/* uthash by name */
 	struct run_api *apis;		/* uthash by name */
+	struct run_place *places;	/* uthash by "cause at place" (where_place) */
+	double place_floor_ns[NR_CAUSES];	/* a full list's last place: those not listed
+						 * took at most this long */
 	/*
 	 * The steady steps' lengths (loop_is_steady) of every trace, pooled in the order added:
 	 * 8 bytes a step, at most LOOP_MAX_SERIES a trace.
@@ -128,6 +135,7 @@ enum diff_kind {
 	DK_KERNEL,
 	DK_API,
 	DK_COPY,
+	DK_PLACE,			/* a cause's time at one place in the program */
 };
 
 enum diff_status {

@@ -247,3 +247,26 @@ void where_native_name(const struct where *w, char *buf, size_t len)
 		snprintf(buf, len, "0x%llx", (unsigned long long)w->pc);
 	}
 }
+
+void where_place(const struct model *m, uint32_t stack, char *buf, size_t len)
+{
+	struct where w;
+	char name[320];
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	if (where_of(m, stack, &w) < 0)
+		return;
+	if (w.is_python) {
+		snprintf(buf, len, "%s:%d in %s", w.file, (int)w.line, w.func);
+		return;
+	}
+	if (w.symbol) {
+		if (demangle_short(w.symbol, name, sizeof(name), 60) < 0)
+			snprintf(name, sizeof(name), "%s", w.symbol);
+		snprintf(buf, len, "%s in %s", name, w.module ? base_name(w.module) : "?");
+	} else {
+		where_native_name(&w, buf, len);
+	}
+}

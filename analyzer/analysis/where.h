@@ -68,6 +68,14 @@ int where_is_user_module(const char *path);
 int where_source_line(const char *file, int32_t line, char *buf, size_t len);
 
 /*
+ * where_place - a place in the program that reads the same in another run of it, into @buf:
+ * "train.py:57 in train_step" for a Python frame, "step_loop in app" for a native one (the
+ * function, not the address: another build moves it); "" when the stack has no frame.
+ * diff matches runs' places by it.
+ */
+void where_place(const struct model *m, uint32_t stack, char *buf, size_t len);
+
+/*
  * A native frame's name into @buf: the symbol demangled, shortened ("at::native::foo+0x1c") when
  * known, else "module+0xOFFSET" with the module's base name, else "0xPC".
  */

@@ -29,6 +29,8 @@ static const char *kind_name(int kind)
 		return "kernel";
 	case DK_API:
 		return "api";
+	case DK_PLACE:
+		return "place";
 	default:
 		return "copy";
 	}
@@ -253,6 +255,15 @@ static void print_section(FILE *f, const struct diff_result *d, int kind, const 
 			fputc('\n', f);
 			continue;
 		}
+		if (kind == DK_PLACE) {		/* figures first: the place is long */
+			fprintf(f, "  %12s -> %-12s %12s  %-8s  ",
+				fmt_value(b, sizeof(b), w->unit, w->base),
+				fmt_value(n, sizeof(n), w->unit, w->new),
+				fmt_delta(dd, sizeof(dd), w->unit, w->delta), status_text(w));
+			print_clean(f, w->key, SIZE_MAX);
+			fputc('\n', f);
+			continue;
+		}
 		if (kind == DK_COPY)
 			snprintf(label, sizeof(label), "%s (%llu -> %llu copies)", w->key,
 				 (unsigned long long)w->base_count, (unsigned long long)w->new_count);
@@ -333,6 +344,8 @@ void diff_print_text(FILE *f, const struct diff_side *base, const struct diff_si
 	print_section(f, d, DK_KERNEL, "kernels (biggest change in GPU time first)", width);
 	print_section(f, d, DK_COPY, "copies by direction (bytes)", width);
 	print_section(f, d, DK_API, "API calls (biggest change in host time first)", width);
+	print_section(f, d, DK_PLACE,
+		      "time lost by place in the program (call stacks; biggest change first)", 0);
 	if (g->is_set)
 		print_gate(f, base->summary, new->summary, g);
 }

@@ -12,7 +12,7 @@
 #   functions, make model_stream let go of calls while call stacks are numbered: the same
 #   sites, each sync's in its own function, streamed and loaded whole (small CUPTI buffers:
 #   its records come as the run goes, so calls are let go of before the end).
-#   GPUSHIM_STACKS=0: no site has a place.
+#   GPUSHIM_STACKS=0: no site has a place. diff matches two runs' causes by place.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 use_fake_cupti
@@ -106,4 +106,16 @@ grep -qF "<code>$script:$launch in step</code>" py.html || fail "html: no place"
 expect "chrome: the copies' where" \
 	"$(jq -r '[.traceEvents[] | select(.name == "cuMemcpyHtoD_v2") | .args.where] |
 		unique | join(";")' py.chrome.json)" "$script:$copy in step"
+# diff matches the runs' causes by place: five times the CPU work at the same place
+LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/py5.trace" \
+	python3 "$script" "$FAKE_CUPTI_LIB" 30 50 >py5.out 2>py5.err ||
+	fail "stack_causes.py (50 ms) failed: $(cat py5.err)"
+"$GPUSHIM_BIN" diff --format json py.trace py5.trace >diff.json
+expect "diff: cpu_bound's place worse" \
+	"$(jq -r --arg k "cpu_bound at $script:$launch in step" \
+		'[.changes[] | select(.kind == "place" and .key == $k) | .status] |
+		join(",")' diff.json)" worse
+"$GPUSHIM_BIN" diff py.trace py5.trace >diff.txt
+grep -q "WORSE *cpu_bound at $script:$launch in step" diff.txt ||
+	fail "diff text: no place row: $(cat diff.txt)"
 echo "ok: native and Python sites placed"
