@@ -40,6 +40,7 @@
 #include "export.h"
 #include "model/first_look.h"
 #include "output.h"
+#include "report_output.h"
 #include "util/util.h"
 
 /* ---- The tables ---- */
@@ -82,7 +83,7 @@ static const struct table_def {
 			   { "api", C_TEXT }, { "kind", C_TEXT }, { "start_ns", C_INT },
 			   { "end_ns", C_INT }, { "dur_ns", C_INT }, { "result", C_INT },
 			   { "bytes", C_INT }, { "kernel_name_id", C_INT },
-			   { "captured", C_INT }) },
+			   { "captured", C_INT }, { "place", C_TEXT }) },
 	[T_GAPS] = { "gaps",
 		     COLS({ "pid", C_INT }, { "device", C_INT }, { "start_ns", C_INT },
 			  { "end_ns", C_INT }, { "dur_ns", C_INT }, { "cause", C_TEXT },
@@ -482,6 +483,8 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 	const struct model *m = tb->m;
 	/* before the row: a new name writes a row of names */
 	int64_t k = c->kind == MC_LAUNCH ? name_id(x, func_name(m, model_launch(m, c)->func)) : -1;
+	char place[512];
+	uint32_t stack;
 
 	row_begin(x, T_CALLS);
 	put_int(x, tb->pid);
@@ -502,6 +505,12 @@ static void tap_call(void *ctx, const struct m_call *c, uint32_t id)
 	else
 		put_null(x);
 	put_int(x, !!(c->flags & MCF_CAPTURING));
+	/* where in the program, for a call captured with its stack (report_where's text) */
+	stack = model_call_stack(m, id);
+	if (stack && report_where(m, stack, place, sizeof(place), NULL, 0) >= 0 && place[0])
+		put_text(x, place);
+	else
+		put_null(x);
 	row_end(x);
 }
 

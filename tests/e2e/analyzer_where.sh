@@ -5,7 +5,7 @@
 #   Python (tests/python/stack_causes.py, the GIL held in each call): a blocking copy at one
 #   line, CPU work, a launch at another. memcpy's sites must name the copy's file and line with
 #   its source text, cpu_bound's top site the launch's line and, as where the CPU work began,
-#   the copy's; the text, HTML and chrome export say the same; the report streamed and loaded
+#   the copy's; the text, HTML, chrome and CSV exports say the same; the report streamed and loaded
 #   whole agree.
 #   Native (tests/fake_cuda/stack_client.c): launch_overhead's top site in stack_launcher, named
 #   from the program's symbols; 20000 launches, each followed by a sync from one of 16
@@ -106,6 +106,10 @@ grep -qF "<code>$script:$launch in step</code>" py.html || fail "html: no place"
 expect "chrome: the copies' where" \
 	"$(jq -r '[.traceEvents[] | select(.name == "cuMemcpyHtoD_v2") | .args.where] |
 		unique | join(";")' py.chrome.json)" "$script:$copy in step"
+"$GPUSHIM_BIN" export --format csv -o csv py.trace || fail "csv export failed"
+expect "csv: the copies' place" "$(tr -d '\r' <csv/calls.csv | awk -F, '$4 == "cuMemcpyHtoD_v2" { print $NF }' |
+	sort -u)" "$script:$copy in step"
+
 # diff matches the runs' causes by place: five times the CPU work at the same place
 LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/py5.trace" \
 	python3 "$script" "$FAKE_CUPTI_LIB" 30 50 >py5.out 2>py5.err ||
