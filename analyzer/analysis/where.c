@@ -5,8 +5,11 @@
  */
 #include "where.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/demangle.h"
 #include "util/elfsym.h"
@@ -192,14 +195,20 @@ int where_source_line(const char *file, int32_t line, char *buf, size_t len)
 	char text[512];
 	size_t read = 0;
 	int32_t n = 1;
+	struct stat st;
 	FILE *f;
-	int ret = -1;
+	int fd, ret = -1;
 
 	if (!file || line < 1 || !len || file[0] == '<')
 		return -1;
-	f = fopen(file, "re");
-	if (!f)
+	/* A trace names any path: only a regular file is read (a FIFO would block). */
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return -1;
+	}
 	while (fgets(text, sizeof(text), f)) {
 		size_t l = strlen(text);
 		int is_whole = l && text[l - 1] == '\n';

@@ -482,8 +482,10 @@ static void site_where(struct report_html *h, const struct model *m, const struc
 	if (!report_where(m, st->stack, at, sizeof(at), src, sizeof(src)) && !at[0])
 		return;
 	put(h, "<div class=\"where\">");
-	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack) {
+	from[0] = 0;
+	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack)
 		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
+	if (from[0]) {
 		put(h, "between <code>");
 		esc(h, from);
 		put(h, "</code>");

@@ -475,8 +475,10 @@ static void text_site_where(FILE *f, const struct model *m, const struct f_site 
 
 	if (!report_where(m, st->stack, at, sizeof(at), src, sizeof(src)) && !at[0])
 		return;
-	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack) {
+	from[0] = 0;
+	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack)
 		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
+	if (from[0]) {
 		fprintf(f, "           between ");
 		print_clean(f, from, SIZE_MAX);
 		if (from_src[0]) {

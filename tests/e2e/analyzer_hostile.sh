@@ -160,4 +160,28 @@ jq -e '.trace.host == "h\u00e9\u001b]0;HOST\u0007\u001b[31m\u009b2J\ufffd2J"' "$
 	fail "JSON host: $(jq .trace.host "$WORK/report.json")"
 grep -qF '"host": "hé\u001b]0;HOST\u0007\u001b[31m\u009b2J\ufffd2J"' "$WORK/report.json" ||
 	fail "JSON host, as written: $(grep '"host"' "$WORK/report.json")"
-echo "ok: a bomb refused by every command; $n outputs and diff free of terminal controls"
+# ---- Call stacks no shim writes ----
+# Frames in a FIFO (the source line and symbol readers must not open it for reading: they
+# would block), in /dev/zero at offset 2^64 - 1, at line INT32_MAX; stacks without frames, out
+# of order, undefined; CALL_STACKs of no call: every command finishes, the frames as recorded.
+mkfifo "$WORK/fifo"
+"$HOSTILE_TRACE" stacks "$WORK/stacks.trace" "$WORK/fifo"
+for c in "report" "report --format json" "report --format html" "dump --format jsonl" \
+	"export --format chrome" "export --format perfetto" "export --format csv -o $WORK/st.csv" \
+	"whatif"; do
+	# shellcheck disable=SC2086 # the command's words
+	run "$WORK/out" "$WORK/err" "$G" $c "$WORK/stacks.trace" && rc=0 || rc=$?
+	expect "$c stacks: exit" "$rc" 0
+done
+run "$WORK/out" "$WORK/err" "$G" diff "$WORK/stacks.trace" "$WORK/stacks.trace" && rc=0 || rc=$?
+expect "diff stacks: exit" "$rc" 0
+run "$WORK/st.json" "$WORK/err" "$G" report --format json "$WORK/stacks.trace" || fail "report"
+expect "stacks: the Python place, its source not read" \
+	"$(jq -r '[.attribution[].evidence.sites[] | select(.where.language == "python") |
+		"\(.where.line) \(.where.source) \(.python | map(.line) | join(","))"] | unique |
+		join(";")' "$WORK/st.json")" "1 null 1,2147483647"
+expect "stacks: sites without a stack or with an undefined one: no place" \
+	"$(jq -r '[.attribution[].evidence.sites[] | select(.where == null)] | length > 0' \
+		"$WORK/st.json")" true
+
+echo "ok: a bomb refused by every command; $n outputs and diff free of terminal controls; hostile stacks read"

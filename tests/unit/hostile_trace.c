@@ -12,6 +12,12 @@
  *                                     script, a tag that would fetch a URL, references, quotes,
  *                                     a comment, a line separator and a byte that is not UTF-8
  *                                     (tests/e2e/html_report.py)
+ *   hostile_trace stacks OUT PATH     the escapes trace's calls with call stacks no shim writes:
+ *                                     Python frames in PATH (a FIFO: never to be read) at line
+ *                                     1 and INT32_MAX, native ones in /dev/zero and PATH at
+ *                                     offsets up to 2^64 - 1, a stack without frames, one
+ *                                     defined out of order, CALL_STACKs naming no stack, an
+ *                                     undefined one and no call
  *   hostile_trace launches OUT N GAP  a complete trace of N launches of _Z4spinv, each GAP ns
  *                                     long and the next GAP ns after it: a span of exactly
  *                                     N x GAP ns, host timestamps only
@@ -161,6 +167,107 @@ static void build_hostile(struct tb *t, const struct hostile_names *n)
 	tb_flush(t);
 }
 
+static void stack_def(struct tb *t, uint32_t id, const uint64_t *pcs, uint16_t nr_pcs,
+		      const struct trace_stack_py *py, uint16_t nr_py)
+{
+	uint8_t buf[TRACE_STACK_BYTES(4, 4)];
+	struct trace_rec_stack *s = (void *)buf;
+	const size_t size = TRACE_STACK_BYTES(nr_pcs, nr_py);
+
+	memset(buf, 0, sizeof(buf));
+	s->hdr.type = TRACE_REC_STACK;
+	s->hdr.size = (uint16_t)size;
+	s->id = id;
+	s->nr_native = nr_pcs;
+	s->nr_python = nr_py;
+	s->flags = nr_py ? TRACE_STACK_PYTHON : 0;
+	memcpy(s + 1, pcs, nr_pcs * sizeof(*pcs));
+	memcpy((uint8_t *)(s + 1) + nr_pcs * sizeof(*pcs), py, nr_py * sizeof(*py));
+	tb_rec(t, buf, size);
+}
+
+static void pc_def(struct tb *t, uint64_t pc, uint64_t offset, uint32_t module, uint32_t symbol)
+{
+	struct trace_rec_pc p;
+
+	memset(&p, 0, sizeof(p));
+	p.hdr.type = TRACE_REC_PC;
+	p.hdr.size = sizeof(p);
+	p.pc = pc;
+	p.offset = offset;
+	p.module = module;
+	p.symbol = symbol;
+	p.sym_offset = UINT32_MAX;
+	tb_rec(t, &p, sizeof(p));
+}
+
+static void call_stack(struct tb *t, uint32_t dt, uint16_t api, uint32_t stack, uint32_t seq)
+{
+	struct trace_rec_call_stack c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.type = TRACE_REC_CALL_STACK;
+	c.hdr.size = sizeof(c);
+	c.hdr.dt_ns = dt;
+	c.stack = stack;
+	c.api = api;
+	c.seq = seq;
+	tb_rec(t, &c, sizeof(c));
+}
+
+enum { S_PATH = 20, S_FUNC, S_ZERO, S_SYM };
+
+/* build_hostile's calls, with stacks (see the usage above). */
+static void build_stacks(struct tb *t, const char *path)
+{
+	const uint64_t pcs[2] = { 0x1000, 0xdead };
+	const struct trace_stack_py py[2] = { { S_PATH, S_FUNC, 1, 0 },
+					      { S_PATH, S_FUNC, INT32_MAX, 0 } };
+	uint32_t i;
+
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(t, S_ALLOC, "cuMemAlloc_v2");
+	tb_string(t, S_DEVICE, "dev");
+	tb_string(t, S_KERNEL, "_Z4spinv");
+	tb_string(t, S_NOTE, "on");
+	tb_string(t, S_PATH, path);
+	tb_string(t, S_FUNC, "step");
+	tb_string(t, S_ZERO, "/dev/zero");
+	tb_string(t, S_SYM, "_ZN1a1bILi1EEEvv");
+	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	tb_api_def(t, API_ALLOC, TRACE_FAM_MEMORY, S_ALLOC);
+	def_device(t);
+	def_func(t);
+	pc_def(t, 0x1000, UINT64_MAX, S_ZERO, 0);
+	pc_def(t, 0xdead, 5, S_PATH, S_SYM);
+	pc_def(t, 0xdead, 0, 999, 999);	/* twice, naming strings never defined */
+	stack_def(t, 1, pcs, 2, py, 2);
+	stack_def(t, 7, pcs, 1, py, 1);		/* out of order: not taken */
+	stack_def(t, 2, pcs, 0, py, 0);		/* no frames */
+	stack_def(t, 3, pcs + 1, 1, NULL, 0);	/* native only: in PATH, at 0xdead */
+	tb_note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	tb_block(t, TID, 0, BASE);
+	alloc(t, 0, 1);
+	call_stack(t, 0, API_ALLOC, 1, 1);
+	call_stack(t, 0, API_ALLOC, 0, 1);	/* no stack */
+	for (i = 0; i < 4; i++) {
+		static const uint32_t stacks[4] = { 1, 999, 2, 3 };
+
+		launch(t, i ? 100000 : 10000, 5000, i + 2);
+		call_stack(t, 0, API_LAUNCH, stacks[i], i + 2);
+	}
+	call_stack(t, 7, 77, 1, 0);		/* no such call */
+	for (i = 0; i < 4; i++) {
+		uint64_t call = BASE + 10000 + 100000ull * i;
+
+		tb_gpu_api(t, call + 500, call + 4000, 10 + i, TID);
+		tb_gpu_kernel(t, call + 6000, call + 86000, 10 + i, S_KERNEL, 264, 256);
+	}
+	tb_end(t, 30, BASE + 1000000, TRACE_END_EXIT);
+	tb_flush(t);
+}
+
 /* @n launches back to back, each @gap_ns long: the first starts at BASE, the last ends at
  * BASE + @n x @gap_ns. */
 static void build_launches(struct tb *t, uint32_t n, uint32_t gap_ns)
@@ -207,12 +314,14 @@ int main(int argc, char **argv)
 		build_hostile(&t, &escapes);
 	} else if (argc == 3 && !strcmp(argv[1], "markup")) {
 		build_hostile(&t, &markup);
+	} else if (argc == 4 && !strcmp(argv[1], "stacks")) {
+		build_stacks(&t, argv[3]);
 	} else if (argc == 5 && !strcmp(argv[1], "launches") && atoi(argv[3]) > 0 &&
 		   atoi(argv[4]) > 0) {
 		build_launches(&t, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]));
 	} else {
 		fprintf(stderr, "usage: hostile_trace bomb OUT NR_CHUNKS | escapes OUT | "
-				"markup OUT | launches OUT N GAP_NS\n");
+				"markup OUT | stacks OUT PATH | launches OUT N GAP_NS\n");
 		return 2;
 	}
 	ret = write_file(&t, argv[2]);
