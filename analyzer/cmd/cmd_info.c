@@ -155,6 +155,10 @@ static void info_text(const struct model *m, const struct info_counts *nr)
 		print_clean(stdout, model_string(m, n->text, ""), 400);
 		printf("\n");
 	}
+	if (m->nr_stacks || m->stacks_bad)
+		printf("stacks      %zu defined, %zu calls with one, %llu records not taken (out of "
+		       "order, their call not found)\n",
+		       m->nr_stacks, m->nr_call_stacks, (unsigned long long)m->stacks_bad);
 	printf("types      ");
 	for (i = 1; i < 64; i++)
 		if (m->nr_by_type[i])
@@ -198,6 +202,11 @@ static void info_json(const struct model *m, const struct info_counts *nr)
 	json_u64(&j, "gpu_records_converted", m->gpu_records);
 	json_u64(&j, "gpu_dropped", m->gpu_dropped);
 	json_u64(&j, "gpu_zero_timestamps", m->gpu_zero_ts);
+	json_object_begin(&j, "stacks");	/* call stacks (1.9) */
+	json_u64(&j, "defined", m->nr_stacks);
+	json_u64(&j, "calls", m->nr_call_stacks);
+	json_u64(&j, "not_taken", m->stacks_bad);
+	json_object_end(&j);
 	json_array_begin(&j, "devices");
 	for (i = 0; i < m->nr_devices; i++) {
 		const struct trace_rec_device *d = &m->devices[i];

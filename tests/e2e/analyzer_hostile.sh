@@ -180,6 +180,10 @@ expect "stacks: the Python place, its source not read" \
 	"$(jq -r '[.attribution[].evidence.sites[] | select(.where.language == "python") |
 		"\(.where.line) \(.where.source) \(.python | map(.line) | join(","))"] | unique |
 		join(";")' "$WORK/st.json")" "1 null 1,2147483647"
+# taken: stacks 1-3 and the CALL_STACKs of the allocation and three launches; not: stack 7,
+# the CALL_STACK without a stack and the one of no call (the one naming stack 999 is taken)
+run "$WORK/st.info" "$WORK/err" "$G" info --format json "$WORK/stacks.trace" || fail "info"
+expect "stacks: info" "$(jq -c .stacks "$WORK/st.info")" '{"defined":3,"calls":5,"not_taken":3}'
 expect "stacks: sites without a stack or with an undefined one: no place" \
 	"$(jq -r '[.attribution[].evidence.sites[] | select(.where == null)] | length > 0' \
 		"$WORK/st.json")" true
