@@ -1098,6 +1098,13 @@ static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct 
 		if (is_comm(a, sh->name)) {
 			d->nr_comm++;
 			stats_union_add(&a->unions[j * UNIONS + U_COMM], op->start, op->end);
+			if (g->nr_comm_ops < STATS_MAX_COMM_OPS) {
+				XGROW(g->comm_ops, g->comm_ops_cap, g->nr_comm_ops + 1);
+				g->comm_ops[g->nr_comm_ops++] = (struct s_comm_op){
+					op->start, op->end, sh->name, (int32_t)sh->device };
+			} else {
+				g->comm_ops_dropped++;
+			}
 		} else {
 			stats_union_add(&a->unions[j * UNIONS + U_OTHER], op->start, op->end);
 		}
@@ -1271,6 +1278,7 @@ void stats_free(struct stats *s)
 	free(s->mem.allocs);
 	free(s->mem.live_at_peak);
 	free(s->gpu.devices);
+	free(s->gpu.comm_ops);
 	loop_free(&s->loop);
 	ranges_free(&s->ranges);
 	memset(s, 0, sizeof(*s));

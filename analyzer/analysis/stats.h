@@ -234,6 +234,17 @@ struct s_gpu_device {
 	uint64_t comm_ns, comm_overlap_ns, nr_comm;
 };
 
+/*
+ * A communication kernel as it ran, for the job view across ranks (job.h): in order of start,
+ * at most STATS_MAX_COMM_OPS a trace (the rest counted).
+ */
+struct s_comm_op {
+	uint64_t start, end;
+	uint32_t name;			/* STRING id of the trace's model */
+	int32_t device;
+};
+#define STATS_MAX_COMM_OPS (1u << 20)
+
 struct s_gpu {
 	int has_cupti;			/* GPU timestamps exist for (part of) the run */
 	uint64_t busy_ns, idle_ns;
@@ -242,8 +253,11 @@ struct s_gpu {
 	double fill_pct;		/* sum(kernel time x fill) / (span x devices used) */
 	uint64_t nr_kernels, nr_memcpys, nr_memsets;
 	uint64_t joined, unjoined;
-	/* Communication kernels over the devices (s_gpu_device's, summed). */
+	/* Communication kernels over the devices (s_gpu_device's, summed), and each one */
 	uint64_t comm_ns, comm_overlap_ns, nr_comm;
+	struct s_comm_op *comm_ops;
+	size_t nr_comm_ops, comm_ops_cap;
+	uint64_t comm_ops_dropped;
 	struct s_gpu_device *devices;
 	size_t nr_devices;
 	/*

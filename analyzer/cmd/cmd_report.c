@@ -19,6 +19,7 @@
 #include "output/report_html.h"
 #include "output/report_output.h"
 #include "analysis/findings.h"
+#include "analysis/job.h"
 #include "analysis/stats.h"
 #include "analysis/timeline.h"
 #include "model/steps.h"
@@ -71,6 +72,7 @@ struct report_out {
 	struct json j;
 	struct report_html html;
 	struct combined all;
+	struct job job;			/* several traces: the ranks of one job */
 };
 
 /*
@@ -100,6 +102,8 @@ static int report_one(const char *path, struct report_out *o)
 		return -1;
 	}
 	combined_add(&o->all, &s, &fd);
+	if (o->is_many)
+		job_add(&o->job, path, &m, &s, &fd);
 	if (o->format == FORMAT_JSON) {
 		json_object_begin(&o->j, NULL);
 		if (!o->is_many)
@@ -151,6 +155,7 @@ int cmd_report(int argc, char **argv)
 
 	memset(&so, 0, sizeof(so));
 	memset(&o, 0, sizeof(o));
+	job_init(&o.job);
 	o.has_header = 1;
 	o.top = REPORT_TOP_DEFAULT;
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
@@ -230,15 +235,20 @@ int cmd_report(int argc, char **argv)
 	for (i = optind; i < argc; i++)
 		if (report_one(argv[i], &o) < 0)
 			ret = 1;
+	if (o.is_many)
+		job_compute(&o.job);
 	if (o.format == FORMAT_JSON && o.is_many) {
 		json_array_end(&o.j);
 		report_json_combined(&o.j, &o.all);
+		report_json_job(&o.j, &o.job);
 		json_object_end(&o.j);
 	} else if (o.format == FORMAT_HTML && o.is_many) {
 		report_html_combined(&o.html, &o.all);
 	} else if (o.format == FORMAT_TEXT && o.is_many) {
 		report_print_combined_text(o.f, &o.all);
+		report_print_job_text(o.f, &o.job);
 	}
+	job_free(&o.job);
 	if (o.format == FORMAT_JSON)
 		json_done(&o.j);
 	report_html_end(&o.html);

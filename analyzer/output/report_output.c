@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "analysis/job.h"
 #include "analysis/where.h"
 #include "util/demangle.h"
 #include "util/util.h"
@@ -2045,4 +2046,125 @@ void report_json_combined(struct json *j, const struct combined *c)
 	json_str(j, "ranked_by", combined_by_saving(c) ? "saving" : "time");
 	json_object_end(j);
 	json_object_end(j);
+}
+
+/* ---- The job: several ranks' traces as one (analysis/job.h) ---- */
+
+/* "rank 1 (pid 4243)", or the pid alone without a rank. */
+static const char *rank_label(char *buf, size_t n, const struct job_rank *r)
+{
+	if (r->rank >= 0)
+		snprintf(buf, n, "rank %d (pid %u)", (int)r->rank, r->pid);
+	else
+		snprintf(buf, n, "pid %u", r->pid);
+	return buf;
+}
+
+void report_print_job_text(FILE *f, const struct job *j)
+{
+	char a[32], b[32], l[64];
+	size_t i;
+
+	if (!j->is_computed || j->nr_ranks < 2)
+		return;
+	fprintf(f, "\n# job: %zu ranks%s", j->nr_ranks,
+		j->is_one_host ? " on one host" : ", clocks aligned by the collectives' ends");
+	if (j->why_not) {
+		fprintf(f, "; collectives not matched: %s\n", j->why_not);
+		return;
+	}
+	fprintf(f, ", %llu collectives matched across ranks (%zu kernel name%s), %llu kernels "
+		   "unmatched\n",
+		(unsigned long long)j->nr_matched, j->nr_names, j->nr_names == 1 ? "" : "s",
+		(unsigned long long)j->nr_unmatched);
+	fprintf(f, "  skew (first to last arrival) mean %s, max %s\n",
+		fmt_ns(a, sizeof(a), j->skew_sum_ns / j->nr_matched),
+		fmt_ns(b, sizeof(b), j->skew_max_ns));
+	for (i = 0; i < j->nr_ranks; i++) {
+		const struct job_rank *r = &j->ranks[i];
+
+		fprintf(f, "  %-22s comm %10s, %5.1f%% overlapped; waited %10s in collectives; "
+			   "last at %llu",
+			rank_label(l, sizeof(l), r), fmt_ns(a, sizeof(a), r->comm_ns),
+			r->comm_ns ? 100.0 * (double)r->comm_overlap_ns / (double)r->comm_ns : 0.0,
+			fmt_ns(b, sizeof(b), r->wait_ns), (unsigned long long)r->nr_last);
+		if (!j->is_one_host)
+			fprintf(f, "; clock %+.3f ms", (double)r->offset_ns / 1e6);
+		fprintf(f, "\n");
+	}
+	if (j->straggler < 0) {
+		fprintf(f, "  straggler: none (every collective's ranks arrived together)\n");
+		return;
+	}
+	{
+		const struct job_rank *s = &j->ranks[j->straggler];
+
+		fprintf(f, "  straggler: %s arrived last at %llu of %llu collectives; waiting for it "
+			   "cost the job %s (%s each time)\n",
+			rank_label(l, sizeof(l), s), (unsigned long long)s->nr_last,
+			(unsigned long long)j->nr_matched, fmt_ns(a, sizeof(a), s->cost_ns),
+			fmt_ns(b, sizeof(b), s->nr_last ? s->cost_ns / s->nr_last : 0));
+		if (j->straggler_cause >= 0)
+			fprintf(f, "             what made it late: %s, %s more than the other ranks' "
+				   "median\n",
+				cause_name(j->straggler_cause),
+				fmt_ns(a, sizeof(a), j->straggler_excess_ns));
+	}
+}
+
+void report_json_job(struct json *js, const struct job *j)
+{
+	size_t i;
+
+	if (!j->is_computed || j->nr_ranks < 2)
+		return;
+	json_object_begin(js, "job");
+	json_u64(js, "ranks", j->nr_ranks);
+	json_bool(js, "one_host", j->is_one_host);
+	json_str(js, "not_matched", j->why_not);
+	json_u64(js, "collectives_matched", j->nr_matched);
+	json_u64(js, "kernels_unmatched", j->nr_unmatched);
+	json_array_begin(js, "collective_kernels");
+	for (i = 0; i < j->nr_names; i++)
+		json_str(js, NULL, j->names[i]);
+	json_array_end(js);
+	json_u64(js, "skew_mean_ns", j->nr_matched ? j->skew_sum_ns / j->nr_matched : 0);
+	json_u64(js, "skew_max_ns", j->skew_max_ns);
+	json_array_begin(js, "per_rank");
+	for (i = 0; i < j->nr_ranks; i++) {
+		const struct job_rank *r = &j->ranks[i];
+
+		json_object_begin(js, NULL);
+		json_str(js, "trace", r->path);
+		json_i64(js, "rank", r->rank);
+		json_u64(js, "pid", r->pid);
+		json_str(js, "host", r->host);
+		json_i64(js, "clock_offset_ns", r->offset_ns);
+		json_u64(js, "comm_ns", r->comm_ns);
+		json_u64(js, "comm_overlap_ns", r->comm_overlap_ns);
+		json_u64(js, "comm_kernels", r->nr_comm);
+		json_u64(js, "comm_kernels_not_kept", r->ops_dropped);
+		json_u64(js, "wait_ns", r->wait_ns);
+		json_u64(js, "arrived_last", r->nr_last);
+		json_u64(js, "cost_ns", r->cost_ns);
+		json_object_end(js);
+	}
+	json_array_end(js);
+	if (j->straggler >= 0) {
+		const struct job_rank *s = &j->ranks[j->straggler];
+
+		json_object_begin(js, "straggler");
+		json_u64(js, "index", (uint64_t)j->straggler);
+		json_i64(js, "rank", s->rank);
+		json_u64(js, "pid", s->pid);
+		json_u64(js, "arrived_last", s->nr_last);
+		json_u64(js, "cost_ns", s->cost_ns);
+		json_u64(js, "cost_each_ns", s->nr_last ? s->cost_ns / s->nr_last : 0);
+		json_str(js, "cause", j->straggler_cause >= 0 ? cause_name(j->straggler_cause) : NULL);
+		json_u64(js, "cause_excess_ns", j->straggler_excess_ns);
+		json_object_end(js);
+	} else {
+		json_null(js, "straggler");
+	}
+	json_object_end(js);
 }

@@ -121,4 +121,12 @@ int combined_primary(const struct combined *c);
 void report_print_combined_text(FILE *f, const struct combined *c);
 void report_json_combined(struct json *j, const struct combined *c);
 
+/*
+ * The job (several ranks' traces, analysis/job.h): its collectives matched, each rank's
+ * communication and waiting, the straggler and what made it late. Nothing for one trace.
+ */
+struct job;
+void report_print_job_text(FILE *f, const struct job *j);
+void report_json_job(struct json *js, const struct job *j);
+
 #endif /* GPUSHIM_REPORT_OUTPUT_H */

@@ -3,7 +3,8 @@
 # The installed JSON Schemas (doc/schema/) against real outputs: report JSON of every H200
 # trace (and of the older formats kept), several traces at once, the step options; diff JSON of
 # the H200 pairs h200_diff.sh compares; a sampled and a host-only run of the fake driver (the
-# fields the H200 traces leave null). Each output must validate (draft 2020-12, python3-jsonschema)
+# fields the H200 traces leave null); hand-built traces of a two-rank job and of call stacks
+# (the job's figures, the sites' places, diff's place rows). Each output must validate (draft 2020-12, python3-jsonschema)
 # and every field in it must be named by the schema: a field added to an output without its
 # schema fails here.
 import copy
@@ -134,6 +135,23 @@ def main():
                 FAILED.append('%s run: sampling.mode %s' % (mode, doc['sampling']['mode']))
         check('diff sampled host', ['diff', '--format', 'json', fake['sampled'], fake['host']],
               diff)
+        # hand-built: a two-rank job with a straggler; call stacks placing the sites (two
+        # traces whose places differ: diff rows of kind place)
+        hostile = os.environ['HOSTILE_TRACE']
+        subprocess.run([hostile, 'job', tmp, '20', '3000000', '0'], check=True)
+        ranks = [os.path.join(tmp, 'rank%d.trace' % i) for i in range(2)]
+        doc = check('report of a two-rank job', ['report', '--format', 'json', *ranks], report)
+        if doc is not None and not (doc.get('job') or {}).get('straggler'):
+            FAILED.append('two-rank job: no straggler in %s' % doc.get('job'))
+        stacks = []
+        for name in ('a', 'b'):
+            t = os.path.join(tmp, 'stacks_%s.trace' % name)
+            subprocess.run([hostile, 'stacks', t, '/nonexistent/%s.py' % name], check=True)
+            check('report of call stacks (%s)' % name, ['report', '--format', 'json', t], report)
+            stacks.append(t)
+        doc = check('diff of call stacks', ['diff', '--format', 'json', *stacks], diff)
+        if doc is not None and not any(c['kind'] == 'place' for c in doc['changes']):
+            FAILED.append('diff of call stacks: no place rows')
 
     if FAILED:
         print('\n'.join('FAIL: ' + f for f in FAILED), file=sys.stderr)

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Several ranks' traces as one job (analysis/job.c), on hand-built traces of a two-rank job
+# (tests/unit/hostile_trace.c "job": 200 steps, each a 2 ms kernel then an NCCL all-reduce;
+# rank 1 launches each step DELAY late): the collectives matched by name and order, rank 1 named
+# the straggler, the cost of waiting for it exactly the delay injected, cpu_bound what made it
+# late; the same with rank 1 on another host whose clock is 1 s ahead (aligned by the
+# all-reduces' ends); no straggler without a delay; a rank that ran fewer steps leaves its
+# extra collectives unmatched; one trace has no job.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+G=$GPUSHIM_BIN
+
+job() {	# job NAME N DELAY OFFSET
+	mkdir -p "$1"
+	"$HOSTILE_TRACE" job "$1" "$2" "$3" "$4" || fail "hostile_trace job $*"
+}
+j() {	# j JSON FILTER
+	jq -r ".job | $2" "$1"
+}
+
+for case in "one 0" "two 1000000000"; do
+	set -- $case
+	job "$1" 200 3000000 "$2"
+	"$G" report --format json "$1/rank0.trace" "$1/rank1.trace" >"$1.json" ||
+		fail "$1: report failed"
+	"$G" report "$1/rank0.trace" "$1/rank1.trace" >"$1.txt" || fail "$1: text report failed"
+	expect "$1: matched" "$(j "$1.json" .collectives_matched)" 200
+	expect "$1: unmatched" "$(j "$1.json" .kernels_unmatched)" 0
+	expect "$1: one host" "$(j "$1.json" .one_host)" "$([ "$2" = 0 ] && echo true || echo false)"
+	expect "$1: rank 1's clock" "$(j "$1.json" '.per_rank[1].clock_offset_ns')" "$2"
+	expect "$1: straggler" "$(j "$1.json" .straggler.rank)" 1
+	expect "$1: arrived last" "$(j "$1.json" .straggler.arrived_last)" 200
+	# the cost of waiting for it: within 10 % of the 3 ms injected (here: exact)
+	expect "$1: cost each" "$(j "$1.json" .straggler.cost_each_ns)" 3000000
+	expect "$1: skew" "$(j "$1.json" .skew_mean_ns)" 3000000
+	expect "$1: rank 0 waited" "$(j "$1.json" '.per_rank[0].wait_ns')" 600000000
+	expect "$1: what made it late" "$(j "$1.json" .straggler.cause)" cpu_bound
+	grep -q "straggler: rank 1 (pid 5001) arrived last at 200 of 200 collectives" "$1.txt" ||
+		fail "$1: text: $(sed -n '/^# job/,$p' "$1.txt")"
+done
+
+job even 50 0 0
+"$G" report --format json even/rank0.trace even/rank1.trace >even.json || fail "even: report"
+expect "even: no straggler" "$(j even.json .straggler)" null
+expect "even: no skew" "$(j even.json .skew_max_ns)" 0
+
+job short 150 3000000 0
+"$G" report --format json one/rank0.trace short/rank1.trace >mixed.json || fail "mixed: report"
+expect "mixed: matched" "$(j mixed.json .collectives_matched)" 150
+expect "mixed: unmatched" "$(j mixed.json .kernels_unmatched)" 50
+
+"$G" report --format json one/rank0.trace >single.json || fail "single: report"
+expect "single: no job" "$(jq -r 'has("job")' single.json)" false
+echo "ok: the straggler named and its cost measured, on one host and two"
