@@ -3,7 +3,8 @@
  * cmd_export.c - `gpushim export [--format chrome] [-o FILE] TRACE...`: a timeline of one or
  * more processes for Perfetto (ui.perfetto.dev) or chrome://tracing. The traces share one
  * time axis: all of them are on CLOCK_MONOTONIC of their host, counted from the earliest
- * trace's start. Each trace goes through the analysis driver once, as a report's does
+ * trace's start; traces of several hosts are put on the first one's clock by their ranks'
+ * collectives (analysis/job.h). Each trace goes through the analysis driver once, as a report's does
  * (streamed: memory bounded by how late its records come), the exporter fed beside the
  * statistics and findings.
  */
@@ -11,17 +12,20 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analyze.h"
 #include "cmds.h"
 #include "output/export.h"
 #include "analysis/findings.h"
+#include "analysis/job.h"
 #include "model/model.h"
 #include "model/steps.h"
 #include "output/output.h"
 #include "analysis/stats.h"
 #include "trace/trace_reader.h"
+#include "util/util.h"
 #include "config.h"
 
 static const struct steps_options whole_run = { .whole = 1 };
@@ -64,6 +68,59 @@ static void usage(FILE *f)
 	);
 }
 
+/*
+ * Traces of more than one host: each one's clock less the first trace's, from the collectives
+ * the ranks ran (analysis/job.h: the median difference of their ends), so that the ranks line
+ * up. NULL when the traces share a host (one monotonic clock) or no collective aligns them
+ * (then they stay on their own clocks, and a warning says so). Reads each trace once more.
+ */
+static int64_t *host_offsets(char **paths, int n)
+{
+	struct trace_reader rd;
+	int64_t *off = NULL;
+	char *host = NULL;
+	int i, is_many = 0;
+	struct job j;
+
+	for (i = 0; i < n && !is_many; i++) {
+		if (trace_reader_open(&rd, paths[i]) < 0)
+			continue;
+		if (!host)
+			host = xstrdup(rd.host ? rd.host : "");
+		else if (strcmp(host, rd.host ? rd.host : ""))
+			is_many = 1;
+		trace_reader_close(&rd);
+	}
+	free(host);
+	if (!is_many)
+		return NULL;
+	job_init(&j);
+	for (i = 0; i < n; i++) {
+		struct findings fd;
+		struct model m;
+		struct stats s;
+
+		if (cmd_analyze(paths[i], &m, &s, &fd, NULL, 1) < 0)
+			break;		/* said again when exported */
+		job_add(&j, paths[i], &m, &s, &fd);
+		findings_free(&fd);
+		stats_free(&s);
+		model_free(&m);
+	}
+	job_compute(&j);
+	if ((int)j.nr_ranks == n && !j.why_not) {
+		off = xcalloc((size_t)n, sizeof(*off));
+		for (i = 0; i < n; i++)
+			off[i] = j.ranks[i].offset_ns;
+	} else {
+		fprintf(stderr, "gpushim: export: traces of several hosts, not aligned (%s): each "
+				"on its own host's clock\n",
+			j.why_not ? j.why_not : "a trace could not be read");
+	}
+	job_free(&j);
+	return off;
+}
+
 /* The earliest start among the traces' headers (cheap: no chunk is read). */
 static uint64_t earliest_start(char **paths, int n)
 {
@@ -93,6 +150,8 @@ int cmd_export(int argc, char **argv)
 	const struct export_ops *ops = &export_chrome_ops;
 	const char *out = NULL;
 	struct export_ctx x;
+	int64_t *offsets;
+	uint64_t base = 0;
 	int c, i, k, ret = 0;
 
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
@@ -159,6 +218,24 @@ int cmd_export(int argc, char **argv)
 			fclose(x.f);
 		return 1;
 	}
+	offsets = argc - optind > 1 ? host_offsets(argv + optind, argc - optind) : NULL;
+	if (offsets) {
+		/* on the first trace's clock: the earliest start there */
+		int64_t earliest = INT64_MAX;
+
+		for (i = optind; i < argc; i++) {
+			struct trace_reader rd;
+			int64_t t;
+
+			if (trace_reader_open(&rd, argv[i]) < 0)
+				continue;
+			t = (int64_t)rd.hdr.start_mono_ns - offsets[i - optind];
+			if (rd.hdr.start_mono_ns && t < earliest)
+				earliest = t;
+			trace_reader_close(&rd);
+		}
+		base = earliest > 0 && earliest < INT64_MAX ? (uint64_t)earliest : 0;
+	}
 	for (i = optind; i < argc; i++) {
 		struct analyze_tap tap;
 		struct findings fd;
@@ -166,6 +243,8 @@ int cmd_export(int argc, char **argv)
 		struct stats s;
 		int streamed;
 
+		if (offsets)		/* its times on the first trace's clock */
+			x.base_ns = (uint64_t)((int64_t)base + offsets[i - optind]);
 		ops->process_tap(&x, &tap);
 		streamed = cmd_analyze_tap(argv[i], &m, &s, &fd, &tap, 0, 0);
 		if (streamed < 0) {
@@ -178,6 +257,7 @@ int cmd_export(int argc, char **argv)
 		model_free(&m);
 	}
 	ops->end(&x);
+	free(offsets);
 	/* Standard output's write errors are main's to report, as every command's. */
 	if (out && x.f) {
 		x.has_error |= ferror(x.f) != 0;

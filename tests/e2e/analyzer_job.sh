@@ -5,7 +5,7 @@
 # rank 1 launches each step DELAY late): the collectives matched by name and order, rank 1 named
 # the straggler, the cost of waiting for it exactly the delay injected, cpu_bound what made it
 # late; the same with rank 1 on another host whose clock is 1 s ahead (aligned by the
-# all-reduces' ends); no straggler without a delay; a rank that ran fewer steps leaves its
+# all-reduces' ends, in the report and the exported timeline); no straggler without a delay; a rank that ran fewer steps leaves its
 # extra collectives unmatched; one trace has no job.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
@@ -39,6 +39,17 @@ for case in "one 0" "two 1000000000"; do
 	grep -q "straggler: rank 1 (pid 5001) arrived last at 200 of 200 collectives" "$1.txt" ||
 		fail "$1: text: $(sed -n '/^# job/,$p' "$1.txt")"
 done
+
+# one timeline: the two hosts' ranks on the first one's clock, their all-reduces ending together
+ends() {	# ends CHROME_JSON PID: the all-reduce kernels' ends, in microseconds
+	jq -r --argjson p "$2" '[.traceEvents[] | select(.ph == "X" and .pid == $p and
+		(.name | startswith("nccl"))) | .ts + .dur] | sort | map(floor) | join(",")' "$1"
+}
+"$G" export --format chrome -o two.chrome.json two/rank0.trace two/rank1.trace 2>two.err ||
+	fail "two: export failed: $(cat two.err)"
+e0=$(ends two.chrome.json 5000)
+[ -n "$e0" ] || fail "two: no all-reduce in the export"
+expect "two: export, the ranks aligned" "$(ends two.chrome.json 5001)" "$e0"
 
 job even 50 0 0
 "$G" report --format json even/rank0.trace even/rank1.trace >even.json || fail "even: report"

@@ -296,6 +296,7 @@ static void build_rank(struct tb *t, int rank, uint32_t n, uint64_t delay_ns, ui
 	h = (void *)t->file;
 	h->rank = rank;
 	h->pid = 5000 + (uint32_t)rank;
+	h->start_mono_ns += off;	/* its host's clock */
 	tb_string(t, S_LAUNCH, "cuLaunchKernel");
 	tb_string(t, S_DEVICE, "dev");
 	tb_string(t, S_NOTE, "on");
