@@ -11,6 +11,8 @@
 #include "util/util.h"
 
 #define JOB_MAX_NAMES 1024		/* distinct collective kernels; more: not matched */
+#define JOB_MAX_OPS (32u << 20)		/* collectives held over all ranks: 768 MiB; the rest
+					 * counted (ops_dropped), their instances unmatched */
 
 void job_init(struct job *j)
 {
@@ -61,10 +63,11 @@ void job_add(struct job *j, const char *path, const struct model *m, const struc
 		const struct s_comm_op *o = &s->gpu.comm_ops[i];
 		int64_t n = name_index(j, model_string(m, o->name, "<kernel>"));
 
-		if (n < 0) {
+		if (n < 0 || j->nr_ops >= JOB_MAX_OPS) {
 			r->ops_dropped++;
 			continue;
 		}
+		j->nr_ops++;
 		XGROW(r->ops, r->ops_cap, r->nr_ops + 1);
 		r->ops[r->nr_ops++] = (struct job_op){ o->start, o->end, (uint32_t)n };
 	}

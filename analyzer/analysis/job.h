@@ -59,6 +59,7 @@ struct job {
 	size_t nr_ranks, ranks_cap;
 	char **names;			/* collectives' kernel names, distinct */
 	size_t nr_names, names_cap;
+	size_t nr_ops;			/* held over all ranks (bounded: job.c) */
 	/* job_compute's */
 	int is_computed;
 	const char *why_not;		/* no matching: why (static text); NULL when matched */
