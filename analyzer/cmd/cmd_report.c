@@ -244,6 +244,7 @@ int cmd_report(int argc, char **argv)
 		json_object_end(&o.j);
 	} else if (o.format == FORMAT_HTML && o.is_many) {
 		report_html_combined(&o.html, &o.all);
+		report_html_job(&o.html, &o.job);
 	} else if (o.format == FORMAT_TEXT && o.is_many) {
 		report_print_combined_text(o.f, &o.all);
 		report_print_job_text(o.f, &o.job);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "analysis/job.h"
 #include "output.h"
 #include "report_figures.h"
 #include "util/util.h"
@@ -961,6 +962,74 @@ void report_html_process(struct report_html *h, const struct model *m, const str
 	h->rows[h->nr_rows++] = (struct report_html_row){ m->pid, xstrdup(m->path), fd->primary,
 							  fd->has_gpu, fd->busy_pct,
 							  fd->window_ns };
+}
+
+void report_html_job(struct report_html *h, const struct job *j)
+{
+	char a[32], b[32], c[32], v[64];
+	size_t i;
+
+	if (!h->is_begun || !j->is_computed || j->nr_ranks < 2)
+		return;
+	put(h, "<section class=\"job\" id=\"job\" data-json-base=\"job\">\n<h2>job</h2>\n<p>");
+	fprintf(h->f, "%zu ranks%s", j->nr_ranks,
+		j->is_one_host ? " on one host" : ", clocks aligned by the collectives' ends");
+	if (j->why_not) {
+		put(h, "; collectives not matched: ");
+		esc(h, j->why_not);
+		put(h, "</p>\n</section>\n");
+		return;
+	}
+	put(h, ": <span");
+	data_json(h, "collectives_matched", json_uint(v, sizeof(v), j->nr_matched), "count");
+	fprintf(h->f, ">%llu</span> collectives matched across ranks, skew (first to last "
+		      "arrival) mean <span",
+		(unsigned long long)j->nr_matched);
+	data_json(h, "skew_mean_ns", json_uint(v, sizeof(v), j->skew_sum_ns / j->nr_matched),
+		  "ns");
+	fprintf(h->f, ">%s</span>, max %s.</p>\n",
+		fmt_ns(a, sizeof(a), j->skew_sum_ns / j->nr_matched),
+		fmt_ns(b, sizeof(b), j->skew_max_ns));
+	if (j->straggler >= 0) {
+		const struct job_rank *s = &j->ranks[j->straggler];
+
+		fprintf(h->f, "<p class=\"verdict\"><b>straggler</b> rank %d (pid %u) arrived last at "
+			      "%llu of %llu collectives; waiting for it cost the job <span",
+			(int)s->rank, s->pid, (unsigned long long)s->nr_last,
+			(unsigned long long)j->nr_matched);
+		data_json(h, "straggler.cost_ns", json_uint(v, sizeof(v), s->cost_ns), "ns");
+		fprintf(h->f, ">%s</span>", fmt_ns(a, sizeof(a), s->cost_ns));
+		if (j->straggler_cause >= 0) {
+			put(h, "; what made it late: <span");
+			data_json(h, "straggler.cause", cause_name(j->straggler_cause), "str");
+			fprintf(h->f, ">%s</span>, %s more than the other ranks' median",
+				cause_name(j->straggler_cause),
+				fmt_ns(a, sizeof(a), j->straggler_excess_ns));
+		}
+		put(h, "</p>\n");
+	}
+	put(h, "<div class=\"tw\"><table class=\"sortable\" id=\"job-ranks\"><thead><tr>"
+	       "<th>rank</th><th>pid</th><th>host</th><th>communication</th><th>overlapped</th>"
+	       "<th>waited in collectives</th><th>arrived last</th><th>cost to the job</th>"
+	       "</tr></thead><tbody>\n");
+	for (i = 0; i < j->nr_ranks; i++) {
+		const struct job_rank *r = &j->ranks[i];
+
+		fprintf(h->f, "<tr><td class=\"n\" data-v=\"%d\">%d</td><td class=\"n\" "
+			      "data-v=\"%u\">%u</td><td>",
+			(int)r->rank, (int)r->rank, r->pid, r->pid);
+		esc(h, r->host);
+		put(h, "</td>");
+		td_num(h, (double)r->comm_ns, fmt_ns(a, sizeof(a), r->comm_ns));
+		fprintf(h->f, "<td class=\"n\">%.1f%%</td>",
+			r->comm_ns ? 100.0 * (double)r->comm_overlap_ns / (double)r->comm_ns : 0.0);
+		td_num(h, (double)r->wait_ns, fmt_ns(b, sizeof(b), r->wait_ns));
+		fprintf(h->f, "<td class=\"n\" data-v=\"%llu\">%llu</td>",
+			(unsigned long long)r->nr_last, (unsigned long long)r->nr_last);
+		td_num(h, (double)r->cost_ns, fmt_ns(c, sizeof(c), r->cost_ns));
+		put(h, "</tr>\n");
+	}
+	put(h, "</tbody></table></div>\n</section>\n");
 }
 
 void report_html_combined(struct report_html *h, const struct combined *c)

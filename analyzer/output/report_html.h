@@ -51,6 +51,9 @@ void report_html_init(struct report_html *h, FILE *f, int is_many, int has_heade
 void report_html_process(struct report_html *h, const struct model *m, const struct stats *s,
 			 const struct findings *fd, const struct timeline *tl);
 void report_html_combined(struct report_html *h, const struct combined *c);
+/* The job (several ranks: analysis/job.h), after the combined view; nothing for one rank. */
+struct job;
+void report_html_job(struct report_html *h, const struct job *j);
 /* The page's end (when begun) and its script; frees @h's rows. */
 void report_html_end(struct report_html *h);
 

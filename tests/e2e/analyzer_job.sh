@@ -40,6 +40,13 @@ for case in "one 0" "two 1000000000"; do
 		fail "$1: text: $(sed -n '/^# job/,$p' "$1.txt")"
 done
 
+# the HTML page says it too, its figures the JSON's
+"$G" report --format html -o one.html one/rank0.trace one/rank1.trace || fail "html failed"
+grep -q 'data-json="straggler.cost_ns" data-unit="ns" data-value="600000000"' one.html ||
+	fail "html: no straggler's cost"
+grep -q 'data-json="straggler.cause" data-unit="str" data-value="cpu_bound"' one.html ||
+	fail "html: no straggler's cause"
+
 # one timeline: the two hosts' ranks on the first one's clock, their all-reduces ending together
 ends() {	# ends CHROME_JSON PID: the all-reduce kernels' ends, in microseconds
 	jq -r --argjson p "$2" '[.traceEvents[] | select(.ph == "X" and .pid == $p and
