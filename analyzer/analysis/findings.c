@@ -596,6 +596,7 @@ struct findings_acc {
 	/* Call stacks (where.h) */
 	struct launch_stack *launch_stacks;
 	uint64_t *where_memo;		/* by STACK id: its where key + 1; 0 not yet asked */
+	size_t call_stack_cursor;	/* model_call_stack_next's */
 	size_t nr_where_memo;
 };
 
@@ -1161,7 +1162,7 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 		is_load = c->t1 - c->t0 >= a->p->median_launch_ns + LAZY_LOAD_MIN_NS;
 	if (id >= M_NO_CALL)
 		return;		/* no gap's walk can name it */
-	stack = model_call_stack(m, id);
+	stack = model_call_stack_next(m, id, &a->call_stack_cursor);
 	if (stack && c->kind == MC_LAUNCH)
 		launch_stack_put(a, c, stack);
 	else if (!stack)

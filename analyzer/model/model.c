@@ -563,6 +563,21 @@ uint32_t model_call_stack(const struct model *m, uint64_t id)
 	return r ? r->stack : 0;
 }
 
+uint32_t model_call_stack_next(const struct model *m, uint64_t id, size_t *cursor)
+{
+	size_t i = *cursor;
+
+	if (id >= M_NO_CALL || !m->nr_call_stacks)
+		return 0;
+	/* calls come in order of number, almost always: walk on from the last one asked */
+	if (i > m->nr_call_stacks || (i > 0 && m->call_stacks[i - 1].call >= id))
+		return model_call_stack(m, id);
+	while (i < m->nr_call_stacks && m->call_stacks[i].call < id)
+		i++;
+	*cursor = i;
+	return i < m->nr_call_stacks && m->call_stacks[i].call == id ? m->call_stacks[i].stack : 0;
+}
+
 const struct m_stack *model_stack(const struct model *m, uint32_t id)
 {
 	return id && id <= m->nr_stacks ? &m->stacks[id - 1] : NULL;

@@ -504,6 +504,8 @@ uint32_t model_call_result(const struct model *m, size_t idx);
  * NULL when the trace has none.
  */
 uint32_t model_call_stack(const struct model *m, uint64_t id);
+/* The same for callers asking in order of call number: O(1) each, from *@cursor (start at 0). */
+uint32_t model_call_stack_next(const struct model *m, uint64_t id, size_t *cursor);
 const struct m_stack *model_stack(const struct model *m, uint32_t id);
 const struct m_pc *model_pc(const struct model *m, uint64_t pc);
 
