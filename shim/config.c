@@ -78,6 +78,9 @@ static const struct option_def options[] = {
 	  "first launches of each kernel only" },
 	{ "GPUSHIM_STACK_DEPTH", OPT_UINT, OFF(stack_depth), "24", 1, TRACE_STACK_MAX_FRAMES,
 	  "frames kept of a stack, native and Python each (innermost first)" },
+	{ "GPUSHIM_STACK_UNLOCKED", OPT_BOOL, OFF(stack_unlocked), "1", 0, 1,
+	  "1: a thread that released the GIL (PyTorch's operators do) gets its Python frames read "
+	  "from the interpreter's own structures (CPython 3.11 - 3.13); 0: native frames only" },
 };
 /* clang-format on */
 

@@ -56,6 +56,7 @@ struct shim_config {
 	int stacks;			/* GPUSHIM_STACKS: call stacks at the costly calls (stacks.c) */
 	uint32_t stack_sample;		/* GPUSHIM_STACK_SAMPLE: one launch in N; 0 first only */
 	uint32_t stack_depth;		/* GPUSHIM_STACK_DEPTH: frames kept of each kind */
+	int stack_unlocked;		/* GPUSHIM_STACK_UNLOCKED: Python frames without the GIL */
 };
 
 /* GPUSHIM_MODE: what CUPTI records (README "Recording modes"). */
@@ -386,6 +387,19 @@ struct stack_py_entry {
 	uint32_t file, func;		/* STRING ids */
 };
 
+/*
+ * The same for Python frames read without the GIL (stacks.c, py_frames_unlocked): no reference
+ * is taken, so an entry also keeps the code object's file and name objects, compared on each
+ * use (a code object freed and another made at its address does not match them).
+ */
+struct stack_upy_entry {
+	const void *code;		/* PyCodeObject; NULL: empty */
+	const void *file_obj, *func_obj;
+	int32_t lasti;
+	int32_t line;
+	uint32_t file, func;		/* STRING ids */
+};
+
 struct nvtx_cache_entry {
 	uint64_t hash;
 	uint32_t key;			/* length | flags << 16 | NVTX_KEY_VALID; 0: empty */
@@ -437,6 +451,7 @@ struct tbuf {
 	struct unwind_cache_entry unwind_cache[UNWIND_CACHE_SIZE];	/* producer (stacks.c):
 					 * code addresses' unwind rules */
 	struct stack_py_entry stack_py[STACK_PY_CACHE_SIZE];	/* producer, with the GIL */
+	struct stack_upy_entry stack_upy[STACK_PY_CACHE_SIZE];	/* producer, without it */
 };
 
 /* The registry of every thread ring, newest first. Pushed by app threads, pruned by the writer. */

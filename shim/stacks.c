@@ -70,7 +70,43 @@ struct py_api {
 	int (*PyGC_Disable)(void);	/* 3.10+; NULL: absent */
 	int (*PyGC_Enable)(void);
 	int has_qualname;		/* 3.11+: code objects have co_qualname */
+	/* Frames of a thread that released the GIL (py_frames_unlocked); NULL: not this Python */
+	const struct py_layout *layout;
+	pyobj *(*PyGILState_GetThisThreadState)(void);
+	int (*PyCode_Addr2Line)(pyobj *, int);
+	const void *code_type, *unicode_type;	/* &PyCode_Type, &PyUnicode_Type */
 };
+
+/*
+ * Where CPython 3.11 - 3.13 keep a thread's frames (their headers: cpython/pystate.h,
+ * internal/pycore_frame.h, cpython/code.h, cpython/unicodeobject.h; offsetof() of each
+ * version's own headers, x86-64 and aarch64 alike): the thread state's current interpreter
+ * frame (3.11, 3.12 through its _PyCFrame), each frame's code object, previous frame, last
+ * instruction and owner, a code object's instructions, file and qualified name and first
+ * traceable instruction, and where a compact ASCII string's characters start.
+ */
+struct py_layout {
+	int minor;
+	uint16_t ts_frame;		/* 3.11, 3.12: PyThreadState.cframe; 3.13: .current_frame */
+	int16_t cframe_current;		/* _PyCFrame.current_frame; -1: no _PyCFrame (3.13) */
+	uint16_t f_code, f_previous, f_instr, f_owner;
+	uint16_t co_code, co_filename, co_qualname, co_firsttraceable;
+	uint16_t str_data;		/* sizeof(PyASCIIObject) */
+};
+
+static const struct py_layout py_layouts[] = {
+	{ 11, 56, 8, 32, 48, 56, 69, 184, 112, 128, 168, 48 },
+	{ 12, 56, 0, 0, 8, 56, 70, 192, 112, 128, 176, 40 },
+	{ 13, 72, -1, 0, 8, 56, 70, 200, 112, 128, 184, 40 },
+};
+
+#define PY_OB_TYPE 8			/* PyObject.ob_type */
+#define PY_STR_LENGTH 16		/* PyASCIIObject.length */
+#define PY_STR_STATE 32			/* PyASCIIObject.state: ... compact bit 5, ascii bit 6 */
+#define PY_STR_COMPACT_ASCII 0x60u
+#define PY_OWNED_BY_GENERATOR 1
+#define PY_OWNED_BY_CSTACK 3		/* 3.12+: an entry frame of a C call, not Python code */
+#define PY_NAME_MAX 4096		/* a file or function name longer is not read */
 
 static struct py_api py;		/* written by the writer before has_py is set */
 static _Atomic int has_py;
@@ -90,7 +126,7 @@ static struct {
 	size_t name_budget;		/* under the meta lock (rec_intern_meta_max) */
 	uintptr_t shim_lo, shim_hi;	/* the shim's mapped code: its frames are left out */
 	_Atomic int is_unwind_set;	/* unwind_init done (once a process: kept across fork) */
-	_Atomic uint64_t nr_captured, nr_python, nr_no_gil;
+	_Atomic uint64_t nr_captured, nr_python, nr_no_gil, nr_unlocked;
 	_Atomic uint64_t nr_not_ready, nr_full, nr_names, nr_lost;
 	_Atomic uint64_t nr_slow;	/* walks left to backtrace() (unwind.c could not) */
 } st;
@@ -197,17 +233,13 @@ int stacks_sample_slow(struct shim_tls *t)
 
 /* ---- Python frames ---- */
 
-/* The STRING id of the Python str @o, through ring @b's cache; 0 when it cannot be had. */
-static uint32_t py_name_id(struct tbuf *b, pyobj *o)
+/* The STRING id of the @len bytes at @s, through ring @b's cache; 0 when it cannot be had. */
+static uint32_t py_str_id(struct tbuf *b, const char *s, ssize_t len)
 {
 	struct nvtx_cache_entry *e;
-	const char *s;
-	ssize_t len;
 	uint64_t h;
 	uint32_t key, id;
 
-	if (!o || !(s = py.PyUnicode_AsUTF8AndSize(o, &len)) || len < 0)
-		return 0;	/* an exception may be set: cleared after the walk */
 	h = stack_table_hash(s, (size_t)len);
 	key = ((uint32_t)len & 0x7fffffffu) | 0x80000000u;
 	e = &b->stack_names[h & (STACK_NAME_CACHE_SIZE - 1)];
@@ -220,6 +252,17 @@ static uint32_t py_name_id(struct tbuf *b, pyobj *o)
 		e->id = id;
 	}
 	return id;
+}
+
+/* The STRING id of the Python str @o, through ring @b's cache; 0 when it cannot be had. */
+static uint32_t py_name_id(struct tbuf *b, pyobj *o)
+{
+	const char *s;
+	ssize_t len;
+
+	if (!o || !(s = py.PyUnicode_AsUTF8AndSize(o, &len)) || len < 0)
+		return 0;	/* an exception may be set: cleared after the walk */
+	return py_str_id(b, s, len);
 }
 
 /*
@@ -268,6 +311,126 @@ static int py_frame(struct tbuf *b, pyobj *f, pyobj *code, struct trace_stack_py
 	return 0;
 }
 
+/* ---- Python frames of a thread that released the GIL ---- */
+
+static inline const char *load_ptr(const char *base, size_t off)
+{
+	const char *p;
+
+	memcpy(&p, base + off, sizeof(p));
+	return p;
+}
+
+/*
+ * The STRING id of str @o read as it lies in memory: only a compact ASCII string (file paths
+ * and identifiers are), its characters right after its header. Reads only: a str never
+ * changes. 0 when it is not one, or too long.
+ */
+static uint32_t py_str_id_unlocked(struct tbuf *b, const char *o)
+{
+	const struct py_layout *L = py.layout;
+	uint32_t state;
+	ssize_t len;
+
+	if (!o || load_ptr(o, PY_OB_TYPE) != py.unicode_type)
+		return 0;
+	memcpy(&state, o + PY_STR_STATE, sizeof(state));
+	memcpy(&len, o + PY_STR_LENGTH, sizeof(len));
+	if ((state & PY_STR_COMPACT_ASCII) != PY_STR_COMPACT_ASCII || len < 0 || len > PY_NAME_MAX)
+		return 0;
+	return py_str_id(b, o + L->str_data, len);
+}
+
+/*
+ * Code object @code at instruction @lasti (code units) into @out, through ring @b's cache of
+ * such frames (no reference taken: an entry matches only while the code object at that
+ * address still has the same file and name objects). Returns 0, or -1 when a name could not be
+ * read.
+ */
+static int py_frame_unlocked(struct tbuf *b, const char *code, int32_t lasti,
+			     struct trace_stack_py *out)
+{
+	const struct py_layout *L = py.layout;
+	uintptr_t k = (uintptr_t)code ^ ((uintptr_t)(uint32_t)lasti << 4);
+	struct stack_upy_entry *e = &b->stack_upy[(k * 0x9e3779b97f4a7c15ull) >> 57];
+	const char *file = load_ptr(code, L->co_filename), *func = load_ptr(code, L->co_qualname);
+
+	out->_pad = 0;
+	if (likely(e->code == code && e->lasti == lasti && e->file_obj == file &&
+		   e->func_obj == func)) {
+		out->line = e->line;
+		out->file = e->file;
+		out->func = e->func;
+		return 0;
+	}
+	out->file = py_str_id_unlocked(b, file);
+	out->func = py_str_id_unlocked(b, func);
+	/* the line table is read, never written (CPython's own line lookup for a frame) */
+	out->line = py.PyCode_Addr2Line((pyobj *)code, lasti * 2);
+	if (!out->file || !out->func)
+		return -1;
+	e->code = code;
+	e->file_obj = file;
+	e->func_obj = func;
+	e->lasti = lasti;
+	e->line = out->line;
+	e->file = out->file;
+	e->func = out->func;
+	return 0;
+}
+
+/*
+ * The Python frames of the calling thread, which released the GIL (PyTorch releases it around
+ * every operator, so nearly every CUDA call it makes comes here), read from the interpreter's
+ * own structures: its thread state's current frame, then each frame's code object and
+ * previous frame. The thread is inside a C call, so its own frames cannot change or go away
+ * meanwhile; other threads only read them (or give one a frame object, a field not read
+ * here). Nothing is written, no reference taken, nothing allocated. Every code object is
+ * checked to be one (its type) before its fields are read: a frame that is not is where the
+ * walk stops, as a failed capture. Entry frames of C calls (3.12+) and frames not yet started
+ * are left out, as PyFrame_GetBack leaves them. Returns as py_frames.
+ */
+static int py_frames_unlocked(struct tbuf *b, struct trace_stack_py *out, uint32_t max,
+			      uint32_t *flags)
+{
+	const struct py_layout *L = py.layout;
+	const char *ts = py.PyGILState_GetThisThreadState(), *f;
+	uint32_t n = 0, guard = 0;
+
+	if (!ts) {
+		*flags |= TRACE_STACK_NO_GIL;	/* a thread Python never ran on */
+		return 0;
+	}
+	f = load_ptr(ts, L->ts_frame);
+	if (f && L->cframe_current >= 0)
+		f = load_ptr(f, (size_t)L->cframe_current);
+	*flags |= TRACE_STACK_PYTHON | TRACE_STACK_PYTHON_UNLOCKED;
+	for (; f && n < max; f = load_ptr(f, L->f_previous)) {
+		const char *code = load_ptr(f, L->f_code), *instr, *start;
+		uint8_t owner;
+		int32_t first;
+
+		if (((uintptr_t)f & 7) || ++guard > 4096)
+			return -1;
+		memcpy(&owner, f + L->f_owner, 1);
+		if (L->minor >= 12 && owner == PY_OWNED_BY_CSTACK)
+			continue;
+		if (!code || load_ptr(code, PY_OB_TYPE) != py.code_type)
+			return -1;
+		instr = load_ptr(f, L->f_instr);
+		start = code + L->co_code;
+		memcpy(&first, code + L->co_firsttraceable, sizeof(first));
+		if (owner != PY_OWNED_BY_GENERATOR && instr < start + 2 * (ptrdiff_t)first)
+			continue;	/* not started */
+		if (py_frame_unlocked(b, code, (int32_t)((instr - start) / 2), &out[n]) < 0)
+			return -1;
+		n++;
+	}
+	if (f)
+		*flags |= TRACE_STACK_PYTHON_CUT;
+	return (int)n;
+}
+
 /*
  * The calling thread's Python frames, innermost first, at most @max into @out; *@flags gets
  * PYTHON (and PYTHON_CUT) or NO_GIL. Returns the number of frames, or -1 when a name could not
@@ -287,6 +450,8 @@ static int py_frames(struct tbuf *b, struct trace_stack_py *out, uint32_t max, u
 	if (!atomic_load_explicit(&has_py, memory_order_acquire) || !py.Py_IsInitialized())
 		return 0;
 	if (!py.PyGILState_Check() || (py.tstate_get && !py.tstate_get())) {
+		if (py.layout && shim.cfg.stack_unlocked)
+			return py_frames_unlocked(b, out, max, flags);
 		*flags |= TRACE_STACK_NO_GIL;
 		return 0;
 	}
@@ -331,6 +496,7 @@ static void py_look_locked(void)
 	struct py_api p;
 	const char *v;
 	int major = 0, minor = 0;
+	size_t i;
 
 	memset(&p, 0, sizeof(p));
 #define SYM(field, name) (p.field = (__typeof__(p.field))resolve_dlsym(RTLD_DEFAULT, name))
@@ -356,6 +522,20 @@ static void py_look_locked(void)
 	if (!v || sscanf(v, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 9)
 		return;		/* PyFrame_GetBack and PyFrame_GetCode came in 3.9 */
 	p.has_qualname = minor >= 11;
+	/* A thread without the GIL: its frames as the interpreter keeps them, on the builds
+	 * whose layout is known (not the free-threaded ones: their objects differ). */
+	for (i = 0; i < sizeof(py_layouts) / sizeof(py_layouts[0]); i++)
+		if (py_layouts[i].minor == minor && !strstr(v, "free-threading"))
+			p.layout = &py_layouts[i];
+	p.PyGILState_GetThisThreadState = (__typeof__(p.PyGILState_GetThisThreadState))
+		resolve_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	p.PyCode_Addr2Line = (__typeof__(p.PyCode_Addr2Line))resolve_dlsym(RTLD_DEFAULT,
+									    "PyCode_Addr2Line");
+	p.code_type = resolve_dlsym(RTLD_DEFAULT, "PyCode_Type");
+	p.unicode_type = resolve_dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	if (!p.PyGILState_GetThisThreadState || !p.PyCode_Addr2Line || !p.code_type ||
+	    !p.unicode_type)
+		p.layout = NULL;
 	py = p;
 	atomic_store_explicit(&has_py, 1, memory_order_release);
 }
@@ -484,6 +664,8 @@ void stacks_capture(struct shim_tls *t, const struct hook_ctx *h)
 		count(&st.nr_python);
 	if (s->flags & TRACE_STACK_NO_GIL)
 		count(&st.nr_no_gil);
+	if (s->flags & TRACE_STACK_PYTHON_UNLOCKED)
+		count(&st.nr_unlocked);
 }
 
 /* ---- Where an address lies (the loader thread's questions) ---- */
@@ -869,7 +1051,8 @@ void stacks_note(void)
 	}
 	snprintf(text, sizeof(text),
 		 "depth %u, launches 1 in %u; captured %llu, python %llu, no GIL %llu, failed "
-		 "%llu (not ready %llu, table full %llu, names %llu, lost %llu); slow walks %llu",
+		 "%llu (not ready %llu, table full %llu, names %llu, lost %llu); slow walks %llu; "
+		 "python without the GIL %llu",
 		 shim.cfg.stack_depth, shim.cfg.stack_sample,
 		 (unsigned long long)atomic_load(&st.nr_captured),
 		 (unsigned long long)atomic_load(&st.nr_python),
@@ -880,7 +1063,8 @@ void stacks_note(void)
 		 (unsigned long long)atomic_load(&st.nr_full),
 		 (unsigned long long)atomic_load(&st.nr_names),
 		 (unsigned long long)atomic_load(&st.nr_lost),
-		 (unsigned long long)atomic_load(&st.nr_slow));
+		 (unsigned long long)atomic_load(&st.nr_slow),
+		 (unsigned long long)atomic_load(&st.nr_unlocked));
 	rec_note(TRACE_NOTE_STACKS, clock_now_ns(), text);
 }
 
@@ -901,6 +1085,7 @@ void stacks_reset_after_fork(void)
 	atomic_store(&st.nr_captured, 0);
 	atomic_store(&st.nr_python, 0);
 	atomic_store(&st.nr_no_gil, 0);
+	atomic_store(&st.nr_unlocked, 0);
 	atomic_store(&st.nr_not_ready, 0);
 	atomic_store(&st.nr_full, 0);
 	atomic_store(&st.nr_names, 0);

@@ -874,9 +874,9 @@ _Static_assert(sizeof(struct trace_rec_nvtx_end) == 16, "on-disk ABI: bump TRACE
  * NOTE STACKS, once at the end, in this form:
  *   "off" (GPUSHIM_STACKS=0), or
  *   "depth D, launches 1 in N; captured C, python P, no GIL G, failed F (not ready R, table
- *    full T, names S, lost L)"
+ *    full T, names S, lost L)", then (later shims) "; slow walks W; python without the GIL U"
  * where N 0 means first launches only; C counts CALL_STACKs written, P those with Python
- * frames read, G captures in a Python process whose thread did not hold the GIL (their stacks
+ * frames read (U of them from a thread that had released the GIL: PYTHON_UNLOCKED), G captures in a Python process whose thread did not hold the GIL (their stacks
  * carry TRACE_STACK_NO_GIL and no Python frames), F captures that could not be made and wrote
  * no CALL_STACK: before the shim was ready to unwind (R), the stack table full (T), Python
  * names beyond the shim's budget (S), the record dropped from a full ring (L; also in LOST).
@@ -890,6 +890,10 @@ enum trace_stack_flags {
 						 * was running on the thread) */
 	TRACE_STACK_NO_GIL = 1u << 3,		/* a CPython process, but the thread did not hold
 						 * the GIL: Python frames not read */
+	TRACE_STACK_PYTHON_UNLOCKED = 1u << 4,	/* (1.9, later shims) with PYTHON: the thread had
+						 * released the GIL (PyTorch's operators do),
+						 * its frames read from the interpreter's own
+						 * structures (CPython 3.11 - 3.13) */
 };
 
 struct trace_rec_stack {

@@ -5,7 +5,8 @@
 #   Python (tests/python/stack_causes.py, the GIL held in each call): a blocking copy at one
 #   line, CPU work, a launch at another. memcpy's sites must name the copy's file and line with
 #   its source text, cpu_bound's top site the launch's line and, as where the CPU work began,
-#   the copy's; the text, HTML, chrome and CSV exports say the same; the report streamed and loaded
+#   the copy's (also when the calls are made without the GIL, as PyTorch makes them: frames
+#   read from the interpreter's structures); the text, HTML, chrome and CSV exports say the same; the report streamed and loaded
 #   whole agree.
 #   Native (tests/fake_cuda/stack_client.c): launch_overhead's top site in stack_launcher, named
 #   from the program's symbols; 20000 launches, each followed by a sync from one of 16
@@ -109,6 +110,22 @@ expect "chrome: the copies' where" \
 "$GPUSHIM_BIN" export --format csv -o csv py.trace || fail "csv export failed"
 expect "csv: the copies' place" "$(tr -d '\r' <csv/calls.csv | awk -F, '$4 == "cuMemcpyHtoD_v2" { print $NF }' |
 	sort -u)" "$script:$copy in step"
+
+# The same calls made without the GIL (ctypes.CDLL, as PyTorch's operators make theirs): the
+# frames read from the interpreter's structures (CPython 3.11 - 3.13) place the sites alike.
+minor=$(python3 -c 'import sys; print(sys.version_info[1] if sys.version_info[0] == 3 else 0)')
+if [ "$minor" -ge 11 ] && [ "$minor" -le 13 ]; then
+	LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/ng.trace" \
+		python3 "$script" "$FAKE_CUPTI_LIB" 30 10 nogil >ng.out 2>ng.err ||
+		fail "stack_causes.py nogil failed: $(cat ng.err)"
+	"$GPUSHIM_BIN" report --format json ng.trace >ng.json || fail "report (nogil) failed"
+	expect "nogil: cpu_bound's place" \
+		"$(jq -r '[.attribution[] | select(.cause == "cpu_bound")][0].evidence.sites[0] |
+			"\(.from.line) \(.where.line) \(.where.function)"' ng.json)" "$copy $launch step"
+	expect "nogil: every memcpy site at the copy's line" \
+		"$(jq -r '[.attribution[] | select(.cause == "memcpy") | .evidence.sites[] |
+			.where.line] | unique | map(tostring) | join(",")' ng.json)" "$copy"
+fi
 
 # diff matches the runs' causes by place: five times the CPU work at the same place
 LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/py5.trace" \

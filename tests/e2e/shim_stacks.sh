@@ -60,7 +60,7 @@ expect "module of stack_inner" "$(q sync '[.[] | select(.type == "pc" and .symbo
 expect "offset" "$(q sync '[.[] | select(.type == "pc" and .symbol_str == "stack_inner") |
 	(.offset | ltrimstr("0x") | length > 0) and .sym_offset != "0x0"] | join(",")')" true
 expect "note" "$(q sync '.[] | select(.type == "note" and .kind == 13) | .text_str')" \
-	"depth 24, launches 1 in 1000; captured 6, python 0, no GIL 0, failed 0 (not ready 0, table full 0, names 0, lost 0); slow walks 0"
+	"depth 24, launches 1 in 1000; captured 6, python 0, no GIL 0, failed 0 (not ready 0, table full 0, names 0, lost 0); slow walks 0; python without the GIL 0"
 "$GPUSHIM_BIN" info --format json sync.trace |
 	jq -e '[.notes[] | select(.kind == "stacks")] | length == 1' >/dev/null ||
 	fail "info shows no stacks note"

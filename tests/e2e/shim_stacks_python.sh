@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Python frames in the shim's call stacks: tests/python/stack_steps.py calls the fake driver's
 # cuStreamSynchronize through ctypes from known lines, holding the GIL and not. The call made
-# holding it must carry its innermost Python frames, file, line and function exactly; the call
-# made without it carries native frames only, flagged NO_GIL, and is counted in NOTE STACKS; the
+# holding it must carry its innermost Python frames, file, line and function exactly; so must the
+# call made without it, its frames read from the interpreter's structures (CPython 3.11 - 3.13,
+# flagged PYTHON_UNLOCKED; older: native frames only, flagged NO_GIL; GPUSHIM_STACK_UNLOCKED=0:
+# native only), each counted in NOTE STACKS; the
 # references the capture takes are all given back. Skipped (77) only where python3 is absent.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
@@ -41,11 +43,21 @@ want_nogil=$(sed -n 's/^nogil //p' shim.txt)
 [ -n "$want_gil" ] && [ -n "$want_nogil" ] || fail "the script printed no call sites"
 expect "with the GIL: python frames" "$(frames 0)" "$want_gil"
 expect "with the GIL: flags (PYTHON)" "$(flags 0)" 0x4
-expect "without the GIL: python frames" "$(frames 1)" ""
-expect "without the GIL: flags (NO_GIL)" "$(flags 1)" 0x8
+# Without the GIL (PyTorch's operators release it): the frames read from the interpreter's own
+# structures (CPython 3.11 - 3.13), exactly; an older Python: none, flagged NO_GIL.
+minor=$(python3 -c 'import sys; print(sys.version_info[1] if sys.version_info[0] == 3 else 0)')
+if [ "$minor" -ge 11 ] && [ "$minor" -le 13 ]; then
+	expect "without the GIL: python frames" "$(frames 1)" "$want_nogil"
+	expect "without the GIL: flags (PYTHON, PYTHON_UNLOCKED)" "$(flags 1)" 0x14
+	unlocked=1
+else
+	expect "without the GIL: python frames" "$(frames 1)" ""
+	expect "without the GIL: flags (NO_GIL)" "$(flags 1)" 0x8
+	unlocked=0
+fi
 # the without-GIL call's native frames: through ctypes, never the shim's own
-jq -es '[.[] | select(.type == "stack" and .flags == "0x8") | .native | length > 1] | all' \
-	py.jsonl >/dev/null || fail "without the GIL: no native frames"
+jq -es '[.[] | select(.type == "stack" and (.flags == "0x8" or .flags == "0x14")) |
+	.native | length > 1] | all' py.jsonl >/dev/null || fail "without the GIL: no native frames"
 # 1 + calls + 1 with the GIL (one stack for each of the two loops), 1 without
 expect "captures" "$(jq -rs '[.[] | select(.type == "call_stack")] | length' py.jsonl)" \
 	$((calls + 3))
@@ -53,7 +65,31 @@ expect "loops: a stack each" "$(jq -rs '[.[] | select(.type == "call_stack")][2:
 	map(.stack) | unique | length' py.jsonl)" 2
 note=$(jq -rs '.[] | select(.type == "note" and .kind == 13) | .text_str' py.jsonl)
 case $note in
-*"captured $((calls + 3)), python $((calls + 2)), no GIL 1, failed 0 "*) ;;
+*"captured $((calls + 3)), python $((calls + 2 + unlocked)), no GIL $((1 - unlocked)), failed 0 "*"; python without the GIL $unlocked") ;;
 *) fail "note: $note" ;;
 esac
+
+# GPUSHIM_STACK_UNLOCKED=0: a thread without the GIL gets native frames only
+LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/py0.trace" GPUSHIM_STACK_UNLOCKED=0 \
+	python3 "$script" "$lib" "$calls" >shim0.txt 2>err0.txt || fail "stack_steps.py failed: $(cat err0.txt)"
+"$GPUSHIM_BIN" dump --format jsonl py0.trace >py0.jsonl || fail "dump failed"
+expect "unlocked off: flags" "$(jq -rs '([.[] | select(.type == "stack")] | INDEX(.id)) as $st |
+	[.[] | select(.type == "call_stack" and .api == "cuStreamSynchronize")][1].stack |
+	tostring as $id | $st[$id].flags' py0.jsonl)" 0x8
+# Under stress, without the GIL: 4 threads x 2000 calls from a generator 30 calls deep while
+# the main thread asks for every thread's frames, collects and makes code objects. Every
+# capture has the call's own line innermost, the stack cut at the depth kept.
+if [ "$unlocked" = 1 ]; then
+	LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/ng.trace" \
+		python3 "$SOURCE_ROOT/tests/python/stack_nogil.py" "$lib" 4 2000 30 >ng.txt \
+		2>ng.err || fail "stack_nogil.py failed: $(cat ng.err ng.txt)"
+	grep -q "^done 8000$" ng.txt || fail "stack_nogil.py: $(cat ng.txt)"
+	set -- $(sed -n 's/^deep //p' ng.txt)
+	"$GPUSHIM_BIN" dump --format jsonl ng.trace >ng.jsonl || fail "dump failed"
+	expect "stress: every capture" "$(jq -rs '([.[] | select(.type == "stack")] | INDEX(.id)) as $st |
+		[.[] | select(.type == "call_stack" and .api == "cuStreamSynchronize") | .stack |
+		tostring | $st[.] | "\(.flags) \(.python | length) \(.python[0].file):\(.python[0].line)"] |
+		group_by(.) | map("\(length) x \(.[0])") | join(";")' ng.jsonl)" \
+		"8000 x 0x16 24 $1:$2"
+fi
 echo "ok: python frames ($note)"

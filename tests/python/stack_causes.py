@@ -12,7 +12,10 @@ so the shim reads the Python frames) in a loop of steps, each:
 Prints "NAME FILE LINE FUNC" for each call site the report must name ("copy", "launch") and
 for the line that calls the CPU-bound function ("cpu"), then "done".
 
-Usage: stack_causes.py LIBCUDA_PATH [STEPS] [CPU_MS]
+With "nogil" after them, through ctypes.CDLL instead, which releases the GIL during each call,
+as PyTorch's operators do: the shim reads the frames from the interpreter's own structures.
+
+Usage: stack_causes.py LIBCUDA_PATH [STEPS] [CPU_MS] [nogil]
 """
 import ctypes
 import sys
@@ -51,7 +54,8 @@ def main():
     path = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     cpu_ms = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0
-    lib = ctypes.PyDLL(path)
+    nogil = len(sys.argv) > 4 and sys.argv[4] == "nogil"
+    lib = ctypes.CDLL(path) if nogil else ctypes.PyDLL(path)
     lib.cuMemcpyHtoD_v2.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t]
     lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + \
         [ctypes.c_void_p] * 3
