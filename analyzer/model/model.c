@@ -642,14 +642,17 @@ static void add_pc(struct model *m, const struct trace_rec_pc *p)
 static void add_call_stack(struct model *m, const struct trace_record *r)
 {
 	const struct trace_rec_call_stack *cs = r->rec;
-	const uint32_t thread = thread_slot(m, r->tid, r->thread_index);
 	size_t i, n = m->nr_calls < CALL_STACK_LOOKBACK ? m->nr_calls : CALL_STACK_LOOKBACK;
 	uint64_t id;
 
+	/* The thread by its id, not thread_slot: a CALL_STACK of a thread that made no call must
+	 * not add one (the first read, which made every slot, does not read CALL_STACKs). */
 	for (i = 1; i <= n; i++) {
 		const struct m_call *c = &m->calls[m->nr_calls - i];
+		const struct m_thread *t = &m->threads[c->thread];
 
-		if (c->thread == thread && c->t0 == r->ts_ns && c->api == cs->api)
+		if (c->t0 == r->ts_ns && c->api == cs->api && t->tid == r->tid &&
+		    t->index == r->thread_index)
 			break;
 	}
 	id = m->call_id_base + m->nr_calls - i;
