@@ -6,7 +6,9 @@
 #   - a C program's stream synchronizations from 1 and 20 nested frames (stack_client bench:
 #     about 6 and 24 native frames kept; every call captured);
 #   - a Python program's, through ctypes, from 1, 10 and 30 nested Python frames (about 5, 14
-#     and 24 kept), holding the GIL (Python frames read), and from 10 without it (native only);
+#     and 24 kept), holding the GIL (Python frames read through the C API), and from 10 and 30
+#     without it (CPython 3.11 - 3.13: the frames read from the interpreter's structures, as for
+#     PyTorch's operators; older: native only);
 #   - kernel launches (stack_client launchbench): one in GPUSHIM_STACK_SAMPLE (1000) captured.
 # Rings are big enough that no record is dropped (a dropped call is no capture: cheaper).
 # Usage: scripts/bench_stacks.sh [BUILD_DIR]   (BENCH_QUICK=1: fewer, shorter rounds)
@@ -64,5 +66,6 @@ if command -v python3 >/dev/null; then
 	case_ "Python sync, GIL held, 10 frames" python3 "$py" "$B/tests/libcuda.so.1" "$n" 10 gil
 	case_ "Python sync, GIL held, 30 frames" python3 "$py" "$B/tests/libcuda.so.1" "$n" 30 gil
 	case_ "Python sync, GIL released, 10 frames" python3 "$py" "$B/tests/libcuda.so.1" "$n" 10 nogil
+	case_ "Python sync, GIL released, 30 frames" python3 "$py" "$B/tests/libcuda.so.1" "$n" 30 nogil
 fi
 case_ "C launch, sampled 1 in 1000" "$client" launchbench "$n" 1

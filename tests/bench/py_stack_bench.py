@@ -3,7 +3,8 @@
 """py_stack_bench.py - what a captured synchronization costs in a Python process.
 
 Calls the fake driver's cuStreamSynchronize N times through ctypes.PyDLL (the GIL held, so the
-shim reads the Python frames; ctypes.CDLL with "nogil": it must not) from DEPTH nested Python
+shim reads the Python frames; ctypes.CDLL with "nogil": released, read from the interpreter's
+structures on CPython 3.11 - 3.13, native only before) from DEPTH nested Python
 frames, and prints the calling thread's CPU ns and the wall ns a call, "bench: CPU_NS WALL_NS".
 Run it under the shim with GPUSHIM_STACKS=1 and 0: the difference is the capture
 (scripts/bench_stacks.sh).
