@@ -36,6 +36,27 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* Is @path one of the CUDA toolkit's libraries (or the shim)? */
+static int is_cuda_module(const char *path)
+{
+	static const char *const libs[] = {
+		"libcuda.", "libcudart", "libcupti", "libcublas", "libcudnn", "libnccl",
+		"libnvrtc", "libnvJitLink", "libcufft", "libcurand", "libcusparse", "libcusolver",
+		"libnvperf", "libgpushim",
+	};
+	const char *b;
+	size_t i;
+
+	if (!path)
+		return 0;
+	b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(b, libs[i], strlen(libs[i])))
+			return 1;
+	return 0;
+}
+
 int where_is_user_module(const char *path)
 {
 	static const char *const libs[] = {
@@ -183,10 +204,19 @@ int where_of(const struct model *m, uint32_t id, struct where *w)
 			take_native(m, pcs[i], 1, w);
 			return 0;
 		}
-	if (s->nr_py)
+	if (s->nr_py) {
 		take_python(m, &py[0], 0, w);
-	else
-		take_native(m, pcs[0], 0, w);
+		return 0;
+	}
+	/* A framework's thread (PyTorch's autograd engine runs backward on threads of its
+	 * own, without Python): its innermost frame above the CUDA libraries says more than
+	 * the CUDA runtime's entry point. */
+	for (i = 0; i < s->nr_native; i++)
+		if (!is_cuda_module(module_of(m, pcs[i]))) {
+			take_native(m, pcs[i], 0, w);
+			return 0;
+		}
+	take_native(m, pcs[0], 0, w);
 	return 0;
 }
 

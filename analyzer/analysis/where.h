@@ -15,6 +15,9 @@
  *     library's, not in a system library folder (/lib, /usr/lib, /usr/local/cuda) or a
  *     Python package (site-packages, dist-packages);
  *   - else the innermost Python frame (a framework's own Python code: the call came from it);
+ *   - else the innermost native frame outside the CUDA toolkit's libraries (a framework's
+ *     thread without Python, as PyTorch's backward pass runs on: "at::native::... in
+ *     libtorch_cuda.so" rather than the runtime's entry point);
  *   - else the innermost native frame.
  * Its key groups calls made at the same place: a Python frame by file and line, a native one
  * by return address.
