@@ -767,12 +767,13 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	const char *what[NR_CAUSES] = { NULL };
 	uint64_t what_ns[NR_CAUSES] = { 0 };
 	uint32_t what_stack[NR_CAUSES] = { 0 }, before = 0, cpu_from = 0, cpu_to = 0;
+	int cpu_pending = 0;
 	uint64_t cpu_max = 0;
 	struct site_where sw;
 	struct walk_thread *tc;
 	const uint64_t gap0 = g0;
 	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
-	size_t i;
+	size_t i, j;
 	int k;
 
 	f->nr_gaps++;
@@ -789,9 +790,10 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	}
 	tc = &a->threads[issuer->thread < m->nr_threads ? issuer->thread : m->nr_threads];
 	i = first_ending_after(tc, g0);
-	/* The thread's call before the gap: where CPU work at its start began */
-	if (i > tc->head)
-		before = tc->v[i - 1].stack;
+	/* The thread's last call with a stack before the gap: where CPU work at its start began
+	 * (calls without one, bookkeeping such as cuCtxGetCurrent, say nothing of the place). */
+	for (j = i; j > tc->head && i - j < 16 && !before; j--)
+		before = tc->v[j - 1].stack;
 
 	/*
 	 * The host was blocked waiting when the GPU ran out of work: the wait drained the queue.
@@ -836,15 +838,22 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 		if (s > pos) {
 			part[CAUSE_CPU_BOUND] += s - pos;
 			hand_piece(a, ds->device, pos, s, CAUSE_CPU_BOUND);
-			/* its longest stretch: between the calls around it */
+			/* its longest stretch: between the calls around it (the first after it
+			 * with a stack, below) */
 			if (s - pos > cpu_max) {
 				cpu_max = s - pos;
 				cpu_from = before;
-				cpu_to = fc->stack;
-				what[CAUSE_CPU_BOUND] = model_api_name(m, c->api);
+				cpu_to = 0;
+				cpu_pending = 1;
 			}
 		}
-		before = fc->stack;
+		if (cpu_pending && (fc->stack || fc->id == issuer_id)) {
+			cpu_to = fc->stack;
+			what[CAUSE_CPU_BOUND] = model_api_name(m, c->api);
+			cpu_pending = 0;
+		}
+		if (fc->stack)
+			before = fc->stack;
 		if (e > s && c->kind == MC_MODULE) {
 			part[GAP_MODULE] += e - s;
 			hand_piece(a, ds->device, s, e, GAP_MODULE);

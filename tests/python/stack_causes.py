@@ -7,6 +7,7 @@ Drives the fake driver with its fake CUPTI through ctypes.PyDLL (the GIL held du
 so the shim reads the Python frames) in a loop of steps, each:
     a blocking copy from pageable memory of a large buffer   -> memcpy
     CPU work in a function of its own (a busy loop)           -> cpu_bound
+    a stream query (recorded, its stack never captured)
     a kernel launch                                           -> ends the CPU work
     a stream synchronization                                  -> (the fake GPU is done at once)
 Prints "NAME FILE LINE FUNC" for each call site the report must name ("copy", "launch") and
@@ -37,13 +38,14 @@ def preprocess(ms):
     return x
 
 
-def step(lib, func, dptr, host, nbytes, cpu_ms, first):
+def step(lib, ctx, func, dptr, host, nbytes, cpu_ms, first):
     if first:
         here("copy")
     lib.cuMemcpyHtoD_v2(dptr, host, nbytes)
     if first:
         here("cpu")
     preprocess(cpu_ms)
+    lib.cuStreamQuery(None)     # recorded, its stack never captured: the place is the launch's
     if first:
         here("launch")
     lib.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, None, None, None)
@@ -77,7 +79,7 @@ def main():
         sys.exit("stack_causes: the driver did not start")
     host = ctypes.create_string_buffer(nbytes)
     for i in range(steps):
-        step(lib, func, dptr, host, nbytes, cpu_ms, i == 0)
+        step(lib, ctx, func, dptr, host, nbytes, cpu_ms, i == 0)
     print("done", flush=True)
 
 
