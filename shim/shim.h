@@ -394,7 +394,7 @@ struct stack_py_entry {
  */
 struct stack_upy_entry {
 	const void *code;		/* PyCodeObject; NULL: empty */
-	const void *file_obj, *func_obj;
+	const void *file_obj, *func_obj, *table_obj;	/* co_filename, co_qualname, co_linetable */
 	int32_t lasti;
 	int32_t line;
 	uint32_t file, func;		/* STRING ids */

@@ -73,8 +73,7 @@ struct py_api {
 	/* Frames of a thread that released the GIL (py_frames_unlocked); NULL: not this Python */
 	const struct py_layout *layout;
 	pyobj *(*PyGILState_GetThisThreadState)(void);
-	int (*PyCode_Addr2Line)(pyobj *, int);
-	const void *code_type, *unicode_type;	/* &PyCode_Type, &PyUnicode_Type */
+	const void *code_type, *unicode_type, *bytes_type;	/* &PyCode_Type, ... */
 };
 
 /*
@@ -90,20 +89,25 @@ struct py_layout {
 	uint16_t ts_frame;		/* 3.11, 3.12: PyThreadState.cframe; 3.13: .current_frame */
 	int16_t cframe_current;		/* _PyCFrame.current_frame; -1: no _PyCFrame (3.13) */
 	uint16_t f_code, f_previous, f_instr, f_owner;
-	uint16_t co_code, co_filename, co_qualname, co_firsttraceable;
+	uint16_t co_code, co_filename, co_qualname, co_firsttraceable, co_firstlineno;
 	uint16_t str_data;		/* sizeof(PyASCIIObject) */
+	uint16_t ustr_data;		/* sizeof(PyCompactUnicodeObject) */
 };
 
 static const struct py_layout py_layouts[] = {
-	{ 11, 56, 8, 32, 48, 56, 69, 184, 112, 128, 168, 48 },
-	{ 12, 56, 0, 0, 8, 56, 70, 192, 112, 128, 176, 40 },
-	{ 13, 72, -1, 0, 8, 56, 70, 200, 112, 128, 184, 40 },
+	{ 11, 56, 8, 32, 48, 56, 69, 184, 112, 128, 168, 72, 48, 72 },
+	{ 12, 56, 0, 0, 8, 56, 70, 192, 112, 128, 176, 68, 40, 56 },
+	{ 13, 72, -1, 0, 8, 56, 70, 200, 112, 128, 184, 68, 40, 56 },
 };
 
 #define PY_OB_TYPE 8			/* PyObject.ob_type */
-#define PY_STR_LENGTH 16		/* PyASCIIObject.length */
-#define PY_STR_STATE 32			/* PyASCIIObject.state: ... compact bit 5, ascii bit 6 */
-#define PY_STR_COMPACT_ASCII 0x60u
+#define PY_STR_LENGTH 16		/* PyASCIIObject.length, PyVarObject.ob_size */
+#define PY_STR_STATE 32			/* PyASCIIObject.state: kind bits 2-4, compact 5, ascii 6 */
+#define PY_STR_KIND_SHIFT 2
+#define PY_STR_COMPACT 0x20u
+#define PY_STR_ASCII 0x40u
+#define PY_BYTES_DATA 32		/* PyBytesObject.ob_sval */
+#define PY_CO_LINETABLE 136		/* PyCodeObject.co_linetable, 3.11 - 3.13 */
 #define PY_OWNED_BY_GENERATOR 1
 #define PY_OWNED_BY_CSTACK 3		/* 3.12+: an entry frame of a C call, not Python code */
 #define PY_NAME_MAX 4096		/* a file or function name longer is not read */
@@ -321,31 +325,119 @@ static inline const char *load_ptr(const char *base, size_t off)
 	return p;
 }
 
-/*
- * The STRING id of str @o read as it lies in memory: only a compact ASCII string (file paths
- * and identifiers are), its characters right after its header. Reads only: a str never
- * changes. 0 when it is not one, or too long.
- */
 static uint32_t py_str_id_unlocked(struct tbuf *b, const char *o)
 {
 	const struct py_layout *L = py.layout;
-	uint32_t state;
-	ssize_t len;
+	char utf8[1024];		/* a longer non-ASCII name is not read */
+	const uint8_t *d;
+	uint32_t state, kind;
+	ssize_t len, i;
+	size_t n = 0;
 
 	if (!o || load_ptr(o, PY_OB_TYPE) != py.unicode_type)
 		return 0;
 	memcpy(&state, o + PY_STR_STATE, sizeof(state));
 	memcpy(&len, o + PY_STR_LENGTH, sizeof(len));
-	if ((state & PY_STR_COMPACT_ASCII) != PY_STR_COMPACT_ASCII || len < 0 || len > PY_NAME_MAX)
+	if (!(state & PY_STR_COMPACT) || len < 0 || len > PY_NAME_MAX)
 		return 0;
-	return py_str_id(b, o + L->str_data, len);
+	if (state & PY_STR_ASCII)
+		return py_str_id(b, o + L->str_data, len);
+	/* compact, not ASCII ("/home/josé/train.py"): its code points as UTF-8, if they fit */
+	kind = (state >> PY_STR_KIND_SHIFT) & 7;
+	d = (const uint8_t *)o + L->ustr_data;
+	for (i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)(const void *)d)[i] :
+			     kind == 4 ? ((const uint32_t *)(const void *)d)[i] : 0xffffffffu;
+
+		if (c > 0x10ffff || n + 4 > sizeof(utf8))
+			return 0;
+		if (c < 0x80) {
+			utf8[n++] = (char)c;
+		} else if (c < 0x800) {
+			utf8[n++] = (char)(0xc0 | c >> 6);
+			utf8[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			utf8[n++] = (char)(0xe0 | c >> 12);
+			utf8[n++] = (char)(0x80 | (c >> 6 & 0x3f));
+			utf8[n++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			utf8[n++] = (char)(0xf0 | c >> 18);
+			utf8[n++] = (char)(0x80 | (c >> 12 & 0x3f));
+			utf8[n++] = (char)(0x80 | (c >> 6 & 0x3f));
+			utf8[n++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	return py_str_id(b, utf8, (ssize_t)n);
+}
+
+/* The unsigned varint at *@p (6 bits a byte, 0x40: more), advanced; bounded by @end. */
+static uint32_t py_varint(const uint8_t **p, const uint8_t *end)
+{
+	uint32_t v = 0, shift = 0, c;
+
+	do {
+		if (*p >= end || shift > 24)
+			return 0;
+		c = *(*p)++;
+		v |= (c & 63) << shift;
+		shift += 6;
+	} while (c & 64);
+	return v;
+}
+
+/*
+ * The line code unit @lasti of @code runs: its location table (co_linetable, the same format in
+ * 3.11 - 3.13: CPython's Objects/locations.md) walked from co_firstlineno, as
+ * PyCode_Addr2Line walks it - but without calling into the interpreter, whose 3.11 line
+ * lookup may use a cache another thread is still filling. A bytes object never changes. -1
+ * unknown (no line, or a table that is not one).
+ */
+static int32_t py_line_unlocked(const char *code, int64_t lasti)
+{
+	const struct py_layout *L = py.layout;
+	const char *table = load_ptr(code, PY_CO_LINETABLE);
+	const uint8_t *p, *end;
+	int64_t addr = 0;
+	int32_t line;
+	ssize_t size;
+
+	if (!table || load_ptr(table, PY_OB_TYPE) != py.bytes_type)
+		return -1;
+	memcpy(&size, table + PY_STR_LENGTH, sizeof(size));	/* PyVarObject.ob_size */
+	if (size < 0 || size > (1 << 24))
+		return -1;
+	p = (const uint8_t *)table + PY_BYTES_DATA;
+	end = p + size;
+	memcpy(&line, code + L->co_firstlineno, sizeof(line));
+	while (p < end) {
+		uint8_t b = *p++;
+		int kind = b >> 3 & 15;
+		int32_t delta = 0;
+
+		if (!(b & 0x80))
+			return -1;		/* not an entry's first byte */
+		if (kind == 13 || kind == 14) {	/* no columns, long: a signed varint */
+			uint32_t u = py_varint(&p, end);
+
+			delta = u & 1 ? -(int32_t)(u >> 1) : (int32_t)(u >> 1);
+		} else if (kind == 11 || kind == 12) {	/* one line, 1 or 2 down */
+			delta = kind - 10;
+		}
+		line += delta;
+		addr += (b & 7) + 1;		/* code units */
+		if (lasti < addr)
+			return kind == 15 ? -1 : line;
+		while (p < end && !(*p & 0x80))
+			p++;
+	}
+	return -1;
 }
 
 /*
  * Code object @code at instruction @lasti (code units) into @out, through ring @b's cache of
  * such frames (no reference taken: an entry matches only while the code object at that
- * address still has the same file and name objects). Returns 0, or -1 when a name could not be
- * read.
+ * address still has the same file, name and line table objects). Returns 0, or -1 when a
+ * name could not be read.
  */
 static int py_frame_unlocked(struct tbuf *b, const char *code, int32_t lasti,
 			     struct trace_stack_py *out)
@@ -354,10 +446,11 @@ static int py_frame_unlocked(struct tbuf *b, const char *code, int32_t lasti,
 	uintptr_t k = (uintptr_t)code ^ ((uintptr_t)(uint32_t)lasti << 4);
 	struct stack_upy_entry *e = &b->stack_upy[(k * 0x9e3779b97f4a7c15ull) >> 57];
 	const char *file = load_ptr(code, L->co_filename), *func = load_ptr(code, L->co_qualname);
+	const char *table = load_ptr(code, PY_CO_LINETABLE);
 
 	out->_pad = 0;
 	if (likely(e->code == code && e->lasti == lasti && e->file_obj == file &&
-		   e->func_obj == func)) {
+		   e->func_obj == func && e->table_obj == table)) {
 		out->line = e->line;
 		out->file = e->file;
 		out->func = e->func;
@@ -365,18 +458,44 @@ static int py_frame_unlocked(struct tbuf *b, const char *code, int32_t lasti,
 	}
 	out->file = py_str_id_unlocked(b, file);
 	out->func = py_str_id_unlocked(b, func);
-	/* the line table is read, never written (CPython's own line lookup for a frame) */
-	out->line = py.PyCode_Addr2Line((pyobj *)code, lasti * 2);
+	out->line = py_line_unlocked(code, lasti);
 	if (!out->file || !out->func)
 		return -1;
 	e->code = code;
 	e->file_obj = file;
 	e->func_obj = func;
+	e->table_obj = table;
 	e->lasti = lasti;
 	e->line = out->line;
 	e->file = out->file;
 	e->func = out->func;
 	return 0;
+}
+
+/* Is @f a frame the walk reports (running Python code that has started)? Its code into *@code
+ * and instruction into *@lasti; -1 when it is not a frame as expected (the walk stops). */
+static int py_frame_live(const char *f, const char **code, int64_t *lasti)
+{
+	const struct py_layout *L = py.layout;
+	const char *instr, *start;
+	uint8_t owner;
+	int32_t first;
+
+	if ((uintptr_t)f & 7)
+		return -1;
+	memcpy(&owner, f + L->f_owner, 1);
+	if (L->minor >= 12 && owner == PY_OWNED_BY_CSTACK)
+		return 0;		/* the entry frame of a C call, no code of its own */
+	*code = load_ptr(f, L->f_code);
+	if (!*code || load_ptr(*code, PY_OB_TYPE) != py.code_type)
+		return -1;
+	instr = load_ptr(f, L->f_instr);
+	start = *code + L->co_code;
+	memcpy(&first, *code + L->co_firsttraceable, sizeof(first));
+	if (first < 0 || (owner != PY_OWNED_BY_GENERATOR && instr < start + 2 * (int64_t)first))
+		return 0;		/* not started */
+	*lasti = (int64_t)(instr - start) / 2;
+	return *lasti >= 0 && *lasti <= INT32_MAX / 2 ? 1 : -1;
 }
 
 /*
@@ -385,17 +504,21 @@ static int py_frame_unlocked(struct tbuf *b, const char *code, int32_t lasti,
  * own structures: its thread state's current frame, then each frame's code object and
  * previous frame. The thread is inside a C call, so its own frames cannot change or go away
  * meanwhile; other threads only read them (or give one a frame object, a field not read
- * here). Nothing is written, no reference taken, nothing allocated. Every code object is
- * checked to be one (its type) before its fields are read: a frame that is not is where the
- * walk stops, as a failed capture. Entry frames of C calls (3.12+) and frames not yet started
- * are left out, as PyFrame_GetBack leaves them. Returns as py_frames.
+ * here). Nothing is written, no reference taken, nothing allocated, no interpreter function
+ * called. Every code object is checked to be one (its type) before its fields are read.
+ * Entry frames of C calls (3.12+) and frames not yet started are left out, as
+ * PyFrame_GetBack leaves them. What cannot be read ends the walk, never the capture: the
+ * frames read so far are kept (PYTHON_CUT), or with none read the stack is native only
+ * (NO_GIL). Returns the number of frames.
  */
 static int py_frames_unlocked(struct tbuf *b, struct trace_stack_py *out, uint32_t max,
 			      uint32_t *flags)
 {
 	const struct py_layout *L = py.layout;
-	const char *ts = py.PyGILState_GetThisThreadState(), *f;
+	const char *ts = py.PyGILState_GetThisThreadState(), *f, *code = NULL;
 	uint32_t n = 0, guard = 0;
+	int64_t lasti = 0;
+	int live = 0, more = 0;
 
 	if (!ts) {
 		*flags |= TRACE_STACK_NO_GIL;	/* a thread Python never ran on */
@@ -404,29 +527,29 @@ static int py_frames_unlocked(struct tbuf *b, struct trace_stack_py *out, uint32
 	f = load_ptr(ts, L->ts_frame);
 	if (f && L->cframe_current >= 0)
 		f = load_ptr(f, (size_t)L->cframe_current);
-	*flags |= TRACE_STACK_PYTHON | TRACE_STACK_PYTHON_UNLOCKED;
-	for (; f && n < max; f = load_ptr(f, L->f_previous)) {
-		const char *code = load_ptr(f, L->f_code), *instr, *start;
-		uint8_t owner;
-		int32_t first;
-
-		if (((uintptr_t)f & 7) || ++guard > 4096)
-			return -1;
-		memcpy(&owner, f + L->f_owner, 1);
-		if (L->minor >= 12 && owner == PY_OWNED_BY_CSTACK)
-			continue;
-		if (!code || load_ptr(code, PY_OB_TYPE) != py.code_type)
-			return -1;
-		instr = load_ptr(f, L->f_instr);
-		start = code + L->co_code;
-		memcpy(&first, code + L->co_firsttraceable, sizeof(first));
-		if (owner != PY_OWNED_BY_GENERATOR && instr < start + 2 * (ptrdiff_t)first)
-			continue;	/* not started */
-		if (py_frame_unlocked(b, code, (int32_t)((instr - start) / 2), &out[n]) < 0)
-			return -1;
-		n++;
+	for (; f && n < max && ++guard <= 4096; f = load_ptr(f, L->f_previous)) {
+		live = py_frame_live(f, &code, &lasti);
+		if (live < 0)
+			break;
+		if (live && py_frame_unlocked(b, code, (int32_t)lasti, &out[n]) < 0) {
+			live = -1;
+			break;
+		}
+		n += (uint32_t)live;
 	}
-	if (f)
+	/* cut: a frame that could not be read, or more live frames than kept */
+	if (live < 0) {
+		more = 1;
+	} else {
+		for (; f && !more && ++guard <= 4096; f = load_ptr(f, L->f_previous))
+			more = py_frame_live(f, &code, &lasti) != 0;
+	}
+	if (!n) {
+		*flags |= TRACE_STACK_NO_GIL;
+		return 0;
+	}
+	*flags |= TRACE_STACK_PYTHON | TRACE_STACK_PYTHON_UNLOCKED;
+	if (more)
 		*flags |= TRACE_STACK_PYTHON_CUT;
 	return (int)n;
 }
@@ -529,12 +652,10 @@ static void py_look_locked(void)
 			p.layout = &py_layouts[i];
 	p.PyGILState_GetThisThreadState = (__typeof__(p.PyGILState_GetThisThreadState))
 		resolve_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
-	p.PyCode_Addr2Line = (__typeof__(p.PyCode_Addr2Line))resolve_dlsym(RTLD_DEFAULT,
-									    "PyCode_Addr2Line");
 	p.code_type = resolve_dlsym(RTLD_DEFAULT, "PyCode_Type");
 	p.unicode_type = resolve_dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-	if (!p.PyGILState_GetThisThreadState || !p.PyCode_Addr2Line || !p.code_type ||
-	    !p.unicode_type)
+	p.bytes_type = resolve_dlsym(RTLD_DEFAULT, "PyBytes_Type");
+	if (!p.PyGILState_GetThisThreadState || !p.code_type || !p.unicode_type || !p.bytes_type)
 		p.layout = NULL;
 	py = p;
 	atomic_store_explicit(&has_py, 1, memory_order_release);

@@ -13,6 +13,8 @@
 #define JOB_MAX_NAMES 1024		/* distinct collective kernels; more: not matched */
 #define JOB_MAX_OPS (32u << 20)		/* collectives held over all ranks: 768 MiB; the rest
 					 * counted (ops_dropped), their instances unmatched */
+#define JOB_MAX_NS (1ull << 61)		/* a time beyond (a trace's claim: 73 years) is not
+					 * taken: differences of two stay within int64_t */
 
 void job_init(struct job *j)
 {
@@ -63,7 +65,8 @@ void job_add(struct job *j, const char *path, const struct model *m, const struc
 		const struct s_comm_op *o = &s->gpu.comm_ops[i];
 		int64_t n = name_index(j, model_string(m, o->name, "<kernel>"));
 
-		if (n < 0 || j->nr_ops >= JOB_MAX_OPS) {
+		if (n < 0 || j->nr_ops >= JOB_MAX_OPS || o->start > JOB_MAX_NS ||
+		    o->end > JOB_MAX_NS) {
 			r->ops_dropped++;
 			continue;
 		}

@@ -24,7 +24,8 @@ int where_is_user_file(const char *file)
 	if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"))
 		return 0;
 	/* The standard library: .../lib/python3.12/..., also a virtual environment's. */
-	if (strstr(file, "/lib/python") || strstr(file, "/lib64/python"))
+	if (strstr(file, "/lib/python3.") || strstr(file, "/lib64/python3.") ||
+	    strstr(file, "/lib/python2.") || strstr(file, "/lib64/python2."))
 		return 0;
 	return 1;
 }
@@ -230,6 +231,10 @@ int where_source_line(const char *file, int32_t line, char *buf, size_t len)
 	int fd, ret = -1;
 
 	if (!file || line < 1 || !len || file[0] == '<')
+		return -1;
+	/* Python source only: a trace names any path, and its report must not print a line of
+	 * whatever file that is (a key, a password file) */
+	if (strlen(file) < 3 || strcmp(file + strlen(file) - 3, ".py"))
 		return -1;
 	/* A trace names any path: only a regular file is read (a FIFO would block). */
 	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);

@@ -66,7 +66,8 @@ int where_is_user_module(const char *path);
 /*
  * The text of line @line of @file as it is now, its leading and trailing blanks trimmed, into
  * @buf (@len bytes, cut with "..." when longer); 0, or -1 when the file cannot be read or is
- * shorter. Reads at most 16 MiB of it.
+ * shorter, or is not a regular file named *.py (the path comes from a trace). Reads at most
+ * 16 MiB of it.
  */
 int where_source_line(const char *file, int32_t line, char *buf, size_t len);
 

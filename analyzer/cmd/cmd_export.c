@@ -229,8 +229,9 @@ int cmd_export(int argc, char **argv)
 
 			if (trace_reader_open(&rd, argv[i]) < 0)
 				continue;
-			t = (int64_t)rd.hdr.start_mono_ns - offsets[i - optind];
-			if (rd.hdr.start_mono_ns && t < earliest)
+			/* a start beyond 2^61 ns (no clock's) is not taken: no overflow */
+			t = (int64_t)(rd.hdr.start_mono_ns & ((1ull << 61) - 1)) - offsets[i - optind];
+			if (rd.hdr.start_mono_ns && rd.hdr.start_mono_ns < (1ull << 61) && t < earliest)
 				earliest = t;
 			trace_reader_close(&rd);
 		}

@@ -632,7 +632,8 @@ static void add_pc(struct model *m, const struct trace_rec_pc *p)
 					     p->sym_offset };
 }
 
-/* Calls of the thread looked back through for a CALL_STACK's: a run's, and a few more. */
+/* Calls of the thread looked back through for a CALL_STACK's: a run's, and a few more (and 16
+ * times as many calls of all threads at most). */
 #define CALL_STACK_LOOKBACK 4096
 
 /*
@@ -642,28 +643,43 @@ static void add_pc(struct model *m, const struct trace_rec_pc *p)
 static void add_call_stack(struct model *m, const struct trace_record *r)
 {
 	const struct trace_rec_call_stack *cs = r->rec;
-	size_t i, n = m->nr_calls < CALL_STACK_LOOKBACK ? m->nr_calls : CALL_STACK_LOOKBACK;
+	size_t i, own;
 	uint64_t id;
 
 	/* The thread by its id, not thread_slot: a CALL_STACK of a thread that made no call must
 	 * not add one (the first read, which made every slot, does not read CALL_STACKs). */
-	for (i = 1; i <= n; i++) {
+	/* The thread's own last calls (others' between them do not count), bounded in all. */
+	for (i = 1, own = 0; i <= m->nr_calls && own < CALL_STACK_LOOKBACK &&
+			     i <= 16 * CALL_STACK_LOOKBACK;
+	     i++) {
 		const struct m_call *c = &m->calls[m->nr_calls - i];
 		const struct m_thread *t = &m->threads[c->thread];
 
-		if (c->t0 == r->ts_ns && c->api == cs->api && t->tid == r->tid &&
-		    t->index == r->thread_index)
+		if (t->tid != r->tid || t->index != r->thread_index)
+			continue;
+		if (c->t0 == r->ts_ns && c->api == cs->api)
 			break;
+		own++;
 	}
 	id = m->call_id_base + m->nr_calls - i;
-	if (i > n || id >= M_NO_CALL || !cs->stack) {
+	if (i > m->nr_calls || own >= CALL_STACK_LOOKBACK || i > 16 * CALL_STACK_LOOKBACK ||
+	    id >= M_NO_CALL || !cs->stack) {
 		m->stacks_bad++;
 		return;
 	}
+	/*
+	 * In order as read, almost always (a run's calls are read together): a call a little
+	 * earlier is placed back among the last ones. A second stack for one call, or one far
+	 * out of order (only a hostile trace has them), is not taken: the insertion stays short.
+	 */
+	for (i = m->nr_call_stacks; i > 0 && m->call_stacks[i - 1].call >= id; i--)
+		if (m->call_stacks[i - 1].call == id || m->nr_call_stacks - i >= 64) {
+			m->stacks_bad++;
+			return;
+		}
 	XGROW(m->call_stacks, m->call_stacks_cap, m->nr_call_stacks + 1);
-	/* In order as read, almost always: a call read earlier is placed back among them. */
-	for (i = m->nr_call_stacks; i > 0 && m->call_stacks[i - 1].call > id; i--)
-		m->call_stacks[i] = m->call_stacks[i - 1];
+	memmove(&m->call_stacks[i + 1], &m->call_stacks[i],
+		(m->nr_call_stacks - i) * sizeof(*m->call_stacks));
 	m->call_stacks[i] = (struct m_call_stack){ (uint32_t)id, cs->stack };
 	m->nr_call_stacks++;
 }

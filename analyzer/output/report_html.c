@@ -993,10 +993,14 @@ void report_html_job(struct report_html *h, const struct job *j)
 	if (j->straggler >= 0) {
 		const struct job_rank *s = &j->ranks[j->straggler];
 
-		fprintf(h->f, "<p class=\"verdict\"><b>straggler</b> rank %d (pid %u) arrived last at "
-			      "%llu of %llu collectives; waiting for it cost the job <span",
-			(int)s->rank, s->pid, (unsigned long long)s->nr_last,
-			(unsigned long long)j->nr_matched);
+		if (s->rank >= 0)
+			fprintf(h->f, "<p class=\"verdict\"><b>straggler</b> rank %d (pid %u)",
+				(int)s->rank, s->pid);
+		else
+			fprintf(h->f, "<p class=\"verdict\"><b>straggler</b> pid %u", s->pid);
+		fprintf(h->f, " arrived last at %llu of %llu collectives; waiting for it cost the "
+			      "job <span",
+			(unsigned long long)s->nr_last, (unsigned long long)j->nr_matched);
 		data_json(h, "straggler.cost_ns", json_uint(v, sizeof(v), s->cost_ns), "ns");
 		fprintf(h->f, ">%s</span>", fmt_ns(a, sizeof(a), s->cost_ns));
 		if (j->straggler_cause >= 0) {

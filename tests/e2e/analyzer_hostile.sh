@@ -164,8 +164,8 @@ grep -qF '"host": "hé\u001b]0;HOST\u0007\u001b[31m\u009b2J\ufffd2J"' "$WORK/rep
 # Frames in a FIFO (the source line and symbol readers must not open it for reading: they
 # would block), in /dev/zero at offset 2^64 - 1, at line INT32_MAX; stacks without frames, out
 # of order, undefined; CALL_STACKs of no call: every command finishes, the frames as recorded.
-mkfifo "$WORK/fifo"
-"$HOSTILE_TRACE" stacks "$WORK/stacks.trace" "$WORK/fifo"
+mkfifo "$WORK/fifo.py"
+"$HOSTILE_TRACE" stacks "$WORK/stacks.trace" "$WORK/fifo.py"
 for c in "report" "report --format json" "report --format html" "dump --format jsonl" \
 	"export --format chrome" "export --format perfetto" "export --format csv -o $WORK/st.csv" \
 	"whatif"; do

@@ -76,6 +76,17 @@ LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/py0.trace" GPUSHIM_STACK_UNLOCK
 expect "unlocked off: flags" "$(jq -rs '([.[] | select(.type == "stack")] | INDEX(.id)) as $st |
 	[.[] | select(.type == "call_stack" and .api == "cuStreamSynchronize")][1].stack |
 	tostring as $id | $st[$id].flags' py0.jsonl)" 0x8
+# A path that is not ASCII (its name a compact UCS-2 string): read without the GIL all the same
+if [ "$unlocked" = 1 ]; then
+	mkdir -p "$WORK/dé_目录"
+	cp "$script" "$WORK/dé_目录/stack_steps.py"
+	LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/u.trace" \
+		python3 "$WORK/dé_目录/stack_steps.py" "$lib" 20 >u.txt 2>u.err ||
+		fail "stack_steps.py (not ASCII) failed: $(cat u.err)"
+	"$GPUSHIM_BIN" dump --format jsonl u.trace >py.jsonl || fail "dump failed"
+	expect "not ASCII: python frames without the GIL" "$(frames 1)" "$(sed -n 's/^nogil //p' u.txt)"
+fi
+
 # Under stress, without the GIL: 4 threads x 2000 calls from a generator 30 calls deep while
 # the main thread asks for every thread's frames, collects and makes code objects. Every
 # capture has the call's own line innermost, the stack cut at the depth kept.

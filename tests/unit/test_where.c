@@ -7,7 +7,7 @@
  * innermost Python frame, then the innermost native frame above the CUDA libraries (a
  * framework's thread without Python), then the innermost; the key of a Python place by file
  * and line; where_place's text; the source line of a file (and none for a missing line, a
- * non-regular file).
+ * non-regular file, a file that is not Python source).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -174,9 +174,9 @@ static void test_rules(void)
 
 static void test_source(void)
 {
-	char path[] = "/tmp/gpushim-where-XXXXXX", buf[16];
+	char path[] = "/tmp/gpushim-where-XXXXXX.py", other[] = "/tmp/gpushim-where-XXXXXX", buf[16];
 	FILE *f;
-	int fd = mkstemp(path);
+	int fd = mkstemps(path, 3), fd2 = mkstemp(other);
 
 	CHECK(fd >= 0);
 	f = fdopen(fd, "w");
@@ -190,7 +190,13 @@ static void test_source(void)
 	CHECK_EQ(where_source_line(path, 0, buf, sizeof(buf)), -1);
 	CHECK_EQ(where_source_line("/tmp", 1, buf, sizeof(buf)), -1);	/* not a regular file */
 	CHECK_EQ(where_source_line("<string>", 1, buf, sizeof(buf)), -1);
+	/* not Python source: never read */
+	CHECK(fd2 >= 0);
+	CHECK(write(fd2, "secret\n", 7) == 7);
+	close(fd2);
+	CHECK_EQ(where_source_line(other, 1, buf, sizeof(buf)), -1);
 	unlink(path);
+	unlink(other);
 }
 
 int main(void)
