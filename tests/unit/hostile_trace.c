@@ -188,8 +188,10 @@ static void stack_def(struct tb *t, uint32_t id, const uint64_t *pcs, uint16_t n
 	s->nr_native = nr_pcs;
 	s->nr_python = nr_py;
 	s->flags = nr_py ? TRACE_STACK_PYTHON : 0;
-	memcpy(s + 1, pcs, nr_pcs * sizeof(*pcs));
-	memcpy((uint8_t *)(s + 1) + nr_pcs * sizeof(*pcs), py, nr_py * sizeof(*py));
+	if (nr_pcs)
+		memcpy(s + 1, pcs, nr_pcs * sizeof(*pcs));
+	if (nr_py)
+		memcpy((uint8_t *)(s + 1) + nr_pcs * sizeof(*pcs), py, nr_py * sizeof(*py));
 	tb_rec(t, buf, size);
 }
 

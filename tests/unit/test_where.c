@@ -79,8 +79,10 @@ static uint32_t stack_add(struct model *m, const uint64_t *nat, unsigned nn,
 	s->py = (uint32_t)m->nr_stack_py;
 	s->nr_native = (uint16_t)nn;
 	s->nr_py = (uint16_t)np;
-	memcpy(&m->stack_pcs[m->nr_stack_pcs], nat, nn * sizeof(*nat));
-	memcpy(&m->stack_py[m->nr_stack_py], py, np * sizeof(*py));
+	if (nn)
+		memcpy(&m->stack_pcs[m->nr_stack_pcs], nat, nn * sizeof(*nat));
+	if (np)
+		memcpy(&m->stack_py[m->nr_stack_py], py, np * sizeof(*py));
 	m->nr_stack_pcs += nn;
 	m->nr_stack_py += np;
 	return (uint32_t)m->nr_stacks;
