@@ -718,18 +718,23 @@ static uint64_t launch_stack_key(const struct model *m, const struct m_call *c)
  * The stack of call @c (number @id): its own, or for a launch without one, the last captured
  * launch of the same kernel by the same thread (f_site). 0: none.
  */
-static uint32_t call_stack_of(const struct findings_acc *a, const struct m_call *c, uint32_t id)
+static uint32_t inherited_stack(const struct findings_acc *a, const struct m_call *c)
 {
-	const struct model *m = a->m;
-	uint32_t stack = model_call_stack(m, id);
 	struct launch_stack *e;
 	uint64_t key;
 
-	if (stack || !c || c->kind != MC_LAUNCH || !a->launch_stacks)
-		return stack;
-	key = launch_stack_key(m, c);
+	if (!c || c->kind != MC_LAUNCH || !a->launch_stacks)
+		return 0;
+	key = launch_stack_key(a->m, c);
 	HASH_FIND(hh, a->launch_stacks, &key, sizeof(key), e);
 	return e ? e->stack : 0;
+}
+
+static uint32_t call_stack_of(const struct findings_acc *a, const struct m_call *c, uint32_t id)
+{
+	uint32_t stack = model_call_stack(a->m, id);
+
+	return stack ? stack : inherited_stack(a, c);
 }
 
 /* A launch with its own stack: the one its kernel's next launches by the thread take. */
@@ -1175,7 +1180,7 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	if (stack && c->kind == MC_LAUNCH)
 		launch_stack_put(a, c, stack);
 	else if (!stack)
-		stack = call_stack_of(a, c, id);
+		stack = inherited_stack(a, c);
 	tc = &a->threads[c->thread < m->nr_threads ? c->thread : m->nr_threads];
 	/* What no gap can reach any more goes; the rest slides to the front now and then. */
 	while (tc->head < tc->n && tc->v[tc->head].max_t1 <= a->keep_after) {
