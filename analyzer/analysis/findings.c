@@ -425,6 +425,8 @@ struct walk_call {
 	uint32_t id;			/* the call's number (the driver's: compared, not read) */
 	uint32_t is_load;		/* the first launch of its kernel, long enough to have loaded */
 	uint32_t stack;			/* its stack (f_site: a launch's may be another's); 0 none */
+	uint32_t prev_stack;		/* the thread's last stack before it (0 none): where CPU
+					 * work before it began, whatever calls have gone since */
 };
 
 /* A thread's calls in order of start: [head, n) of v, those ending after the keep bound. */
@@ -432,6 +434,7 @@ struct walk_thread {
 	struct walk_call *v;
 	size_t head, n, cap;
 	size_t hint;			/* where the last search ended */
+	uint32_t last_stack;		/* of its calls so far, the last one's with a stack */
 	uint64_t max_t1;
 };
 
@@ -737,19 +740,24 @@ static uint32_t call_stack_of(const struct findings_acc *a, const struct m_call 
 	return stack ? stack : inherited_stack(a, c);
 }
 
-/* A launch with its own stack: the one its kernel's next launches by the thread take. */
+/*
+ * A launch with its own stack: the first of its kernel by the thread is the one its launches
+ * without a stack take. The first, not the latest: which later launches have been read when a
+ * gap or an operation asks depends on how the trace is read (streamed or whole), the first
+ * does not.
+ */
 static void launch_stack_put(struct findings_acc *a, const struct m_call *c, uint32_t stack)
 {
 	uint64_t key = launch_stack_key(a->m, c);
 	struct launch_stack *e;
 
 	HASH_FIND(hh, a->launch_stacks, &key, sizeof(key), e);
-	if (!e) {
-		e = xcalloc(1, sizeof(*e));
-		e->key = key;
-		HASH_ADD(hh, a->launch_stacks, key, sizeof(e->key), e);
-	}
+	if (e)
+		return;
+	e = xcalloc(1, sizeof(*e));
+	e->key = key;
 	e->stack = stack;
+	HASH_ADD(hh, a->launch_stacks, key, sizeof(e->key), e);
 }
 
 static struct site_where site_where(struct findings_acc *a, uint32_t stack, uint32_t from)
@@ -778,7 +786,7 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	struct walk_thread *tc;
 	const uint64_t gap0 = g0;
 	uint64_t pos = g0, len = g1 - g0, waited = 0, setup = 0;
-	size_t i, j;
+	size_t i;
 	int k;
 
 	f->nr_gaps++;
@@ -796,9 +804,11 @@ static void attribute_gap(struct findings_acc *a, const struct walk_device *ds, 
 	tc = &a->threads[issuer->thread < m->nr_threads ? issuer->thread : m->nr_threads];
 	i = first_ending_after(tc, g0);
 	/* The thread's last call with a stack before the gap: where CPU work at its start began
-	 * (calls without one, bookkeeping such as cuCtxGetCurrent, say nothing of the place). */
-	for (j = i; j > tc->head && i - j < 16 && !before; j--)
-		before = tc->v[j - 1].stack;
+	 * (calls without one, bookkeeping such as a query, say nothing of the place). Kept with
+	 * the next call: the calls before the gap may have gone (how many are held depends on
+	 * how the trace is read, streamed or whole), the one ending in it has not. */
+	if (i < tc->n)
+		before = tc->v[i].prev_stack;
 
 	/*
 	 * The host was blocked waiting when the GPU ran out of work: the wait drained the queue.
@@ -1163,7 +1173,7 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	const struct model *m = a->m;
 	struct walk_thread *tc;
 	struct walk_call *fc;
-	uint32_t stack;
+	uint32_t stack, fc_prev;
 	int is_load = 0;
 
 	if (c->t0 < a->first_call)
@@ -1197,6 +1207,9 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	}
 	if (c->t1 > tc->max_t1)
 		tc->max_t1 = c->t1;
+	fc_prev = tc->last_stack;
+	if (stack)
+		tc->last_stack = stack;
 	if (tc->head == tc->n && tc->max_t1 <= a->keep_after)
 		return;		/* it would go at once */
 	XGROW(tc->v, tc->cap, tc->n + 1);
@@ -1208,6 +1221,7 @@ void findings_call(struct findings_acc *a, const struct m_call *c, uint32_t id)
 	fc->id = id;
 	fc->is_load = is_load;
 	fc->stack = stack;
+	fc->prev_stack = fc_prev;
 }
 
 void findings_sample(struct findings_acc *a, const struct m_pm_sample *s)

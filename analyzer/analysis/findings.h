@@ -70,8 +70,8 @@ enum cause_status {
  * Where a cause happens: an entry point, the kernel (or copy) the GPU ran before, and where in
  * the program the call was made (where.h: the key of its stack's own frame; 0 when the call
  * had no stack captured). A launch whose own stack was not captured (launches are sampled)
- * takes the stack of the last captured launch of the same kernel by the same thread: the
- * first launch of each kernel always is.
+ * takes the stack of the first launch of the same kernel by the same thread, which always is
+ * captured.
  */
 struct f_site {
 	const char *what;
