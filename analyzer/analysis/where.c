@@ -283,13 +283,23 @@ void where_native_name(const struct where *w, char *buf, size_t len)
 	if (w->symbol) {
 		if (demangle_short(w->symbol, name, sizeof(name), 60) < 0)
 			snprintf(name, sizeof(name), "%s", w->symbol);
-		snprintf(buf, len, "%s+0x%llx", name, (unsigned long long)w->sym_offset);
+		snprintf(buf, len, "%s+0x%llx%s%s", name, (unsigned long long)w->sym_offset,
+			 w->module ? " in " : "", w->module ? base_name(w->module) : "");
 	} else if (w->module) {
 		snprintf(buf, len, "%s+0x%llx", base_name(w->module),
 			 (unsigned long long)w->offset);
 	} else {
 		snprintf(buf, len, "0x%llx", (unsigned long long)w->pc);
 	}
+}
+
+void where_pc_name(const struct model *m, uint64_t pc, char *buf, size_t len)
+{
+	struct where w;
+
+	memset(&w, 0, sizeof(w));
+	take_native(m, pc, 0, &w);
+	where_native_name(&w, buf, len);
 }
 
 void where_place(const struct model *m, uint32_t stack, char *buf, size_t len)

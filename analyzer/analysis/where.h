@@ -80,9 +80,11 @@ int where_source_line(const char *file, int32_t line, char *buf, size_t len);
 void where_place(const struct model *m, uint32_t stack, char *buf, size_t len);
 
 /*
- * A native frame's name into @buf: the symbol demangled, shortened ("at::native::foo+0x1c") when
- * known, else "module+0xOFFSET" with the module's base name, else "0xPC".
+ * A native frame's name into @buf: the symbol demangled, shortened, with the module's base name
+ * ("at::native::foo+0x1c in libtorch_cuda.so") when known, else "module+0xOFFSET", else
+ * "0xPC". where_pc_name - the same for native address @pc of @m's stacks.
  */
 void where_native_name(const struct where *w, char *buf, size_t len);
+void where_pc_name(const struct model *m, uint64_t pc, char *buf, size_t len);
 
 #endif /* GPUSHIM_WHERE_H */

@@ -14,7 +14,6 @@
 #include "export.h"
 #include "analysis/stats.h"
 #include "analysis/where.h"
-#include "util/demangle.h"
 #include "util/util.h"
 
 #define SPOOL_BUF (1u << 16)	/* each spool's stdio buffer: the bulk of the output passes */
@@ -170,27 +169,8 @@ int export_stack(const struct model *m, uint32_t stack, struct strbuf *sb)
 			  model_string(m, py->func, "?"));
 	}
 	for (i = 0; i < st->nr_native; i++) {
-		const uint64_t pc = m->stack_pcs[st->pcs + i];
-		const struct m_pc *p = model_pc(m, pc);
-		const char *mod = p && p->module ? model_string(m, p->module, NULL) : NULL;
-		const char *base = mod && strrchr(mod, '/') ? strrchr(mod, '/') + 1 : mod;
-		const char *sym;
-		uint64_t off;
-
-		if (where_native_symbol(m, pc, &sym, &off) == 0) {
-			if (demangle_short(sym, name, sizeof(name), 60) < 0)
-				snprintf(name, sizeof(name), "%s", sym);
-			sb_printf(sb, "%s%s+0x%llx", sb->len ? "\n" : "", name,
-				  (unsigned long long)off);
-		} else if (base) {
-			sb_printf(sb, "%s%s+0x%llx", sb->len ? "\n" : "", base,
-				  (unsigned long long)p->offset);
-			base = NULL;
-		} else {
-			sb_printf(sb, "%s0x%llx", sb->len ? "\n" : "", (unsigned long long)pc);
-		}
-		if (base)
-			sb_printf(sb, " in %s", base);
+		where_pc_name(m, m->stack_pcs[st->pcs + i], name, sizeof(name));
+		sb_printf(sb, "%s%s", sb->len ? "\n" : "", name);
 	}
 	return 0;
 }

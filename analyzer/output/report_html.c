@@ -475,28 +475,9 @@ static void td_pct(struct report_html *h, const char *key, double v, int has_ci,
 
 /* What the text report says of cause @k beside its figures (report_output.c's wording). */
 /* Where in the program a site's calls were made (report_where), under it. */
-static void site_where(struct report_html *h, const struct model *m, const struct f_site *st,
-		       int k)
+/* A place and, when read, its source line. */
+static void html_place(struct report_html *h, const char *at, const char *src)
 {
-	char at[512], src[160], from[512], from_src[160];
-
-	if (!report_where(m, st->stack, at, sizeof(at), src, sizeof(src)) && !at[0])
-		return;
-	put(h, "<div class=\"where\">");
-	from[0] = 0;
-	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack)
-		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
-	if (from[0]) {
-		put(h, "between <code>");
-		esc(h, from);
-		put(h, "</code>");
-		if (from_src[0]) {
-			put(h, " <code class=\"src\">");
-			esc(h, from_src);
-			put(h, "</code>");
-		}
-		put(h, "<br>and ");
-	}
 	put(h, "<code>");
 	esc(h, at);
 	put(h, "</code>");
@@ -505,6 +486,26 @@ static void site_where(struct report_html *h, const struct model *m, const struc
 		esc(h, src);
 		put(h, "</code>");
 	}
+}
+
+static void site_where(struct report_html *h, const struct model *m, const struct f_site *st,
+		       int k)
+{
+	char at[512], src[160], from[512], from_src[160];
+
+	report_where(m, st->stack, at, sizeof(at), src, sizeof(src));
+	if (!at[0])
+		return;
+	put(h, "<div class=\"where\">");
+	from[0] = 0;
+	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack)
+		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
+	if (from[0]) {
+		put(h, "between ");
+		html_place(h, from, from_src);
+		put(h, "<br>and ");
+	}
+	html_place(h, at, src);
 	put(h, "</div>");
 }
 

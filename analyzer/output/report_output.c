@@ -99,7 +99,6 @@ int report_where(const struct model *m, uint32_t stack, char *buf, size_t len, c
 		 size_t src_len)
 {
 	struct where w;
-	char name[320];
 
 	if (src && src_len)
 		src[0] = 0;
@@ -116,14 +115,7 @@ int report_where(const struct model *m, uint32_t stack, char *buf, size_t len, c
 		if (src && where_source_line(w.file, w.line, src, src_len) < 0)
 			src[0] = 0;
 	} else {
-		const char *mod = w.module ? strrchr(w.module, '/') : NULL;
-
-		where_native_name(&w, name, sizeof(name));
-		if (w.symbol || !w.module)
-			snprintf(buf, len, "%s%s%s", name, w.module ? " in " : "",
-				 w.module ? (mod ? mod + 1 : w.module) : "");
-		else
-			snprintf(buf, len, "%s", name);
+		where_native_name(&w, buf, len);
 	}
 	return w.is_user;
 }
@@ -469,34 +461,36 @@ static void text_ci(FILE *f, double ci)
 		fprintf(f, "       ");
 }
 
-/* A site's place in the program, on a line of its own (nothing without a stack). */
-static void text_site_where(FILE *f, const struct model *m, const struct f_site *st, int k)
+/* A place and, when read, its source line. */
+static void text_place(FILE *f, const char *at, const char *src)
 {
-	char at[512], src[160], from[512], from_src[160];
-
-	if (!report_where(m, st->stack, at, sizeof(at), src, sizeof(src)) && !at[0])
-		return;
-	from[0] = 0;
-	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack)
-		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
-	if (from[0]) {
-		fprintf(f, "           between ");
-		print_clean(f, from, SIZE_MAX);
-		if (from_src[0]) {
-			fprintf(f, "  `");
-			print_clean(f, from_src, SIZE_MAX);
-			fprintf(f, "`");
-		}
-		fprintf(f, "\n               and ");
-	} else {
-		fprintf(f, "           ");
-	}
 	print_clean(f, at, SIZE_MAX);
 	if (src[0]) {
 		fprintf(f, "  `");
 		print_clean(f, src, SIZE_MAX);
 		fprintf(f, "`");
 	}
+}
+
+/* A site's place in the program, on a line of its own (nothing without a stack). */
+static void text_site_where(FILE *f, const struct model *m, const struct f_site *st, int k)
+{
+	char at[512], src[160], from[512], from_src[160];
+
+	report_where(m, st->stack, at, sizeof(at), src, sizeof(src));
+	if (!at[0])
+		return;
+	from[0] = 0;
+	if (k == CAUSE_CPU_BOUND && st->from_stack && st->from_stack != st->stack)
+		report_where(m, st->from_stack, from, sizeof(from), from_src, sizeof(from_src));
+	if (from[0]) {
+		fprintf(f, "           between ");
+		text_place(f, from, from_src);
+		fprintf(f, "\n               and ");
+	} else {
+		fprintf(f, "           ");
+	}
+	text_place(f, at, src);
 	fprintf(f, "\n");
 }
 
