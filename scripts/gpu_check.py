@@ -64,6 +64,15 @@ Checks, by issue:
               full run's verdict, share and saving within 3 points plus the interval), host
               (no CUPTI), and five sampled torch_overhead.py runs that must end by exit. Not in
               the default set (about 3 minutes): issue 28
+  job         a distributed job on this machine's GPUs (test_apps/python/torch_dist_job.py:
+              an all-reduce benchmark and a DDP loop with NCCL, the all-reduce with gloo; two
+              ranks, rank 1 slowed 20 ms a step; on one GPU NCCL's ranks take separate host ids):
+              `gpushim report` of the ranks' traces names rank 1 the straggler, what waiting
+              for it cost within 10 % of the delay injected, and cpu_bound what made it late;
+              each rank's communication and its overlap. Not in the default set: issue 30
+  stackcost   what the call stacks cost a launch (issue 31): bench_launch in adjacent pairs,
+              the shim with GPUSHIM_STACKS=0 against the default (one launch in 1000
+              captured), without CUPTI and with it. Not in the default set
   analyzer    the analyzer on real traces of about 1 M and 10 M records (a launch-bound
               PyTorch loop under the shim with CUPTI): records per second and peak memory of
               `gpushim report`, and the reader alone (its ceiling); every kernel joined; not
@@ -587,6 +596,70 @@ class Checker:
                        bool(w) and w.get("language") == "native" and w.get("user") and
                        bool(w.get("symbol")) and (w.get("module") or "").endswith(app),
                        repr(w)[:300])
+
+    # ---- a distributed job: communication and stragglers (issue 30) ----
+
+    def job(self):
+        """Two ranks, rank 1 slowed by DELAY ms of CPU before each of STEPS steps: the job
+        view must name it, with the cost of waiting for it within 10 % of STEPS x DELAY."""
+        steps, delay = 60, 20.0
+        for mode, backend in (("allreduce", "nccl"), ("ddp", "nccl"), ("allreduce", "gloo")):
+            name = f"job_{mode}_{backend}"
+            pattern = os.path.join(self.work, "traces", name + "-%r.trace")
+            traces = [pattern.replace("%r", str(r)) for r in range(2)]
+            for t in traces:
+                if os.path.exists(t):
+                    os.unlink(t)
+            cmd = [sys.executable, os.path.join(self.py, "torch_dist_job.py"), mode,
+                   "--backend", backend, "--steps", str(steps), "--delay-ms", str(delay)]
+            # the preload by hand (run() names one trace): the launcher passes the
+            # environment on to each rank, and GPUSHIM_OUTPUT's %r names each rank's trace
+            rc, out, _, dt = self.run(name, cmd, shim=False, timeout=240,
+                                      env={"LD_PRELOAD": self.shim, "GPUSHIM_OUTPUT": pattern})
+            ok = rc == 0 and all(os.path.exists(t) for t in traces)
+            if not self.check(f"{name}: both ranks ran under the shim", ok,
+                              f"exit {rc}, {dt:.1f}s; " + "; ".join(
+                                  l for l in out.splitlines() if l.startswith("rank"))):
+                continue
+            p = subprocess.run([self.gpushim, "report", "--format", "json"] + traces,
+                               capture_output=True, text=True)
+            t = subprocess.run([self.gpushim, "report"] + traces, capture_output=True, text=True)
+            with open(os.path.join(self.work, "reports", name + ".json"), "w") as f:
+                f.write(p.stdout)
+            with open(os.path.join(self.work, "reports", name + ".txt"), "w") as f:
+                f.write(t.stdout + t.stderr)
+            if not self.check(f"{name}: report", p.returncode == 0, p.stderr.strip()[:300]):
+                continue
+            job = json.loads(p.stdout).get("job") or {}
+            for r in job.get("per_rank", []):
+                self.say(f"JOB {name} rank {r['rank']}: comm {r['comm_ns'] / 1e6:.2f} ms in "
+                         f"{r['comm_kernels']} kernels, overlapped {r['comm_overlap_ns'] / 1e6:.2f}"
+                         f" ms, waited {r['wait_ns'] / 1e6:.2f} ms, last at {r['arrived_last']}, "
+                         f"cost {r['cost_ns'] / 1e6:.2f} ms")
+            self.say(f"JOB {name}: matched {job.get('collectives_matched')}, unmatched "
+                     f"{job.get('kernels_unmatched')}, kernels {job.get('collective_kernels')}, "
+                     f"not matched: {job.get('not_matched')}")
+            if backend == "gloo":
+                # gloo reduces on the host: no communication kernel to match
+                continue
+            s = job.get("straggler") or {}
+            want = steps * delay * 1e6
+            self.check(f"{name}: straggler rank 1", s.get("rank") == 1, json.dumps(s)[:300])
+            cost = s.get("cost_ns") or 0
+            self.check(f"{name}: waiting for it cost within 10 % of {steps} x {delay:g} ms",
+                       abs(cost - want) <= 0.1 * want,
+                       f"{cost / 1e6:.2f} ms (want {want / 1e6:.0f}), last at "
+                       f"{s.get('arrived_last')} of {job.get('collectives_matched')}")
+            self.check(f"{name}: what made it late is cpu_bound", s.get("cause") == "cpu_bound",
+                       f"{s.get('cause')}, {(s.get('cause_excess_ns') or 0) / 1e6:.2f} ms")
+
+    def stackcost(self):
+        """Call stacks' cost on a launch-bound loop: GPUSHIM_STACKS=0 against the default."""
+        self.bench_pairs(("shim, no CUPTI, stacks off", True,
+                          {"GPUSHIM_CUPTI": "0", "GPUSHIM_STACKS": "0"}),
+                         ("shim, no CUPTI", True, {"GPUSHIM_CUPTI": "0"}))
+        self.bench_pairs(("shim, CUPTI, stacks off", True, {"GPUSHIM_STACKS": "0"}),
+                         ("shim, CUPTI", True, {}))
 
     def findings(self):
         for app in ("launch_bound", "host_sync", "cpu_bound", "pageable_copy", "low_parallelism",
