@@ -38,11 +38,32 @@ static int64_t name_index(struct job *j, const char *name)
 	return (int64_t)j->nr_names++;
 }
 
+/* Each step's largest part of idle time, one byte a step (the series is bounded). */
+static void step_parts(struct job_rank *r, const struct loop *l)
+{
+	size_t i;
+	int k;
+
+	if (!l->nr_series || l->nr_series > UINT32_MAX - 1)
+		return;
+	r->nr_steps = l->nr_series;
+	r->step_part = xmalloc(r->nr_steps);
+	for (i = 0; i < r->nr_steps; i++) {
+		const struct loop_idle *idle = loop_step_idle(l, i);
+		int best = -1;
+
+		for (k = 0; k < LOOP_NR_PARTS; k++)
+			if (idle->part[k] && (best < 0 || idle->part[k] > idle->part[best]))
+				best = k;
+		r->step_part[i] = (int8_t)(best < 0 ? -1 : loop_part_id(best));
+	}
+}
+
 void job_add(struct job *j, const char *path, const struct model *m, const struct stats *s,
 	     const struct findings *fd)
 {
 	struct job_rank *r;
-	size_t i;
+	size_t i, st;
 	int k;
 
 	XGROW(j->ranks, j->ranks_cap, j->nr_ranks + 1);
@@ -61,7 +82,8 @@ void job_add(struct job *j, const char *path, const struct model *m, const struc
 	r->comm_overlap_ns = s->gpu.comm_overlap_ns;
 	r->nr_comm = s->gpu.nr_comm;
 	r->ops_dropped = s->gpu.comm_ops_dropped;
-	for (i = 0; i < s->gpu.nr_comm_ops; i++) {
+	step_parts(r, &s->loop);
+	for (i = 0, st = 0; i < s->gpu.nr_comm_ops; i++) {
 		const struct s_comm_op *o = &s->gpu.comm_ops[i];
 		int64_t n = name_index(j, model_string(m, o->name, "<kernel>"));
 
@@ -72,7 +94,13 @@ void job_add(struct job *j, const char *path, const struct model *m, const struc
 		}
 		j->nr_ops++;
 		XGROW(r->ops, r->ops_cap, r->nr_ops + 1);
-		r->ops[r->nr_ops++] = (struct job_op){ o->start, o->end, (uint32_t)n };
+		/* ops come in order of start, steps in order: one walk */
+		while (st < r->nr_steps && s->loop.series[st].end <= o->start)
+			st++;
+		r->ops[r->nr_ops++] = (struct job_op){
+			o->start, o->end, (uint32_t)n,
+			st < r->nr_steps && s->loop.series[st].start <= o->start ? (uint32_t)st + 1 : 0
+		};
 	}
 }
 
@@ -186,6 +214,7 @@ static void straggler_cause(struct job *j)
 void job_compute(struct job *j)
 {
 	uint64_t **sorted;
+	uint8_t **late;			/* a bit a step: it arrived last at one of its instances */
 	size_t *pos, *first, *count, r, n, i;
 	const char *host;
 
@@ -208,8 +237,11 @@ void job_compute(struct job *j)
 	pos = xcalloc(j->nr_ranks, sizeof(*pos));
 	first = xcalloc(j->nr_ranks, sizeof(*first));
 	count = xcalloc(j->nr_ranks, sizeof(*count));
-	for (r = 0; r < j->nr_ranks; r++)
+	late = xcalloc(j->nr_ranks, sizeof(*late));
+	for (r = 0; r < j->nr_ranks; r++) {
 		sorted[r] = by_name(&j->ranks[r]);
+		late[r] = xcalloc(j->ranks[r].nr_steps / 8 + 1, 1);
+	}
 	if (!j->is_one_host)
 		align(j, sorted, pos, first, count);
 
@@ -243,8 +275,21 @@ void job_compute(struct job *j)
 									     i)->start -
 							   j->ranks[r].offset_ns));
 			if (last > before) {	/* a tie for last: nobody kept the others */
-				j->ranks[who].nr_last++;
-				j->ranks[who].cost_ns += (uint64_t)(last - before);
+				struct job_rank *w = &j->ranks[who];
+				uint32_t step = instance(j, sorted, first, who, i)->step;
+
+				w->nr_last++;
+				w->cost_ns += (uint64_t)(last - before);
+				if ((uint64_t)(last - before) > w->worst_ns) {
+					w->worst_ns = (uint64_t)(last - before);
+					w->worst_step = step;
+					w->worst_name = (uint32_t)n;
+					w->worst_instance = i + 1;
+				}
+				if (step && !(late[who][(step - 1) / 8] & (1u << ((step - 1) % 8)))) {
+					late[who][(step - 1) / 8] |= (uint8_t)(1u << ((step - 1) % 8));
+					w->steps_late++;
+				}
 			}
 			j->skew_sum_ns += (uint64_t)(last - earliest);
 			if ((uint64_t)(last - earliest) > j->skew_max_ns)
@@ -254,11 +299,13 @@ void job_compute(struct job *j)
 	}
 	for (r = 0; r < j->nr_ranks; r++) {
 		free(sorted[r]);
+		free(late[r]);
 		if (j->ranks[r].cost_ns &&
 		    (j->straggler < 0 || j->ranks[r].cost_ns > j->ranks[j->straggler].cost_ns))
 			j->straggler = (int)r;
 	}
 	free(sorted);
+	free(late);
 	free(pos);
 	free(first);
 	free(count);
@@ -276,6 +323,7 @@ void job_free(struct job *j)
 		free(j->ranks[i].host);
 		free(j->ranks[i].path);
 		free(j->ranks[i].ops);
+		free(j->ranks[i].step_part);
 	}
 	free(j->ranks);
 	for (i = 0; i < j->nr_names; i++)

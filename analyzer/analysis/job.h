@@ -18,7 +18,10 @@
  * = last arrival - the arrival before it (had it come as early as the next slowest rank, the
  * collective would have started that much sooner). The straggler is the rank that cost the
  * job the most so; what made it late: the cause (findings) whose time on it exceeds the
- * other ranks' median the most.
+ * other ranks' median the most. Which step: each collective falls in a step of its rank
+ * (loop.h's series, where the rank's steps were found); the straggler's steps with an
+ * instance it arrived last at are counted, and the instance it cost the most is named with
+ * its step and that step's largest part of idle time (loop_step_idle).
  */
 #ifndef GPUSHIM_JOB_H
 #define GPUSHIM_JOB_H
@@ -33,6 +36,7 @@
 struct job_op {
 	uint64_t start, end;
 	uint32_t name;			/* index into job.names */
+	uint32_t step;			/* the rank's step it started in, from 1; 0: none */
 };
 
 struct job_rank {
@@ -47,11 +51,19 @@ struct job_rank {
 	struct job_op *ops;		/* its communication kernels, in order of start */
 	size_t nr_ops, ops_cap;
 	uint64_t ops_dropped;		/* beyond STATS_MAX_COMM_OPS */
+	int8_t *step_part;		/* each step's largest idle part (a cause id or enum
+					 * gap_part; -1 none), nr_steps of them */
+	size_t nr_steps;
 	/* job_compute's */
 	int64_t offset_ns;		/* its clock less the first rank's */
 	uint64_t nr_last;		/* instances it arrived last at */
 	uint64_t wait_ns;		/* its time waiting for the last rank, summed */
 	uint64_t cost_ns;		/* what waiting for it cost the job (last - the one before) */
+	uint64_t steps_late;		/* its steps with a collective it arrived last at */
+	uint64_t worst_ns;		/* the instance it cost the most: that cost, */
+	uint32_t worst_step;		/* its step (from 1; 0 none), */
+	uint32_t worst_name;		/* its collective (job.names) */
+	uint64_t worst_instance;	/* and which of that name's, from 1 */
 };
 
 struct job {

@@ -1012,6 +1012,34 @@ void report_html_job(struct report_html *h, const struct job *j)
 				fmt_ns(a, sizeof(a), j->straggler_excess_ns));
 		}
 		put(h, "</p>\n");
+		if (s->worst_ns) {
+			char *name = name_readable(j->names[s->worst_name], NAME_WIDTH);
+
+			put(h, "<p>");
+			if (s->nr_steps) {
+				put(h, "Late in <span");
+				data_json(h, "straggler.steps_late",
+					  json_uint(v, sizeof(v), s->steps_late), "count");
+				fprintf(h->f, ">%llu</span> of its %zu steps; the", (unsigned long long)
+					s->steps_late, s->nr_steps);
+			} else {
+				put(h, "The");
+			}
+			put(h, " latest: <span");
+			data_json(h, "straggler.latest.late_ns", json_uint(v, sizeof(v), s->worst_ns),
+				  "ns");
+			fprintf(h->f, ">%s</span>", fmt_ns(a, sizeof(a), s->worst_ns));
+			if (s->worst_step)
+				fprintf(h->f, " in step %u", s->worst_step);
+			put(h, " (");
+			esc(h, name);
+			fprintf(h->f, " #%llu)", (unsigned long long)s->worst_instance);
+			if (s->worst_step && s->step_part[s->worst_step - 1] >= 0)
+				fprintf(h->f, "; that step's idle time mostly %s",
+					gap_part_name(s->step_part[s->worst_step - 1]));
+			put(h, ".</p>\n");
+			free(name);
+		}
 	}
 	put(h, "<div class=\"tw\"><table class=\"sortable\" id=\"job-ranks\"><thead><tr>"
 	       "<th>rank</th><th>pid</th><th>host</th><th>communication</th><th>overlapped</th>"

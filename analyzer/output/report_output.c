@@ -2103,6 +2103,24 @@ void report_print_job_text(FILE *f, const struct job *j)
 				   "median\n",
 				cause_name(j->straggler_cause),
 				fmt_ns(a, sizeof(a), j->straggler_excess_ns));
+		if (s->worst_ns) {
+			char *name = name_readable(j->names[s->worst_name], NAME_WIDTH);
+
+			if (s->nr_steps)
+				fprintf(f, "             late in %llu of its %zu steps; ",
+					(unsigned long long)s->steps_late, s->nr_steps);
+			else
+				fprintf(f, "             ");
+			fprintf(f, "the latest: %s", fmt_ns(a, sizeof(a), s->worst_ns));
+			if (s->worst_step)
+				fprintf(f, " in step %u", s->worst_step);
+			fprintf(f, " (%s #%llu)", name, (unsigned long long)s->worst_instance);
+			if (s->worst_step && s->step_part[s->worst_step - 1] >= 0)
+				fprintf(f, "; that step's idle time mostly %s",
+					gap_part_name(s->step_part[s->worst_step - 1]));
+			fprintf(f, "\n");
+			free(name);
+		}
 	}
 }
 
@@ -2156,6 +2174,26 @@ void report_json_job(struct json *js, const struct job *j)
 		json_u64(js, "cost_each_ns", s->nr_last ? s->cost_ns / s->nr_last : 0);
 		json_str(js, "cause", j->straggler_cause >= 0 ? cause_name(j->straggler_cause) : NULL);
 		json_u64(js, "cause_excess_ns", j->straggler_excess_ns);
+		json_u64(js, "steps", s->nr_steps);
+		json_u64(js, "steps_late", s->steps_late);
+		if (s->worst_ns) {
+			json_object_begin(js, "latest");
+			json_u64(js, "late_ns", s->worst_ns);
+			json_str(js, "collective", j->names[s->worst_name]);
+			json_u64(js, "instance", s->worst_instance);
+			if (s->worst_step) {
+				json_u64(js, "step", s->worst_step);
+				json_str(js, "step_idle_mostly",
+					 s->step_part[s->worst_step - 1] >= 0 ?
+						 gap_part_name(s->step_part[s->worst_step - 1]) : NULL);
+			} else {
+				json_null(js, "step");
+				json_null(js, "step_idle_mostly");
+			}
+			json_object_end(js);
+		} else {
+			json_null(js, "latest");
+		}
 		json_object_end(js);
 	} else {
 		json_null(js, "straggler");

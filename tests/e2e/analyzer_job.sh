@@ -4,16 +4,16 @@
 # (tests/unit/hostile_trace.c "job": 200 steps, each a 2 ms kernel then an NCCL all-reduce;
 # rank 1 launches each step DELAY late): the collectives matched by name and order, rank 1 named
 # the straggler, the cost of waiting for it exactly the delay injected, cpu_bound what made it
-# late; the same with rank 1 on another host whose clock is 1 s ahead (aligned by the
+# late, and which step (a spike in one step: that step, and its idle time's largest part); the same with rank 1 on another host whose clock is 1 s ahead (aligned by the
 # all-reduces' ends, in the report and the exported timeline); no straggler without a delay; a rank that ran fewer steps leaves its
 # extra collectives unmatched; one trace has no job.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 G=$GPUSHIM_BIN
 
-job() {	# job NAME N DELAY OFFSET
+job() {	# job NAME N DELAY OFFSET [SPIKE]
 	mkdir -p "$1"
-	"$HOSTILE_TRACE" job "$1" "$2" "$3" "$4" || fail "hostile_trace job $*"
+	"$HOSTILE_TRACE" job "$@" || fail "hostile_trace job $*"
 }
 j() {	# j JSON FILTER
 	jq -r ".job | $2" "$1"
@@ -57,6 +57,28 @@ ends() {	# ends CHROME_JSON PID: the all-reduce kernels' ends, in microseconds
 e0=$(ends two.chrome.json 5000)
 [ -n "$e0" ] || fail "two: no all-reduce in the export"
 expect "two: export, the ranks aligned" "$(ends two.chrome.json 5001)" "$e0"
+
+# which step: rank 1's step 101 starts 4 ms later again (four launches a step: steps found)
+job spike 200 3000000 0 4000000
+"$G" report --format json spike/rank0.trace spike/rank1.trace >spike.json || fail "spike: report"
+"$G" report spike/rank0.trace spike/rank1.trace >spike.txt || fail "spike: text report"
+expect "spike: straggler" "$(j spike.json .straggler.rank)" 1
+expect "spike: its steps" "$(j spike.json .straggler.steps)" 200
+expect "spike: late in" "$(j spike.json .straggler.steps_late)" 200
+expect "spike: the latest step" "$(j spike.json .straggler.latest.step)" 101
+expect "spike: the latest instance" "$(j spike.json .straggler.latest.instance)" 101
+expect "spike: how late" "$(j spike.json .straggler.latest.late_ns)" 7000000
+expect "spike: that step's idle" "$(j spike.json .straggler.latest.step_idle_mostly)" cpu_bound
+expect "spike: cost" "$(j spike.json .straggler.cost_ns)" 604000000
+grep -q "late in 200 of its 200 steps; the latest: 7.00 ms in step 101 (.* #101); that step's idle time mostly cpu_bound" spike.txt ||
+	fail "spike: text: $(sed -n '/^# job/,$p' spike.txt)"
+"$G" report --format html -o spike.html spike/rank0.trace spike/rank1.trace || fail "spike: html"
+grep -q 'data-json="straggler.latest.late_ns" data-unit="ns" data-value="7000000"' spike.html ||
+	fail "spike: html: no latest collective"
+# without steps (two launches a step), the latest collective still named, no step
+expect "one: no steps" "$(j one.json .straggler.steps)" 0
+expect "one: latest, no step" "$(j one.json .straggler.latest.step)" null
+expect "one: latest" "$(j one.json .straggler.latest.late_ns)" 3000000
 
 job even 50 0 0
 "$G" report --format json even/rank0.trace even/rank1.trace >even.json || fail "even: report"

@@ -138,11 +138,15 @@ def main():
         # hand-built: a two-rank job with a straggler; call stacks placing the sites (two
         # traces whose places differ: diff rows of kind place)
         hostile = os.environ['HOSTILE_TRACE']
-        subprocess.run([hostile, 'job', tmp, '20', '3000000', '0'], check=True)
-        ranks = [os.path.join(tmp, 'rank%d.trace' % i) for i in range(2)]
-        doc = check('report of a two-rank job', ['report', '--format', 'json', *ranks], report)
-        if doc is not None and not (doc.get('job') or {}).get('straggler'):
-            FAILED.append('two-rank job: no straggler in %s' % doc.get('job'))
+        for spike in ([], ['2000000']):	# without steps found, and with
+            subprocess.run([hostile, 'job', tmp, '20', '3000000', '0'] + spike, check=True)
+            ranks = [os.path.join(tmp, 'rank%d.trace' % i) for i in range(2)]
+            doc = check('report of a two-rank job', ['report', '--format', 'json', *ranks],
+                        report)
+            s = (doc or {}).get('job', {}).get('straggler') or {}
+            if doc is not None and not (s.get('latest') and
+                                        (s['latest']['step'] is not None) == bool(spike)):
+                FAILED.append('two-rank job %s: straggler %s' % (spike, s))
         stacks = []
         for name in ('a', 'b'):
             t = os.path.join(tmp, 'stacks_%s.trace' % name)

@@ -18,13 +18,16 @@
  *                                     offsets up to 2^64 - 1, a stack without frames, one
  *                                     defined out of order, CALL_STACKs naming no stack, an
  *                                     undefined one and no call
- *   hostile_trace job DIR N DELAY OFFSET
+ *   hostile_trace job DIR N DELAY OFFSET [SPIKE]
  *                                     a two-rank job, DIR/rank0.trace and DIR/rank1.trace: N
  *                                     steps of 10 ms, each a 2 ms kernel and then an NCCL
  *                                     all-reduce kernel; rank 1 launches its step DELAY ns late
  *                                     (CPU work), so each all-reduce waits DELAY ns for it;
  *                                     OFFSET ns nonzero: rank 1 on another host, its clock
- *                                     OFFSET ns ahead
+ *                                     OFFSET ns ahead; SPIKE given: each step also launches
+ *                                     two 10 us kernels after the all-reduce (four launches a
+ *                                     step: steps found in the launch stream), and rank 1's
+ *                                     step N / 2 (from 0) starts SPIKE ns later again
  *   hostile_trace launches OUT N GAP  a complete trace of N launches of _Z4spinv, each GAP ns
  *                                     long and the next GAP ns after it: a span of exactly
  *                                     N x GAP ns, host timestamps only
@@ -277,15 +280,18 @@ static void build_stacks(struct tb *t, const char *path)
 	tb_flush(t);
 }
 
-enum { S_NCCL = 30, S_COMPUTE };
+enum { S_NCCL = 30, S_COMPUTE, S_UPDATE };
 
 /*
  * Rank @rank of hostile_trace job (see the usage above): on the common clock, step k begins at
  * BASE + k x 10 ms; the rank launches its 2 ms kernel 100 us later (rank 1: @delay_ns more),
  * and the all-reduce right after it; the all-reduce starts when the kernel ends and ends on
  * both ranks 300 us after the later rank's started. Rank 1's times are @offset_ns ahead.
+ * @stepped: two 10 us kernels launched after the all-reduce run after it, and rank 1's step
+ * n / 2 starts @spike_ns later again (< 7 ms: within the step).
  */
-static void build_rank(struct tb *t, int rank, uint32_t n, uint64_t delay_ns, uint64_t offset_ns)
+static void build_rank(struct tb *t, int rank, uint32_t n, uint64_t delay_ns, uint64_t offset_ns,
+		       int stepped, uint64_t spike_ns)
 {
 	static const char cmd[] = "train.py";
 	const uint64_t off = rank ? offset_ns : 0, late = rank ? delay_ns : 0;
@@ -308,24 +314,29 @@ static void build_rank(struct tb *t, int rank, uint32_t n, uint64_t delay_ns, ui
 	def_device(t);
 	tb_func(t, 1, S_COMPUTE);
 	tb_func(t, 2, S_NCCL);
+	if (stepped) {
+		tb_string(t, S_UPDATE, "_Z6updatePf");
+		tb_func(t, 3, S_UPDATE);
+	}
 	tb_note(t, BASE + off - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
 	for (k = 0; k < n; k++) {
-		const uint64_t step = BASE + 10000000ull * k;
+		const uint64_t step = BASE + 10000000ull * k, spike = k == n / 2 ? spike_ns : 0;
 		/* on the common clock: each rank's launches and its kernel's end */
-		const uint64_t l0 = step + 100000 + late, k_end = l0 + 10000 + 2000000;
-		const uint64_t slow_end = step + 100000 + delay_ns + 10000 + 2000000;
+		const uint64_t l0 = step + 100000 + late + (rank ? spike : 0);
+		const uint64_t k_end = l0 + 10000 + 2000000;
+		const uint64_t slow_end = step + 100000 + delay_ns + spike + 10000 + 2000000;
 		const uint64_t ar_end = (k_end > slow_end ? k_end : slow_end) + 300000;
 		struct trace_rec_launch l;
 		int i;
 
 		tb_block(t, TID, 0, prev);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < (stepped ? 4 : 2); i++) {
 			const uint64_t at = l0 + 50000ull * (uint64_t)i + off;
 
 			memset(&l, 0, sizeof(l));
 			tb_call(&l.call, TRACE_REC_LAUNCH, sizeof(l), (uint32_t)(at - prev), API_LAUNCH,
 				20000, 0, corr + (uint32_t)i);
-			l.func = 1 + (uint32_t)i;
+			l.func = i < 2 ? 1 + (uint32_t)i : 3;
 			l.grid[0] = 1024;
 			l.grid[1] = l.grid[2] = 1;
 			l.block[0] = 256;
@@ -336,11 +347,15 @@ static void build_rank(struct tb *t, int rank, uint32_t n, uint64_t delay_ns, ui
 		}
 		tb_gpu_kernel(t, l0 + 10000 + off, k_end + off, corr, S_COMPUTE, 1024, 256);
 		tb_gpu_kernel(t, k_end + off, ar_end + off, corr + 1, S_NCCL, 1024, 256);
-		corr += 2;
+		for (i = 2; i < (stepped ? 4 : 2); i++)
+			tb_gpu_kernel(t, ar_end + off + 10000ull * (uint64_t)(i - 2),
+				      ar_end + off + 10000ull * (uint64_t)(i - 1), corr + (uint32_t)i,
+				      S_UPDATE, 1024, 256);
+		corr += stepped ? 4 : 2;
 		if (k % 64 == 63)
 			tb_flush(t);
 	}
-	tb_end(t, 6ull * n + 8, BASE + 10000000ull * n + off, TRACE_END_EXIT);
+	tb_end(t, (stepped ? 12ull : 6ull) * n + 8, BASE + 10000000ull * n + off, TRACE_END_EXIT);
 	tb_flush(t);
 }
 
@@ -390,12 +405,13 @@ int main(int argc, char **argv)
 		build_hostile(&t, &escapes);
 	} else if (argc == 3 && !strcmp(argv[1], "markup")) {
 		build_hostile(&t, &markup);
-	} else if (argc == 6 && !strcmp(argv[1], "job") && atoi(argv[3]) > 0) {
+	} else if ((argc == 6 || argc == 7) && !strcmp(argv[1], "job") && atoi(argv[3]) > 0) {
 		char path[4096];
 
 		for (i = 0; i < 2; i++) {
 			build_rank(&t, i, (uint32_t)atoi(argv[3]), strtoull(argv[4], NULL, 10),
-				   strtoull(argv[5], NULL, 10));
+				   strtoull(argv[5], NULL, 10), argc == 7,
+				   argc == 7 ? strtoull(argv[6], NULL, 10) : 0);
 			snprintf(path, sizeof(path), "%s/rank%d.trace", argv[2], i);
 			ret = write_file(&t, path);
 			tb_free(&t);
@@ -410,7 +426,7 @@ int main(int argc, char **argv)
 		build_launches(&t, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]));
 	} else {
 		fprintf(stderr, "usage: hostile_trace bomb OUT NR_CHUNKS | escapes OUT | "
-				"markup OUT | stacks OUT PATH | job DIR N DELAY_NS OFFSET_NS | "
+				"markup OUT | stacks OUT PATH | job DIR N DELAY_NS OFFSET_NS [SPIKE_NS] | "
 				"launches OUT N GAP_NS\n");
 		return 2;
 	}
