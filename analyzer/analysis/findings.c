@@ -571,6 +571,8 @@ struct findings_acc {
 	struct walk_thread *threads;	/* by thread slot: nr_threads + 1 */
 	struct site_acc sites[NR_CAUSES];
 	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
+	uint8_t *comm_memo;		/* by STRING id: 0 not yet asked, 1 communication, 2 not */
+	size_t nr_comm_memo;
 	uint64_t max_call_ns;		/* the longest call of the trace */
 	uint64_t first_call;
 	uint64_t keep_after;		/* every gap still to come starts at this or later */
@@ -1008,6 +1010,23 @@ static int gap_left_out(const struct findings_acc *a, const struct walk_device *
 }
 
 /* Operation @g of device @ds inside its window: its stretch, a gap closed, the fill. */
+/* Is the kernel named by STRING id @name a communication kernel (stats_is_comm_kernel)? */
+static int is_comm_kernel(struct findings_acc *a, uint32_t name)
+{
+	if (name >= a->m->nr_strings)	/* not defined (yet): asked each time, not kept */
+		return stats_is_comm_kernel(model_string(a->m, name, NULL));
+	if (name >= a->nr_comm_memo) {
+		size_t n = a->m->nr_strings;
+
+		a->comm_memo = xrealloc(a->comm_memo, n);
+		memset(a->comm_memo + a->nr_comm_memo, 0, n - a->nr_comm_memo);
+		a->nr_comm_memo = n;
+	}
+	if (!a->comm_memo[name])
+		a->comm_memo[name] = stats_is_comm_kernel(model_string(a->m, name, NULL)) ? 1 : 2;
+	return a->comm_memo[name] == 1;
+}
+
 static void window_op(struct findings_acc *a, struct walk_device *ds, const struct m_gpu_op *g,
 		      const struct m_gpu_shape *sh, const struct m_call *call, uint32_t call_id)
 {
@@ -1039,7 +1058,9 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 	if (sh->kind != MG_MEMCPY || !copy_touches_host(sh))
 		stats_union_add(&ds->work, g->start, g->end);
 
-	if (sh->kind == MG_KERNEL) {
+	/* a communication kernel's few blocks are its channels, its time a transfer or a wait
+	 * for the other ranks (the job view's), not work that more blocks would spread */
+	if (sh->kind == MG_KERNEL && !is_comm_kernel(a, sh->name)) {
 		int is_est;
 		double fill = stats_fill_op(m, g, &is_est);
 		uint64_t dur = g->end - g->start;
@@ -1694,6 +1715,7 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	for (i = 0; i < a->nr_devs; i++)
 		free(a->devs[i].st);
 	free(a->devs);
+	free(a->comm_memo);
 	for (i = 0; i <= m->nr_threads; i++)
 		free(a->threads[i].v);
 	free(a->threads);

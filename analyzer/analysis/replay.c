@@ -606,7 +606,10 @@ void replay_set_stats(struct replay *r, const struct stats *s)
 		const struct s_kernel *k = &s->kernels[i];
 		int unit, cls = stats_kernel_bound(k, &unit);
 
-		if (cls != PM_CLASS_COMPUTE && cls != PM_CLASS_BANDWIDTH)
+		/* a communication kernel's few blocks are its channels: more would not shorten
+		 * a transfer or a wait for the other ranks (findings leave it out too) */
+		if (cls != PM_CLASS_COMPUTE && cls != PM_CLASS_BANDWIDTH &&
+		    !stats_is_comm_kernel(model_string(r->m, k->name_id, NULL)))
 			continue;
 		if (k->name_id >= r->nr_saturated) {
 			size_t n = (size_t)k->name_id + 1;

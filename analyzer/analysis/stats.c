@@ -1046,8 +1046,18 @@ enum { U_COMM = 4, U_OTHER = 5, UNIONS = 6 };
 
 int stats_is_comm_kernel(const char *name)
 {
-	return name && (!strncmp(name, "nccl", 4) || strstr(name, "nvshmem") ||
-			strstr(name, "c10d16symmetric_memory"));
+	const char *p = name;
+
+	if (!name)
+		return 0;
+	/* NCCL's kernels as recorded: "ncclDevKernel_..." (extern "C" builds) or mangled with
+	 * their arguments, "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgs..."
+	 * (NCCL 2.28 in PyTorch 2.11's wheel, seen on the H200) */
+	if (p[0] == '_' && p[1] == 'Z')
+		for (p += 2; *p >= '0' && *p <= '9'; p++)
+			;
+	return !strncmp(p, "nccl", 4) || strstr(name, "nvshmem") ||
+	       strstr(name, "c10d16symmetric_memory");
 }
 
 static int is_comm(struct stats_acc *a, uint32_t name)

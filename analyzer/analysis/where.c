@@ -162,7 +162,8 @@ static const char *module_of(const struct model *m, uint64_t pc)
 /*
  * Is the native frame at @pc the program's own code: in one of its modules, and not the CUDA
  * runtime linked into it (nvcc links libcudart_static into each program: cudaMemcpy,
- * cudart::..., __cudart...)?
+ * cudart::..., __cudart..., and in CUDA 13 its internal functions named
+ * libcudart_static_<40 hex digits>)?
  */
 static int is_user_frame(const struct model *m, uint64_t pc)
 {
@@ -174,7 +175,7 @@ static int is_user_frame(const struct model *m, uint64_t pc)
 	if (where_native_symbol(m, pc, &sym, &off) < 0)
 		return 1;
 	if (!strncmp(sym, "_ZN6cudart", 10) || !strncmp(sym, "__cudart", 8) ||
-	    !strncmp(sym, "__cuda", 6))
+	    !strncmp(sym, "__cuda", 6) || !strncmp(sym, "libcudart_static_", 17))
 		return 0;
 	/* the runtime's entry points: cudaMalloc, cudaStreamSynchronize, ... */
 	if (!strncmp(sym, "cuda", 4) && sym[4] >= 'A' && sym[4] <= 'Z')

@@ -8,9 +8,13 @@ view of `gpushim report RANK-TRACES...` (scripts/gpu_check.py "job").
              DistributedDataParallel (its gradient all-reduces overlap the backward pass)
 
 Rank SLOW spends DELAY ms of CPU (a busy loop, as a slow data loader would) before each step's
-work; the others wait for it in the step's first collective. The job report must name rank
-SLOW as the straggler, what waiting for it cost near STEPS x DELAY, and cpu_bound as what made
-it late.
+work; the others wait for it in the step's first collective. Each step ends by reading its loss
+on the host (.item(), as a loop that logs it does), so every rank starts a step when the last
+one ended. The job report must name rank SLOW as the straggler, what waiting for it cost near
+STEPS x DELAY, and cpu_bound as what made it late. With --run-ahead the loss is not read: the
+other ranks queue their steps ahead, and rank SLOW's CPU work overlaps the previous
+collective's own transfer, so the job loses DELAY less that transfer a step (which the report
+measures; seen on the H200: 13.5 of 20 ms).
 
 Several ranks on one GPU: NCCL refuses two ranks of one host on one device ("Duplicate GPU
 detected"), so unless --same-host is given each rank gets its own NCCL_HOSTID and NCCL takes
@@ -25,7 +29,7 @@ included, passed on) and waits for them; it uses no CUDA itself. Each rank print
 steps=STEPS" and exits non-zero if a rank did.
 
 usage: torch_dist_job.py MODE [--world N] [--steps N] [--slow R] [--delay-ms D]
-                         [--backend nccl|gloo] [--port P]
+                         [--backend nccl|gloo] [--run-ahead] [--port P]
 """
 import argparse
 import os
@@ -43,6 +47,7 @@ def args_():
     p.add_argument("--slow", type=int, default=1)
     p.add_argument("--delay-ms", type=float, default=20.0)
     p.add_argument("--backend", choices=("nccl", "gloo"), default="nccl")
+    p.add_argument("--run-ahead", action="store_true")
     p.add_argument("--port", type=int, default=0)
     return p.parse_args()
 
@@ -96,6 +101,7 @@ def rank_main(a):
         def step():
             buf[: 1 << 20].copy_((x @ w).flatten())
             dist.all_reduce(buf)
+            return buf[0]
     else:
         from torch.nn.parallel import DistributedDataParallel as DDP
         model = torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.ReLU(),
@@ -106,18 +112,23 @@ def rank_main(a):
 
         def step():
             opt.zero_grad(set_to_none=True)
-            ddp(xb).square().mean().backward()
+            loss = ddp(xb).square().mean()
+            loss.backward()
             opt.step()
+            return loss
 
     for _ in range(3):                       # warm-up: NCCL's connections, cuBLAS
         step()
     torch.cuda.synchronize()
     dist.barrier()
     t0 = time.perf_counter()
+    total = 0.0
     for _ in range(a.steps):
         if rank == a.slow:
             busy(a.delay_ms)
-        step()
+        loss = step()
+        if not a.run_ahead:
+            total += loss.item()
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     print(f"rank {rank}: {a.steps} steps in {dt:.3f} s", flush=True)

@@ -490,6 +490,10 @@ static void test_comm(void)
 
 	CHECK(stats_is_comm_kernel("ncclKernel_AllReduce_RING_LL_Sum_float"));
 	CHECK(stats_is_comm_kernel("ncclDevKernel_SendRecv"));
+	/* as PyTorch 2.11's NCCL 2.28 gives it (H200) */
+	CHECK(stats_is_comm_kernel(
+		"_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"));
+	CHECK(!stats_is_comm_kernel("_Z12not_nccl_allv"));
 	CHECK(stats_is_comm_kernel("_Z22nvshmemi_barrier_kernelv"));
 	CHECK(stats_is_comm_kernel(
 		"_ZN4c10d16symmetric_memory27multimem_all_reduce_kernelIfLi16ELi4EEEvPT_mmPjmm"));

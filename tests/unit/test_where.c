@@ -20,7 +20,7 @@
 
 enum {
 	S_USER = 1, S_TORCH, S_STDLIB, S_FROZEN, S_STEP, S_FWD, S_INIT, S_APP, S_CUDART, S_TORCHSO,
-	S_LIBC, S_SYM_MEMCPY, S_SYM_LOOP, S_SYM_ADDMM, NR_S
+	S_LIBC, S_SYM_MEMCPY, S_SYM_LOOP, S_SYM_ADDMM, S_SYM_STATIC, NR_S
 };
 
 static const char *const strs[NR_S] = {
@@ -38,19 +38,21 @@ static const char *const strs[NR_S] = {
 	[S_SYM_MEMCPY] = "cudaMemcpy",
 	[S_SYM_LOOP] = "step_loop",
 	[S_SYM_ADDMM] = "_ZN2at6native5addmmEv",
+	/* CUDA 13's static runtime names its internal functions so (seen on the H200) */
+	[S_SYM_STATIC] = "libcudart_static_e760a7280bc1af45ef561886abc194823c5edadb",
 };
 
 /* Native addresses: in the app (the CUDA runtime linked in, then its own code), libcudart,
  * libtorch_cuda, libc. */
 enum { PC_APP_CUDART = 0x1000, PC_APP_LOOP = 0x2000, PC_CUDART = 0x3000, PC_TORCH = 0x4000,
-       PC_LIBC = 0x5000 };
+       PC_LIBC = 0x5000, PC_APP_STATIC = 0x6000 };
 
 static void model_make(struct model *m)
 {
 	static const struct { uint64_t pc; uint32_t module, symbol; } pcs[] = {
 		{ PC_APP_CUDART, S_APP, S_SYM_MEMCPY }, { PC_APP_LOOP, S_APP, S_SYM_LOOP },
 		{ PC_CUDART, S_CUDART, 0 }, { PC_TORCH, S_TORCHSO, S_SYM_ADDMM },
-		{ PC_LIBC, S_LIBC, 0 },
+		{ PC_LIBC, S_LIBC, 0 }, { PC_APP_STATIC, S_APP, S_SYM_STATIC },
 	};
 	size_t i;
 
@@ -125,7 +127,7 @@ static void test_python(void)
 
 static void test_native(void)
 {
-	const uint64_t app[] = { PC_CUDART, PC_APP_CUDART, PC_APP_LOOP, PC_LIBC };
+	const uint64_t app[] = { PC_CUDART, PC_APP_STATIC, PC_APP_CUDART, PC_APP_LOOP, PC_LIBC };
 	const uint64_t fw[] = { PC_CUDART, PC_TORCH, PC_LIBC };
 	const uint64_t cuda[] = { PC_CUDART, 0x9999 };
 	struct where w;
@@ -134,7 +136,7 @@ static void test_native(void)
 	uint32_t a, b, c;
 
 	model_make(&m);
-	a = stack_add(&m, app, 4, NULL, 0);
+	a = stack_add(&m, app, 5, NULL, 0);
 	b = stack_add(&m, fw, 3, NULL, 0);
 	c = stack_add(&m, cuda, 2, NULL, 0);
 	/* the app's own code: past the CUDA runtime linked into it (cudaMemcpy) */
