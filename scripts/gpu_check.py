@@ -654,8 +654,29 @@ class Checker:
                        abs(cost - want) <= 0.1 * want,
                        f"{cost / 1e6:.2f} ms (want {want / 1e6:.0f}), last at "
                        f"{s.get('arrived_last')} of {job.get('collectives_matched')}")
+            # the fixed twin: the same job with no rank slowed; what the delay cost the job
+            # is the difference of the ranks' loop times (on one GPU the ranks' contexts
+            # share it by time slices, which a delay lengthens too)
+            rc2, out2, _, _ = self.run(name + "_even", cmd[:-2] + ["--delay-ms", "0"],
+                                       shim=False, timeout=240,
+                                       env={"LD_PRELOAD": self.shim, "GPUSHIM_OUTPUT":
+                                            os.path.join(self.work, "scratch",
+                                                         name + "_even-%r.trace")})
+            def loop_s(text):
+                v = [float(x) for x in re.findall(r"^rank \d+: \d+ steps in ([\d.]+) s$",
+                                                  text, re.M)]
+                return max(v) if len(v) == 2 else None
+            slow_s, even_s = loop_s(out), loop_s(out2)
+            if self.check(f"{name}: the twin with no rank slowed ran", rc2 == 0 and
+                          slow_s is not None and even_s is not None, f"exit {rc2}"):
+                lost = (slow_s - even_s) * 1e9
+                self.check(f"{name}: waiting for it cost within 10 % of what the delay cost "
+                           f"the job (loop {slow_s:.3f} s against {even_s:.3f} s)",
+                           abs(cost - lost) <= 0.1 * lost,
+                           f"{cost / 1e6:.2f} ms against {lost / 1e6:.2f} ms")
             self.check(f"{name}: what made it late is cpu_bound", s.get("cause") == "cpu_bound",
-                       f"{s.get('cause')}, {(s.get('cause_excess_ns') or 0) / 1e6:.2f} ms")
+                       f"{s.get('cause')}, {(s.get('cause_excess_ns') or 0) / 1e6:.2f} ms "
+                       f"more than the other rank; the latest: {json.dumps(s.get('latest'))}")
 
     def stackcost(self):
         """Call stacks' cost on a launch-bound loop: GPUSHIM_STACKS=0 against the default."""
