@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,16 +157,21 @@ static void test_hash(void)
 
 static struct stack_table race;
 static pthread_mutex_t race_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int race_done;
+static _Atomic int race_done, race_started;
 static _Atomic long race_wrong, race_seen;
 
+/* Each reader reads all keys over and over while the inserter runs, and once more after it
+ * ended (a reader scheduled late still reads: race_seen cannot stay 0 on a loaded machine). */
 static void *race_reader(void *arg)
 {
 	uint64_t k[6];
 	uint32_t i, id, len;
+	int done;
 
 	(void)arg;
-	while (!atomic_load(&race_done)) {
+	atomic_fetch_add(&race_started, 1);
+	do {
+		done = atomic_load(&race_done);
 		for (i = 0; i < RACE_KEYS; i++) {
 			len = key_of(k, 0x10000 + (uint64_t)i * 0x1000, 6);
 			id = find(&race, k, len);
@@ -174,7 +180,7 @@ static void *race_reader(void *arg)
 			if (id)
 				atomic_fetch_add(&race_seen, 1);
 		}
-	}
+	} while (!done);
 	return NULL;
 }
 
@@ -187,6 +193,8 @@ static void test_race(void)
 
 	for (i = 0; i < RACE_READERS; i++)
 		pthread_create(&r[i], NULL, race_reader, NULL);
+	while (atomic_load(&race_started) < RACE_READERS)	/* inserts meet running readers */
+		sched_yield();
 	for (i = 0; i < RACE_KEYS; i++) {
 		len = key_of(k, 0x10000 + (uint64_t)i * 0x1000, 6);
 		pthread_mutex_lock(&race_lock);
