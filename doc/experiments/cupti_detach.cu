@@ -14,6 +14,12 @@
 //   plain   CUPTI never touched
 //   off     attached once; kinds and API records turned on and off around each window
 //   detach  attached for each window, cuptiFinalize after it (buffers flushed first)
+//   early-off, early-detach
+//           the same, but the first window opens before the context is created (API
+//           records on at its creation, which a context needs to give them while CUPTI stays
+//           attached: cupti_api_records.cu): do they come in the later windows, and after a
+//           detach?
+// The records are counted by kind: kernels, and the launches' API records (runtime and driver).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +36,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + t.tv_nsec;
 }
 
-static long nrec;
+static long nrec, nkern, napi;
 static void CUPTIAPI req(uint8_t **b, size_t *s, size_t *m)
 {
 	*s = 4 << 20;
@@ -40,8 +46,14 @@ static void CUPTIAPI req(uint8_t **b, size_t *s, size_t *m)
 static void CUPTIAPI done(CUcontext c, uint32_t sid, uint8_t *b, size_t s, size_t v)
 {
 	CUpti_Activity *a = NULL;
-	while (cuptiActivityGetNextRecord(b, v, &a) == CUPTI_SUCCESS)
+	while (cuptiActivityGetNextRecord(b, v, &a) == CUPTI_SUCCESS) {
 		nrec++;
+		if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+		    a->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+			nkern++;
+		else if (a->kind == CUPTI_ACTIVITY_KIND_DRIVER || a->kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+			napi++;
+	}
 	free(b);
 }
 
@@ -102,9 +114,14 @@ static long rss_kb(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "plain";
-	int use = strcmp(mode, "plain") != 0, detach = !strcmp(mode, "detach");
+	int use = strcmp(mode, "plain") != 0, detach = strstr(mode, "detach") != NULL;
+	int early = !strncmp(mode, "early", 5);
 
+	if (early)
+		window(1, detach);
 	cudaFree(0);
+	if (early)
+		window(0, detach);
 	for (int i = 0; i < 6000; i++)
 		empty<<<1, 1>>>();
 	cudaDeviceSynchronize();
@@ -135,8 +152,9 @@ int main(int argc, char **argv)
 		}
 		if (open)
 			window(0, detach);
-		printf("  phase %d: %.1f ns a launch outside the window, records %ld, rss %ld kB\n",
-		       phase, n_out ? (double)t_out / n_out : 0.0, nrec, rss_kb());
+		printf("  phase %d: %.1f ns a launch outside the window, records %ld (kernels %ld, "
+		       "API %ld), rss %ld kB\n",
+		       phase, n_out ? (double)t_out / n_out : 0.0, nrec, nkern, napi, rss_kb());
 		fflush(stdout);
 	}
 	if (n_attach)
