@@ -203,10 +203,20 @@ static void straggler_cause(struct job *j)
 			if ((int)r != j->straggler)
 				v[n++] = j->ranks[r].cause_ns[k];
 		med = median_u64(v, n);
-		if (s->cause_ns[k] > med && s->cause_ns[k] - med > j->straggler_excess_ns) {
-			j->straggler_excess_ns = s->cause_ns[k] - med;
-			j->straggler_cause = k;
+		if (s->cause_ns[k] > med) {
+			int at = j->nr_excess++;
+
+			j->excess_ns[k] = s->cause_ns[k] - med;
+			while (at > 0 && j->excess_ns[j->excess_order[at - 1]] < j->excess_ns[k]) {
+				j->excess_order[at] = j->excess_order[at - 1];
+				at--;
+			}
+			j->excess_order[at] = k;
 		}
+	}
+	if (j->nr_excess) {
+		j->straggler_cause = j->excess_order[0];
+		j->straggler_excess_ns = j->excess_ns[j->straggler_cause];
 	}
 	free(v);
 }

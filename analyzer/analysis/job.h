@@ -82,6 +82,11 @@ struct job {
 	int straggler;			/* index into ranks; -1 none */
 	int straggler_cause;		/* enum cause_id; -1 none above the others' median */
 	uint64_t straggler_excess_ns;
+	/* each cause's time on the straggler above the other ranks' median (0: not above), and
+	 * the causes above it, most first: nr_excess of them */
+	uint64_t excess_ns[NR_CAUSES];
+	int excess_order[NR_CAUSES];
+	int nr_excess;
 };
 
 void job_init(struct job *j);

@@ -2098,11 +2098,24 @@ void report_print_job_text(FILE *f, const struct job *j)
 			rank_label(l, sizeof(l), s), (unsigned long long)s->nr_last,
 			(unsigned long long)j->nr_matched, fmt_ns(a, sizeof(a), s->cost_ns),
 			fmt_ns(b, sizeof(b), s->nr_last ? s->cost_ns / s->nr_last : 0));
-		if (j->straggler_cause >= 0)
+		if (j->straggler_cause >= 0) {
+			int k;
+
 			fprintf(f, "             what made it late: %s, %s more than the other ranks' "
-				   "median\n",
+				   "median",
 				cause_name(j->straggler_cause),
 				fmt_ns(a, sizeof(a), j->straggler_excess_ns));
+			/* close seconds: a cause half as far above or more */
+			for (k = 1; k < j->nr_excess && k < 3; k++) {
+				int c = j->excess_order[k];
+
+				if (j->excess_ns[c] * 2 < j->straggler_excess_ns)
+					break;
+				fprintf(f, "; %s, %s", cause_name(c),
+					fmt_ns(a, sizeof(a), j->excess_ns[c]));
+			}
+			fprintf(f, "\n");
+		}
 		if (s->worst_ns) {
 			char *name = name_readable(j->names[s->worst_name], NAME_WIDTH);
 
@@ -2174,6 +2187,14 @@ void report_json_job(struct json *js, const struct job *j)
 		json_u64(js, "cost_each_ns", s->nr_last ? s->cost_ns / s->nr_last : 0);
 		json_str(js, "cause", j->straggler_cause >= 0 ? cause_name(j->straggler_cause) : NULL);
 		json_u64(js, "cause_excess_ns", j->straggler_excess_ns);
+		json_array_begin(js, "causes");
+		for (i = 0; i < (size_t)j->nr_excess; i++) {
+			json_object_begin(js, NULL);
+			json_str(js, "cause", cause_name(j->excess_order[i]));
+			json_u64(js, "excess_ns", j->excess_ns[j->excess_order[i]]);
+			json_object_end(js);
+		}
+		json_array_end(js);
 		json_u64(js, "steps", s->nr_steps);
 		json_u64(js, "steps_late", s->steps_late);
 		if (s->worst_ns) {
