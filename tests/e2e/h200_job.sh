@@ -54,4 +54,13 @@ expect "allreduce: last at" "$(jq .job.straggler.arrived_last "$WORK/allreduce.j
 cost=$(jq .job.straggler.cost_ns "$WORK/ddp.json")
 within "ddp: cost as measured on one GPU" "$cost" 2064980000 1
 expect "ddp: steps late" "$(jq .job.straggler.steps_late "$WORK/ddp.json")" 62
-echo "ok: both one-GPU jobs' straggler, its cost and its causes"
+# one timeline with a process per rank, in both formats, as Perfetto reads them
+"$G" export --format chrome -o "$WORK/job.json" "$dir/job_ddp_0.trace" "$dir/job_ddp_1.trace" ||
+	fail "export chrome"
+expect "export: a process per rank" "$(jq '[.traceEvents[] | select(.ph == "X") | .pid] | unique | length' "$WORK/job.json")" 2
+python3 "$SOURCE_ROOT/tests/e2e/check_timeline.py" chrome "$WORK/job.json" || fail "chrome timeline"
+"$G" export --format perfetto -o "$WORK/job.pftrace" "$dir/job_ddp_0.trace" "$dir/job_ddp_1.trace" ||
+	fail "export perfetto"
+python3 "$SOURCE_ROOT/tests/e2e/check_timeline.py" perfetto "$WORK/job.pftrace" ||
+	fail "perfetto timeline"
+echo "ok: both one-GPU jobs' straggler, its cost and its causes; their timeline"
