@@ -1009,7 +1009,6 @@ static int gap_left_out(const struct findings_acc *a, const struct walk_device *
 	       model_host_only_overlap(a->host_only, a->nr_host_only, ds->cur_end, g->start);
 }
 
-/* Operation @g of device @ds inside its window: its stretch, a gap closed, the fill. */
 /* Is the kernel named by STRING id @name a communication kernel (stats_is_comm_kernel)? */
 static int is_comm_kernel(struct findings_acc *a, uint32_t name)
 {
@@ -1027,6 +1026,7 @@ static int is_comm_kernel(struct findings_acc *a, uint32_t name)
 	return a->comm_memo[name] == 1;
 }
 
+/* Operation @g of device @ds inside its window: its stretch, a gap closed, the fill. */
 static void window_op(struct findings_acc *a, struct walk_device *ds, const struct m_gpu_op *g,
 		      const struct m_gpu_shape *sh, const struct m_call *call, uint32_t call_id)
 {

@@ -2109,7 +2109,7 @@ void report_print_job_text(FILE *f, const struct job *j)
 			for (k = 1; k < j->nr_excess && k < 3; k++) {
 				int c = j->excess_order[k];
 
-				if (j->excess_ns[c] * 2 < j->straggler_excess_ns)
+				if (j->excess_ns[c] < j->straggler_excess_ns - j->excess_ns[c])
 					break;
 				fprintf(f, "; %s, %s", cause_name(c),
 					fmt_ns(a, sizeof(a), j->excess_ns[c]));
@@ -2127,7 +2127,9 @@ void report_print_job_text(FILE *f, const struct job *j)
 			fprintf(f, "the latest: %s", fmt_ns(a, sizeof(a), s->worst_ns));
 			if (s->worst_step)
 				fprintf(f, " in step %u", s->worst_step);
-			fprintf(f, " (%s #%llu)", name, (unsigned long long)s->worst_instance);
+			fprintf(f, " (");
+			print_clean(f, name, SIZE_MAX);
+			fprintf(f, " #%llu)", (unsigned long long)s->worst_instance);
 			if (s->worst_step && s->step_part[s->worst_step - 1] >= 0)
 				fprintf(f, "; that step's idle time mostly %s",
 					gap_part_name(s->step_part[s->worst_step - 1]));

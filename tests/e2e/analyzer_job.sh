@@ -75,6 +75,12 @@ grep -q "late in 200 of its 200 steps; the latest: 7.00 ms in step 101 (.* #101)
 "$G" report --format html -o spike.html spike/rank0.trace spike/rank1.trace || fail "spike: html"
 grep -q 'data-json="straggler.latest.late_ns" data-unit="ns" data-value="7000000"' spike.html ||
 	fail "spike: html: no latest collective"
+# a collective's name from the trace printed clean: no terminal control reaches the text
+job evil 20 3000000 0 2000000 "$(printf 'ncclEvil\033]0;PWNED\007\033[31mRED')"
+"$G" report evil/rank0.trace evil/rank1.trace >evil.txt || fail "evil: text report"
+grep -q "the latest: .*(ncclEvil?]0;PWNED??\[31mRED #" evil.txt ||
+	fail "evil: $(sed -n '/^# job/,$p' evil.txt | od -c | head -20)"
+if LC_ALL=C grep -q "$(printf '\033')" evil.txt; then fail "evil: an escape in the text"; fi
 # without steps (two launches a step), the latest collective still named, no step
 expect "one: no steps" "$(j one.json .straggler.steps)" 0
 expect "one: latest, no step" "$(j one.json .straggler.latest.step)" null

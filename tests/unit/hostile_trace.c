@@ -18,7 +18,7 @@
  *                                     offsets up to 2^64 - 1, a stack without frames, one
  *                                     defined out of order, CALL_STACKs naming no stack, an
  *                                     undefined one and no call
- *   hostile_trace job DIR N DELAY OFFSET [SPIKE]
+ *   hostile_trace job DIR N DELAY OFFSET [SPIKE [NAME]]
  *                                     a two-rank job, DIR/rank0.trace and DIR/rank1.trace: N
  *                                     steps of 10 ms, each a 2 ms kernel and then an NCCL
  *                                     all-reduce kernel; rank 1 launches its step DELAY ns late
@@ -27,7 +27,8 @@
  *                                     OFFSET ns ahead; SPIKE given: each step also launches
  *                                     two 10 us kernels after the all-reduce (four launches a
  *                                     step: steps found in the launch stream), and rank 1's
- *                                     step N / 2 (from 0) starts SPIKE ns later again
+ *                                     step N / 2 (from 0) starts SPIKE ns later again; NAME:
+ *                                     the all-reduce kernel's name
  *   hostile_trace launches OUT N GAP  a complete trace of N launches of _Z4spinv, each GAP ns
  *                                     long and the next GAP ns after it: a span of exactly
  *                                     N x GAP ns, host timestamps only
@@ -291,7 +292,7 @@ enum { S_NCCL = 30, S_COMPUTE, S_UPDATE };
  * n / 2 starts @spike_ns later again (< 7 ms: within the step).
  */
 static void build_rank(struct tb *t, int rank, uint32_t n, uint64_t delay_ns, uint64_t offset_ns,
-		       int stepped, uint64_t spike_ns)
+		       int stepped, uint64_t spike_ns, const char *nccl)
 {
 	static const char cmd[] = "train.py";
 	const uint64_t off = rank ? offset_ns : 0, late = rank ? delay_ns : 0;
@@ -309,7 +310,7 @@ static void build_rank(struct tb *t, int rank, uint32_t n, uint64_t delay_ns, ui
 	tb_string(t, S_DEVICE, "dev");
 	tb_string(t, S_NOTE, "on");
 	tb_string(t, S_COMPUTE, "_Z7computePf");
-	tb_string(t, S_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	tb_string(t, S_NCCL, nccl);
 	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
 	def_device(t);
 	tb_func(t, 1, S_COMPUTE);
@@ -405,13 +406,14 @@ int main(int argc, char **argv)
 		build_hostile(&t, &escapes);
 	} else if (argc == 3 && !strcmp(argv[1], "markup")) {
 		build_hostile(&t, &markup);
-	} else if ((argc == 6 || argc == 7) && !strcmp(argv[1], "job") && atoi(argv[3]) > 0) {
+	} else if (argc >= 6 && argc <= 8 && !strcmp(argv[1], "job") && atoi(argv[3]) > 0) {
 		char path[4096];
 
 		for (i = 0; i < 2; i++) {
 			build_rank(&t, i, (uint32_t)atoi(argv[3]), strtoull(argv[4], NULL, 10),
-				   strtoull(argv[5], NULL, 10), argc == 7,
-				   argc == 7 ? strtoull(argv[6], NULL, 10) : 0);
+				   strtoull(argv[5], NULL, 10), argc >= 7,
+				   argc >= 7 ? strtoull(argv[6], NULL, 10) : 0,
+				   argc == 8 ? argv[7] : "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 			snprintf(path, sizeof(path), "%s/rank%d.trace", argv[2], i);
 			ret = write_file(&t, path);
 			tb_free(&t);
@@ -426,7 +428,7 @@ int main(int argc, char **argv)
 		build_launches(&t, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]));
 	} else {
 		fprintf(stderr, "usage: hostile_trace bomb OUT NR_CHUNKS | escapes OUT | "
-				"markup OUT | stacks OUT PATH | job DIR N DELAY_NS OFFSET_NS [SPIKE_NS] | "
+				"markup OUT | stacks OUT PATH | job DIR N DELAY_NS OFFSET_NS [SPIKE_NS [NAME]] | "
 				"launches OUT N GAP_NS\n");
 		return 2;
 	}
