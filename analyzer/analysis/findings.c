@@ -571,6 +571,8 @@ struct findings_acc {
 	struct walk_thread *threads;	/* by thread slot: nr_threads + 1 */
 	struct site_acc sites[NR_CAUSES];
 	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
+	uint64_t comm_lost;		/* communication kernels' SMs left empty: the fill signal's,
+					 * not low parallelism's */
 	uint8_t *comm_memo;		/* by STRING id: 0 not yet asked, 1 communication, 2 not */
 	size_t nr_comm_memo;
 	uint64_t max_call_ns;		/* the longest call of the trace */
@@ -1059,8 +1061,15 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 		stats_union_add(&ds->work, g->start, g->end);
 
 	/* a communication kernel's few blocks are its channels, its time a transfer or a wait
-	 * for the other ranks (the job view's), not work that more blocks would spread */
-	if (sh->kind == MG_KERNEL && !is_comm_kernel(a, sh->name)) {
+	 * for the other ranks (the job view's), not work that more blocks would spread: the SMs
+	 * it leaves empty count in the fill signal only */
+	if (sh->kind == MG_KERNEL && is_comm_kernel(a, sh->name)) {
+		int is_est;
+		double fill = stats_fill_op(m, g, &is_est);
+
+		if (fill >= 0 && fill < 1)
+			a->comm_lost += (uint64_t)((double)(g->end - g->start) * (1 - fill));
+	} else if (sh->kind == MG_KERNEL) {
 		int is_est;
 		double fill = stats_fill_op(m, g, &is_est);
 		uint64_t dur = g->end - g->start;
@@ -1690,8 +1699,9 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 						     (double)f->window_ns :
 					     0;
 		f->fill_pct = f->window_ns ? 100.0 *
-						     (double)(f->work_ns -
-							      f->causes[CAUSE_LOW_PARALLELISM].time_ns) /
+						     ((double)f->work_ns -
+						      (double)f->causes[CAUSE_LOW_PARALLELISM].time_ns -
+						      (double)a->comm_lost) /
 						     (double)f->window_ns :
 					     0;
 		if (f->fill_pct < 0)

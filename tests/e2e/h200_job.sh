@@ -39,6 +39,9 @@ for job in allreduce ddp; do
 			"$(jq '[.attribution[] | select(.cause == "low_parallelism") | .evidence.sites[]? | select((.kernel_mangled // .kernel // "") | test("nccl"))] | length' "$WORK/$job$r.json")" 0
 		expect "$job rank $r: its communication" \
 			"$(jq '.gpu.comm.kernels > 0' "$WORK/$job$r.json")" true
+		# but its empty SMs count in the fill signal: busy, not filled
+		expect "$job rank $r: SMs filled below busy" \
+			"$(jq '.gpu.fill_pct < .gpu.busy_pct / 2' "$WORK/$job$r.json")" true
 	done
 done
 
