@@ -78,6 +78,9 @@ static const struct option_def options[] = {
 	  "first launches of each kernel only" },
 	{ "GPUSHIM_STACK_DEPTH", OPT_UINT, OFF(stack_depth), "24", 1, TRACE_STACK_MAX_FRAMES,
 	  "frames kept of a stack, native and Python each (innermost first)" },
+	{ "GPUSHIM_STACK_READY_MS", OPT_UINT, OFF(stack_ready_ms), "50", 0, 60000,
+	  "how long the first CUDA call waits for the call stacks' thread to be ready (the unwinder "
+	  "loaded, Python looked up); captures before it are counted as not ready" },
 	{ "GPUSHIM_STACK_UNLOCKED", OPT_BOOL, OFF(stack_unlocked), "1", 0, 1,
 	  "1: a thread that released the GIL (PyTorch's operators do) gets its Python frames read "
 	  "from the interpreter's own structures (CPython 3.11 - 3.13); 0: native frames only" },

@@ -57,6 +57,7 @@ struct shim_config {
 	uint32_t stack_sample;		/* GPUSHIM_STACK_SAMPLE: one launch in N; 0 first only */
 	uint32_t stack_depth;		/* GPUSHIM_STACK_DEPTH: frames kept of each kind */
 	int stack_unlocked;		/* GPUSHIM_STACK_UNLOCKED: Python frames without the GIL */
+	uint32_t stack_ready_ms;	/* GPUSHIM_STACK_READY_MS: the start's wait for stacks */
 };
 
 /* GPUSHIM_MODE: what CUPTI records (README "Recording modes"). */
@@ -921,11 +922,11 @@ void stacks_init(void) SHIM_HIDDEN;
  * never inside an application's call) and its FDE lookup handed to the cached walk (unwind.c),
  * the shim's own code located (its frames are left out), the Python API looked up (again each
  * second while none is found); then captures are allowed. stacks_wait_ready - the first hook
- * waits for that, at most STACKS_READY_WAIT_MS (captures before it are counted, not made).
+ * waits for that, at most GPUSHIM_STACK_READY_MS (50 ms; captures before it are counted, not
+ * made: on a loaded machine the thread can take longer).
  * Context: shim_start, on the thread starting the writer, after it; may allocate, creates a
  * thread (once a process).
  */
-#define STACKS_READY_WAIT_MS 50
 void stacks_start(void) SHIM_HIDDEN;
 void stacks_wait_ready(void) SHIM_HIDDEN;
 

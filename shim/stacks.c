@@ -1077,7 +1077,7 @@ void stacks_wait_ready(void)
 
 	if (!shim.cfg.stacks || atomic_load_explicit(&st.ready, memory_order_acquire))
 		return;
-	deadline = clock_now_ns() + (uint64_t)STACKS_READY_WAIT_MS * 1000000u;
+	deadline = clock_now_ns() + (uint64_t)shim.cfg.stack_ready_ms * 1000000u;
 	while (!atomic_load_explicit(&st.ready, memory_order_acquire) &&
 	       futex_wait_until(&st.ready, 0, deadline))
 		;

@@ -15,6 +15,9 @@
 #   its records come as the run goes, so calls are let go of before the end).
 #   GPUSHIM_STACKS=0: no site has a place. diff matches two runs' causes by place.
 . "$(dirname "$0")/lib.sh"
+# The first CUDA call waits for the call stacks' thread until it is ready (on a loaded machine
+# it took longer than the default 50 ms, and the first captures this test checks were not made)
+export GPUSHIM_STACK_READY_MS=60000
 cd "$WORK"
 use_fake_cupti
 

@@ -8,6 +8,9 @@
 # the NOTE STACKS counts, and exit() inside dlopen (forks while the writer symbolizes:
 # shim_fork.sh). The program's output never changes.
 . "$(dirname "$0")/lib.sh"
+# The first CUDA call waits for the call stacks' thread until it is ready (on a loaded machine
+# it took longer than the default 50 ms, and the first captures this test checks were not made)
+export GPUSHIM_STACK_READY_MS=60000
 cd "$WORK"
 
 # run_stacks NAME ARGS...: the client alone and under the shim (trace NAME.trace, its dump
