@@ -573,8 +573,7 @@ struct findings_acc {
 	uint64_t lp_lost, lp_work;	/* low parallelism: lost and total kernel time */
 	uint64_t comm_lost;		/* communication kernels' SMs left empty: the fill signal's,
 					 * not low parallelism's */
-	uint8_t *comm_memo;		/* by STRING id: 0 not yet asked, 1 communication, 2 not */
-	size_t nr_comm_memo;
+	struct stats_comm_memo comm;	/* communication kernels' names */
 	uint64_t max_call_ns;		/* the longest call of the trace */
 	uint64_t first_call;
 	uint64_t keep_after;		/* every gap still to come starts at this or later */
@@ -1011,23 +1010,6 @@ static int gap_left_out(const struct findings_acc *a, const struct walk_device *
 	       model_host_only_overlap(a->host_only, a->nr_host_only, ds->cur_end, g->start);
 }
 
-/* Is the kernel named by STRING id @name a communication kernel (stats_is_comm_kernel)? */
-static int is_comm_kernel(struct findings_acc *a, uint32_t name)
-{
-	if (name >= a->m->nr_strings)	/* not defined (yet): asked each time, not kept */
-		return stats_is_comm_kernel(model_string(a->m, name, NULL));
-	if (name >= a->nr_comm_memo) {
-		size_t n = a->m->nr_strings;
-
-		a->comm_memo = xrealloc(a->comm_memo, n);
-		memset(a->comm_memo + a->nr_comm_memo, 0, n - a->nr_comm_memo);
-		a->nr_comm_memo = n;
-	}
-	if (!a->comm_memo[name])
-		a->comm_memo[name] = stats_is_comm_kernel(model_string(a->m, name, NULL)) ? 1 : 2;
-	return a->comm_memo[name] == 1;
-}
-
 /* Operation @g of device @ds inside its window: its stretch, a gap closed, the fill. */
 static void window_op(struct findings_acc *a, struct walk_device *ds, const struct m_gpu_op *g,
 		      const struct m_gpu_shape *sh, const struct m_call *call, uint32_t call_id)
@@ -1063,7 +1045,7 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 	/* a communication kernel's few blocks are its channels, its time a transfer or a wait
 	 * for the other ranks (the job view's), not work that more blocks would spread: the SMs
 	 * it leaves empty count in the fill signal only */
-	if (sh->kind == MG_KERNEL && is_comm_kernel(a, sh->name)) {
+	if (sh->kind == MG_KERNEL && stats_is_comm_name(&a->comm, m, sh->name)) {
 		int is_est;
 		double fill = stats_fill_op(m, g, &is_est);
 
@@ -1725,7 +1707,7 @@ void findings_end(struct findings_acc *a, const struct stats *s)
 	for (i = 0; i < a->nr_devs; i++)
 		free(a->devs[i].st);
 	free(a->devs);
-	free(a->comm_memo);
+	stats_comm_memo_free(&a->comm);
 	for (i = 0; i <= m->nr_threads; i++)
 		free(a->threads[i].v);
 	free(a->threads);

@@ -337,8 +337,7 @@ struct stats_acc {
 	struct pm_window pm;		/* the counter samples kernels still to come may overlap */
 	/* The GPU timeline: UNIONS unions per device (all, kernel, memcpy, memset, comm, other) */
 	struct stats_union *unions;
-	uint8_t *comm_memo;		/* by STRING id: 0 not yet asked, 1 comm, 2 not */
-	size_t nr_comm_memo;
+	struct stats_comm_memo comm;	/* communication kernels' names */
 	struct m_stretch *host_only;	/* model_host_only */
 	size_t nr_host_only;
 };
@@ -1060,20 +1059,32 @@ int stats_is_comm_kernel(const char *name)
 	       strstr(name, "c10d16symmetric_memory");
 }
 
+int stats_is_comm_name(struct stats_comm_memo *memo, const struct model *m, uint32_t name)
+{
+	if (name >= m->nr_strings)
+		return stats_is_comm_kernel(model_string(m, name, NULL));
+	if (name >= memo->n) {
+		size_t n = m->nr_strings;
+
+		memo->v = xrealloc(memo->v, n);
+		memset(memo->v + memo->n, 0, n - memo->n);
+		memo->n = n;
+	}
+	if (!memo->v[name])
+		memo->v[name] = stats_is_comm_kernel(model_string(m, name, NULL)) ? 1 : 2;
+	return memo->v[name] == 1;
+}
+
+void stats_comm_memo_free(struct stats_comm_memo *memo)
+{
+	free(memo->v);
+	memo->v = NULL;
+	memo->n = 0;
+}
+
 static int is_comm(struct stats_acc *a, uint32_t name)
 {
-	if (name >= a->m->nr_strings)
-		return stats_is_comm_kernel(model_string(a->m, name, NULL));
-	if (name >= a->nr_comm_memo) {
-		size_t n = a->m->nr_strings;
-
-		a->comm_memo = xrealloc(a->comm_memo, n);
-		memset(a->comm_memo + a->nr_comm_memo, 0, n - a->nr_comm_memo);
-		a->nr_comm_memo = n;
-	}
-	if (!a->comm_memo[name])
-		a->comm_memo[name] = stats_is_comm_kernel(model_string(a->m, name, NULL)) ? 1 : 2;
-	return a->comm_memo[name] == 1;
+	return stats_is_comm_name(&a->comm, a->m, name);
 }
 
 static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct m_gpu_shape *sh)
@@ -1182,7 +1193,7 @@ static void gpu_end(struct stats_acc *a)
 						  s->span_end);
 	free(a->host_only);
 	free(a->unions);
-	free(a->comm_memo);
+	stats_comm_memo_free(&a->comm);
 }
 
 /* ---- As the calls and operations come ---- */

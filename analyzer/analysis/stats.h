@@ -321,6 +321,15 @@ int stats_is_host_sync(const struct m_call *c);
  */
 int stats_is_comm_kernel(const char *name);
 
+/* stats_is_comm_kernel of @m's STRING @name, answered once a string (@memo starts zeroed;
+ * stats_comm_memo_free gives it back). A name not defined (yet) is asked each time. */
+struct stats_comm_memo {
+	uint8_t *v;			/* by STRING id: 0 not yet asked, 1 communication, 2 not */
+	size_t n;
+};
+int stats_is_comm_name(struct stats_comm_memo *memo, const struct model *m, uint32_t name);
+void stats_comm_memo_free(struct stats_comm_memo *memo);
+
 /* Does this mem kind count as device memory (allocs/frees/peak)? */
 int stats_is_device_mem(uint8_t kind);
 
