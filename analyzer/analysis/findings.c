@@ -1042,23 +1042,21 @@ static void window_op(struct findings_acc *a, struct walk_device *ds, const stru
 	if (sh->kind != MG_MEMCPY || !copy_touches_host(sh))
 		stats_union_add(&ds->work, g->start, g->end);
 
-	/* a communication kernel's few blocks are its channels, its time a transfer or a wait
-	 * for the other ranks (the job view's), not work that more blocks would spread: the SMs
-	 * it leaves empty count in the fill signal only */
-	if (sh->kind == MG_KERNEL && stats_is_comm_name(&a->comm, m, sh->name)) {
-		int is_est;
-		double fill = stats_fill_op(m, g, &is_est);
-
-		if (fill >= 0 && fill < 1)
-			a->comm_lost += (uint64_t)((double)(g->end - g->start) * (1 - fill));
-	} else if (sh->kind == MG_KERNEL) {
+	if (sh->kind == MG_KERNEL) {
 		int is_est;
 		double fill = stats_fill_op(m, g, &is_est);
 		uint64_t dur = g->end - g->start;
+		uint64_t lost = fill >= 0 && fill < 1 ? (uint64_t)((double)dur * (1 - fill)) : 0;
 
+		/* a communication kernel's few blocks are its channels, its time a transfer or a
+		 * wait for the other ranks (the job view's), not work that more blocks would
+		 * spread: the SMs it leaves empty count in the fill signal only */
+		if (stats_is_comm_name(&a->comm, m, sh->name)) {
+			a->comm_lost += lost;
+			return;
+		}
 		a->lp_work += dur;
 		if (fill >= 0 && fill < 1) {
-			uint64_t lost = (uint64_t)((double)dur * (1 - fill));
 			const struct site_where sw = site_where(a, call_stack_of(a, call, call_id), 0);
 
 			a->lp_lost += lost;

@@ -325,6 +325,11 @@ void job_compute(struct job *j)
 		straggler_cause(j);
 }
 
+int job_latest_part(const struct job_rank *r)
+{
+	return r->worst_step && r->worst_step <= r->nr_steps ? r->step_part[r->worst_step - 1] : -1;
+}
+
 void job_free(struct job *j)
 {
 	size_t i;

@@ -93,6 +93,9 @@ void job_init(struct job *j);
 /* Add one rank's trace: @path, its model, statistics and findings (copied: they may go). */
 void job_add(struct job *j, const char *path, const struct model *m, const struct stats *s,
 	     const struct findings *fd);
+/* The largest idle part (a cause id or enum gap_part) of the step @r cost the job the most
+ * in; -1: none, or no step. */
+int job_latest_part(const struct job_rank *r);
 /* Match the collectives, align the clocks, find the straggler. */
 void job_compute(struct job *j);
 void job_free(struct job *j);

@@ -473,8 +473,6 @@ static void td_pct(struct report_html *h, const char *key, double v, int has_ci,
 	}
 }
 
-/* What the text report says of cause @k beside its figures (report_output.c's wording). */
-/* Where in the program a site's calls were made (report_where), under it. */
 /* A place and, when read, its source line. */
 static void html_place(struct report_html *h, const char *at, const char *src)
 {
@@ -488,6 +486,7 @@ static void html_place(struct report_html *h, const char *at, const char *src)
 	}
 }
 
+/* Where in the program a site's calls were made (report_where), under it. */
 static void site_where(struct report_html *h, const struct model *m, const struct f_site *st,
 		       int k)
 {
@@ -1034,9 +1033,9 @@ void report_html_job(struct report_html *h, const struct job *j)
 			put(h, " (");
 			esc(h, name);
 			fprintf(h->f, " #%llu)", (unsigned long long)s->worst_instance);
-			if (s->worst_step && s->step_part[s->worst_step - 1] >= 0)
+			if (job_latest_part(s) >= 0)
 				fprintf(h->f, "; that step's idle time mostly %s",
-					gap_part_name(s->step_part[s->worst_step - 1]));
+					gap_part_name(job_latest_part(s)));
 			put(h, ".</p>\n");
 			free(name);
 		}

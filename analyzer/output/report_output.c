@@ -2130,9 +2130,9 @@ void report_print_job_text(FILE *f, const struct job *j)
 			fprintf(f, " (");
 			print_clean(f, name, SIZE_MAX);
 			fprintf(f, " #%llu)", (unsigned long long)s->worst_instance);
-			if (s->worst_step && s->step_part[s->worst_step - 1] >= 0)
+			if (job_latest_part(s) >= 0)
 				fprintf(f, "; that step's idle time mostly %s",
-					gap_part_name(s->step_part[s->worst_step - 1]));
+					gap_part_name(job_latest_part(s)));
 			fprintf(f, "\n");
 			free(name);
 		}
@@ -2206,9 +2206,9 @@ void report_json_job(struct json *js, const struct job *j)
 			json_u64(js, "instance", s->worst_instance);
 			if (s->worst_step) {
 				json_u64(js, "step", s->worst_step);
-				json_str(js, "step_idle_mostly",
-					 s->step_part[s->worst_step - 1] >= 0 ?
-						 gap_part_name(s->step_part[s->worst_step - 1]) : NULL);
+				json_str(js, "step_idle_mostly", job_latest_part(s) >= 0 ?
+									 gap_part_name(job_latest_part(s)) :
+									 NULL);
 			} else {
 				json_null(js, "step");
 				json_null(js, "step_idle_mostly");
