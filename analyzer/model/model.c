@@ -340,6 +340,11 @@ static size_t first_ending_after(const struct m_stretch *v, size_t n, uint64_t t
 	return lo;
 }
 
+size_t model_stretches_before(const struct m_stretch *v, size_t n, uint64_t t)
+{
+	return first_ending_after(v, n, t);
+}
+
 size_t model_stretch_of(const struct m_stretch *v, size_t n, uint64_t t)
 {
 	size_t i = first_ending_after(v, n, t);

@@ -538,6 +538,9 @@ struct m_stretch *model_host_only(const struct model *m, size_t *n_out);
 /* The index of the stretch of @v (@n, in order and disjoint) holding @t, or @n: O(log n). */
 size_t model_stretch_of(const struct m_stretch *v, size_t n, uint64_t t);
 
+/* How many of the @n stretches @v (in order, disjoint) end at or before @t: O(log n). */
+size_t model_stretches_before(const struct m_stretch *v, size_t n, uint64_t t);
+
 /* How much of [a, b) the @n stretches @v (model_host_only's) cover. O(log n) a stretch met. */
 uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b);
 

@@ -564,6 +564,7 @@ void model_join_gpu(struct model *m, int is_early, const uint32_t *moved)
 
 struct order_item {
 	uint64_t key;			/* order_key() */
+	uint64_t win;			/* the host-only stretches before @t: its window */
 	uint64_t t;			/* call t0, or kernel start */
 	size_t idx;
 };
@@ -574,6 +575,8 @@ static int cmp_order(const void *a, const void *b)
 
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
+	if (x->win != y->win)
+		return x->win < y->win ? -1 : 1;
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
@@ -592,11 +595,20 @@ static int order_key_op(const struct model *m, const struct m_gpu_op *g, uint64_
 	return 1;
 }
 
+/*
+ * A call is a candidate when it returned with GPU timestamps on (@c->t1 in no host-only
+ * stretch), and belongs to the window it returned in: CUPTI makes an operation's record
+ * inside the call, so one that began before a window's start note and ended after it most
+ * likely has its record (the kinds go on before the note), and one that ended after a
+ * window's end note most likely has none (they go off right after it). In a launch-bound
+ * loop a launch is nearly always in flight at an edge: leaving out the one at a window's
+ * start left its kernel unjoined.
+ */
 static int order_key_call(const struct model *m, const struct m_stretch *spans, size_t nr_spans,
 			  const struct m_call *c, uint64_t *key)
 {
 	if ((c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING)) ||
-	    model_host_only_overlap(spans, nr_spans, c->t0, c->t1 + 1))
+	    model_stretch_of(spans, nr_spans, c->t1) < nr_spans)
 		return 0;
 	switch (c->kind) {
 	case MC_LAUNCH: {
@@ -619,11 +631,30 @@ static int order_key_call(const struct model *m, const struct m_stretch *spans, 
 }
 
 /*
+ * The window of an operation that started at @t: the host-only stretches before it. One that
+ * started between two windows ran late work of the window before (launched there, started
+ * after its end) or early work of the next (launched as its kinds went on, started before its
+ * note): the nearer window's.
+ */
+static uint64_t order_window(const struct m_stretch *spans, size_t nr_spans, uint64_t t)
+{
+	size_t j = model_stretch_of(spans, nr_spans, t);
+
+	if (j < nr_spans && spans[j].to != UINT64_MAX && t - spans[j].from > spans[j].to - t)
+		return j + 1;
+	return model_stretches_before(spans, nr_spans, t);
+}
+
+/*
  * Last resort for operations CUPTI gave no usable correlation for (its API records can stay
- * off after another client used CUPTI): the n-th unjoined execution of a kernel is the n-th
- * unjoined launch of that name, which must come before it; copies and sets pair the same
- * way by size. Calls made while another client held CUPTI have no record of ours to pair
- * with and are left out.
+ * off after another client used CUPTI, and a CUPTI detached between sampled windows gives
+ * none after its first detach): the n-th unjoined execution of a kernel is the n-th unjoined
+ * launch of that name, which must come before it; copies and sets pair the same way by size.
+ * Calls made while another client held CUPTI, or between two windows, have no record of ours
+ * to pair with and are left out. The pairs are counted afresh in each stretch with GPU
+ * timestamps (a window, and the host-only stretch after it, where work it launched may
+ * start): an operation a window lost (dropped at its close) leaves one launch unpaired at
+ * that window's end instead of shifting every later pair of its name by one.
  */
 void model_join_by_order(struct model *m)
 {
@@ -637,23 +668,29 @@ void model_join_by_order(struct model *m)
 		no += order_key_op(m, &m->gpu[i], &key);
 	if (!no)
 		return;
+	spans = model_host_only(m, &nr_spans);
 	ops = xmalloc(no * sizeof(*ops));
 	for (i = 0, no = 0; i < m->nr_gpu; i++)
 		if (order_key_op(m, &m->gpu[i], &key))
-			ops[no++] = (struct order_item){ key, m->gpu[i].start, i };
-	spans = model_host_only(m, &nr_spans);
+			ops[no++] = (struct order_item){ key, order_window(spans, nr_spans,
+									    m->gpu[i].start),
+							 m->gpu[i].start, i };
 	for (i = 0; i < m->nr_calls; i++)
 		nc += order_key_call(m, spans, nr_spans, &m->calls[i], &key);
 	calls = xmalloc((nc + 1) * sizeof(*calls));
 	for (i = 0, nc = 0; i < m->nr_calls; i++)
 		if (order_key_call(m, spans, nr_spans, &m->calls[i], &key))
-			calls[nc++] = (struct order_item){ key, m->calls[i].t0, i };
+			calls[nc++] = (struct order_item){
+				key, model_stretches_before(spans, nr_spans, m->calls[i].t1),
+				m->calls[i].t0, i
+			};
 	xqsort(ops, no, sizeof(*ops), cmp_order);
 	xqsort(calls, nc, sizeof(*calls), cmp_order);
 	while (a < no && b < nc) {
-		if (calls[b].key < ops[a].key) {
+		if (calls[b].key < ops[a].key ||
+		    (calls[b].key == ops[a].key && calls[b].win < ops[a].win)) {
 			b++;
-		} else if (ops[a].key < calls[b].key) {
+		} else if (ops[a].key < calls[b].key || ops[a].win < calls[b].win) {
 			a++;
 		} else if (calls[b].t <= ops[a].t && calls[b].idx < M_NO_CALL) {
 			m->gpu[ops[a].idx].call = (uint32_t)calls[b].idx;

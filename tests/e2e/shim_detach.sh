@@ -1,0 +1,95 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Sampled mode with CUPTI detached between windows (GPUSHIM_CUPTI_DETACH=1) on the fake CUPTI,
+# which detaches as CUPTI 13 does (tests/fake_cuda/fake_cupti.c: attached again, the context
+# made before gives no API records). Each window after the first attaches CUPTI again (its
+# note says how long the detach and the attach took); launches outside the windows have no
+# GPU record, those inside have theirs; kernels of the windows without API records are
+# joined to their launches by order, window by window: a window that lost its last kernels
+# (still running at the close: a detach's forced flush gives them unfinished) shifts no pair
+# of the next. The counters are off, and say why. The program's output is unchanged, also
+# with the application's own CUPTI client starting sessions while CUPTI is detached.
+. "$(dirname "$0")/lib.sh"
+
+use_fake_cupti
+export GPUSHIM_MODE=sampled GPUSHIM_CUPTI_DETACH=1 GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=100
+
+# 600 launches 1 ms apart: ~0.6 s, windows of 20 ms every 100 ms.
+run_plain "$WORK/plain.txt" paced 600 1000
+run_shim "$WORK/d.txt" "$WORK/d.trace" paced 600 1000
+cmp "$WORK/plain.txt" "$WORK/d.txt" || fail "detach: output changed by the shim"
+"$GPUSHIM_BIN" info --format json "$WORK/d.trace" >"$WORK/d.info"
+"$GPUSHIM_BIN" report --format json "$WORK/d.trace" >"$WORK/d.json"
+expect "detach: mode note" \
+	"$(jq -r '[.notes[] | select(.kind == "mode") | .text] | join(";")' "$WORK/d.info")" \
+	"sampled: GPU timestamps for 20 ms every 100 ms; CUPTI detached between windows"
+expect "detach: counters" \
+	"$(jq -r '[.notes[] | select(.kind == "pm_off") | .text] | join(";")' "$WORK/d.info")" \
+	"GPUSHIM_CUPTI_DETACH=1 (CUPTI detached between windows: no counters)"
+ons=$(jq '[.notes[] | select(.kind == "cupti_on" and (.text | startswith("sampled window")))] | length' "$WORK/d.info")
+attached=$(jq '[.notes[] | select(.kind == "cupti_on" and
+	(.text | test("^sampled window [0-9]+ \\(CUPTI detached in [0-9.]+ ms, attached again in [0-9.]+ ms; buffers back in detaching 0\\)$")))] | length' "$WORK/d.info")
+# Every window after the first found CUPTI detached (a slow machine may open fewer, not none).
+[ "$ons" -ge 1 ] && [ "$attached" = "$ons" ] ||
+	fail "detach: $ons windows opened after the first, $attached of them attaching CUPTI again"
+kernels=$(jget "$WORK/d.json" .gpu.kernels)
+between=$(jget "$WORK/d.json" .gpu.host_only_launches)
+[ "$kernels" -gt 0 ] && [ "$kernels" -lt 600 ] ||
+	fail "detach: $kernels of 600 launches recorded"
+[ $((kernels + between)) -ge 600 ] ||
+	fail "detach: $kernels recorded + $between between windows < 600 launches"
+jq -e '.gpu.unjoined == 0 and .gpu.join.by_launch_order > 0 and .gpu.join.by_api_interval > 0' \
+	"$WORK/d.json" >/dev/null ||
+	fail "detach: the join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/d.json")"
+expect "detach: records without timestamps" "$(jget "$WORK/d.info" .gpu_zero_timestamps)" 0
+
+# A GPU slower than the launches (2 ms kernels launched every 1.5 ms): each window closes on
+# kernels queued or running, which the detach's flush gives unfinished. They are dropped at
+# the close and noted, not counted as records without timestamps, and their launches stay
+# unpaired: each kernel kept is joined to a launch of its own window, less than a window
+# before it (a pairing shifted by a lost kernel takes one of the window before: ~100 ms).
+FAKE_CUPTI_OP_NS=2000000 FAKE_CUPTI_UNFINISHED=1 \
+	run_shim "$WORK/q.txt" "$WORK/q.trace" paced 300 1500
+"$GPUSHIM_BIN" info --format json "$WORK/q.trace" >"$WORK/q.info"
+"$GPUSHIM_BIN" report --format json "$WORK/q.trace" >"$WORK/q.json"
+# (The exit's flush gives what still runs then unfinished too: counted as records without
+# timestamps, and allowed only where the run ended inside a window.)
+jq -e '([.notes[] | select(.text | test("^sampled window [0-9]+"))] | sort_by(.ts_ns) | last |
+	.kind == "cupti_on") or .gpu_zero_timestamps == 0' "$WORK/q.info" >/dev/null ||
+	fail "queued: $(jget "$WORK/q.info" .gpu_zero_timestamps) records without timestamps, the last window closed"
+jq -e '[.notes[] | select(.kind == "cupti_off" and
+	(.text | test("^records dropped at sampled window [0-9]+.s close")))] | length >= 1' \
+	"$WORK/q.info" >/dev/null || fail "queued: no drop noted at a close"
+jq -e '.gpu.kernels > 0 and .gpu.unjoined == 0 and .gpu.join.by_launch_order > 0' \
+	"$WORK/q.json" >/dev/null ||
+	fail "queued: the join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/q.json")"
+"$GPUSHIM_BIN" export --format csv -o "$WORK/q.csv" "$WORK/q.trace"
+late=$(awk -F, '{ sub(/\r$/, "") }
+	NR == FNR { if (FNR > 1) t[$2] = $6; next }
+	FNR == 1 { for (i = 1; i <= NF; i++) { if ($i == "start_ns") s = i; if ($i == "call_id") c = i }; next }
+	!($c in t) { print "unjoined"; next }
+	{ d = $s - t[$c]; if (d < 0 || d >= 20000000) print d }' \
+	"$WORK/q.csv/calls.csv" "$WORK/q.csv/kernels.csv" | head -3)
+[ -z "$late" ] || fail "queued: kernels joined to a launch not of their window (ns after it): $late"
+
+# The application's client starts its sessions while CUPTI is detached: it gets what it gets
+# alone, and the shim's windows come back after each.
+"$CUPTI_CLIENT" slow >"$WORK/c.plain" 2>/dev/null
+GPUSHIM_WINDOW_MS=10 GPUSHIM_WINDOW_EVERY_MS=20 LD_PRELOAD="$GPUSHIM_SHIM" \
+	GPUSHIM_OUTPUT="$WORK/c.trace" "$CUPTI_CLIENT" slow >"$WORK/c.out" 2>"$WORK/c.err"
+cmp "$WORK/c.plain" "$WORK/c.out" ||
+	fail "client: its output changed: $(cat "$WORK/c.out") (alone: $(cat "$WORK/c.plain"))"
+"$GPUSHIM_BIN" info --format json "$WORK/c.trace" >"$WORK/c.info"
+jq -e '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("yielded to the application")))] | length == 3' \
+	"$WORK/c.info" >/dev/null || fail "client: not yielded three times"
+jq -e '[.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")))] | length >= 3' \
+	"$WORK/c.info" >/dev/null || fail "client: CUPTI not detached between windows"
+expect "client: unjoined" "$("$GPUSHIM_BIN" report --format json "$WORK/c.trace" | jq .gpu.unjoined)" 0
+
+# Full mode has no windows: the setting is ignored there.
+GPUSHIM_MODE=full run_shim "$WORK/f.txt" "$WORK/f.trace" paced 300 100
+expect "full: mode note" \
+	"$("$GPUSHIM_BIN" info --format json "$WORK/f.trace" | jq -r '.notes[] | select(.kind == "mode") | .text')" \
+	"full"
+expect "full: kernels" "$("$GPUSHIM_BIN" report --format json "$WORK/f.trace" | jq .gpu.kernels)" 300
+echo "shim_detach: ok ($kernels of 600 launches recorded, $attached windows attached again)"
