@@ -38,10 +38,16 @@ between=$(jget "$WORK/d.json" .gpu.host_only_launches)
 	fail "detach: $kernels of 600 launches recorded"
 [ $((kernels + between)) -ge 600 ] ||
 	fail "detach: $kernels recorded + $between between windows < 600 launches"
-jq -e '.gpu.unjoined == 0 and .gpu.join.by_launch_order > 0 and .gpu.join.by_api_interval > 0' \
-	"$WORK/d.json" >/dev/null ||
+# A launch in flight while the kinds go on or off may have its record or not: the join by
+# order leaves such a call out (its kernel unjoined: at most one an edge, ~1 run in 20 here).
+jq -e --argjson w "$ons" '.gpu.unjoined <= 2 * ($w + 1) and .gpu.join.by_launch_order > 0 and
+	.gpu.join.by_api_interval > 0' "$WORK/d.json" >/dev/null ||
 	fail "detach: the join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/d.json")"
 expect "detach: records without timestamps" "$(jget "$WORK/d.info" .gpu_zero_timestamps)" 0
+# The report's first screen says how much of the join is by order, and why.
+"$GPUSHIM_BIN" report "$WORK/d.trace" >"$WORK/d.txt"
+grep -q "^  joined   $(jget "$WORK/d.json" .gpu.join.by_launch_order) of $kernels GPU operations to their calls by launch order (CUPTI gave no API record for them: detached between windows); $(jget "$WORK/d.json" .gpu.unjoined) unjoined$" \
+	"$WORK/d.txt" || fail "detach: the report's join line: $(grep '^  joined' "$WORK/d.txt")"
 
 # A GPU slower than the launches (2 ms kernels launched every 1.5 ms): each window closes on
 # kernels queued or running, which the detach's flush gives unfinished. They are dropped at
@@ -60,14 +66,15 @@ jq -e '([.notes[] | select(.text | test("^sampled window [0-9]+"))] | sort_by(.t
 jq -e '[.notes[] | select(.kind == "cupti_off" and
 	(.text | test("^records dropped at sampled window [0-9]+.s close")))] | length >= 1' \
 	"$WORK/q.info" >/dev/null || fail "queued: no drop noted at a close"
-jq -e '.gpu.kernels > 0 and .gpu.unjoined == 0 and .gpu.join.by_launch_order > 0' \
-	"$WORK/q.json" >/dev/null ||
+jq -e '.gpu.kernels > 0 and .gpu.unjoined <= 2 * .sampling.windows and
+	.gpu.join.by_launch_order > 0' "$WORK/q.json" >/dev/null ||
 	fail "queued: the join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/q.json")"
 "$GPUSHIM_BIN" export --format csv -o "$WORK/q.csv" "$WORK/q.trace"
 late=$(awk -F, '{ sub(/\r$/, "") }
 	NR == FNR { if (FNR > 1) t[$2] = $6; next }
 	FNR == 1 { for (i = 1; i <= NF; i++) { if ($i == "start_ns") s = i; if ($i == "call_id") c = i }; next }
-	!($c in t) { print "unjoined"; next }
+	$c == "" { next }
+	!($c in t) { print "a call not in the table"; next }
 	{ d = $s - t[$c]; if (d < 0 || d >= 20000000) print d }' \
 	"$WORK/q.csv/calls.csv" "$WORK/q.csv/kernels.csv" | head -3)
 [ -z "$late" ] || fail "queued: kernels joined to a launch not of their window (ns after it): $late"
@@ -84,7 +91,9 @@ jq -e '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("yielded 
 	"$WORK/c.info" >/dev/null || fail "client: not yielded three times"
 jq -e '[.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")))] | length >= 3' \
 	"$WORK/c.info" >/dev/null || fail "client: CUPTI not detached between windows"
-expect "client: unjoined" "$("$GPUSHIM_BIN" report --format json "$WORK/c.trace" | jq .gpu.unjoined)" 0
+"$GPUSHIM_BIN" report --format json "$WORK/c.trace" >"$WORK/c.json"
+jq -e '.gpu.kernels > 0 and .gpu.unjoined <= 2 * .sampling.windows' "$WORK/c.json" >/dev/null ||
+	fail "client: the join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/c.json")"
 
 # Full mode has no windows: the setting is ignored there.
 GPUSHIM_MODE=full run_shim "$WORK/f.txt" "$WORK/f.trace" paced 300 100
