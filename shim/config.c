@@ -46,9 +46,6 @@ static const struct option_def options[] = {
 	  "sampled mode: how long each window with GPU timestamps lasts" },
 	{ "GPUSHIM_WINDOW_EVERY_MS", OPT_UINT, OFF(window_every_ms), "4000", 20, 86400000,
 	  "sampled mode: a window opens this often (from CUPTI's start; at least twice the window)" },
-	{ "GPUSHIM_CUPTI_DETACH", OPT_BOOL, OFF(cupti_detach), "0", 0, 1,
-	  "sampled mode: 1 detaches CUPTI between windows (cuptiFinalize): cheaper launches; "
-	  "no counters, and kernels joined to launches by order" },
 	{ "GPUSHIM_LOG", OPT_STR, OFF(log_path), NULL, 0, 0,
 	  "file for the shim's messages (appended); default stderr" },
 	{ "GPUSHIM_LOG_LEVEL", OPT_LEVEL, OFF(log_level), "warn", 0, 3,
@@ -194,15 +191,6 @@ void config_load(struct shim_config *cfg)
 	 */
 	if (cfg->mode == RECORD_SAMPLED && !getenv("GPUSHIM_PM_INTERVAL_US"))
 		cfg->pm_interval_us = 10000;
-	/*
-	 * Detaching is sampled mode's alone (full mode has no windows to detach between), and
-	 * takes the counters with it: cuptiFinalize tears down all of CUPTI, the profiler's
-	 * sampling included.
-	 */
-	if (cfg->mode != RECORD_SAMPLED)
-		cfg->cupti_detach = 0;
-	if (cfg->cupti_detach)
-		cfg->pm = 0;
 	/* One message for them all: each is named, and the log's budget is left for the run. */
 	if (nr_problems) {
 		char all[480];

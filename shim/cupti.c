@@ -191,7 +191,6 @@ static _Atomic int state;
 struct cbuf {
 	uint8_t *data;
 	size_t valid;
-	uint32_t edge;			/* completed by a detach's flush: that close's number */
 };
 
 static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -203,8 +202,6 @@ static struct cbuf done_bufs[MAX_BUFFERS];
 static int nr_done;
 static size_t buf_bytes;
 static _Atomic uint64_t nr_dropped, nr_buffers_done, nr_buffers_converted;
-/* A detach's forced flush is under way: the close it follows (nr_edges then), else 0. */
-static uint32_t completing_edge;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -254,7 +251,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	if (mine && nr_done < MAX_BUFFERS) {
 		done_bufs[nr_done].data = buffer;
 		done_bufs[nr_done].valid = valid;
-		done_bufs[nr_done].edge = completing_edge;
 		nr_done++;
 	}
 	pthread_mutex_unlock(&buf_lock);
@@ -352,24 +348,6 @@ static int is_api_lent;
  */
 #define API_LEAD_NS (50u * 1000000u)
 static int is_api_early;
-
-/*
- * GPUSHIM_CUPTI_DETACH=1 (sampled mode): between two windows CUPTI is detached
- * (cuptiFinalize), not only switched off. Attached with every kind and API record off, CUPTI
- * still costs each runtime launch (H200, CUDA 13.0: +42-47 % on a C loop of runtime launches,
- * +10-15 % on a launch-bound PyTorch loop); detached, +7.5-9 % on that C loop, the last phases
- * at plain's (BENCHMARKS.md run K). What it costs: a CUPTI attached again gives no API records
- * for a context that existed before (so the kernels of later windows join their launches by
- * order: model_join_by_order), and no counters (config.c). Set and cleared on the writer
- * (window_detach, window_open) and in a hand-over (session_stop), under state_lock; read
- * without it by the writer's and the exit's flushes (a flush would attach CUPTI again).
- * detach_due: the writer's, from a close's flush until its detach (after the flush's buffers
- * are decoded: decoding calls into CUPTI, which must not attach it again).
- */
-static _Atomic int is_detached;
-static int detach_due;
-static uint64_t detach_ns;		/* how long the last detach took */
-static uint64_t detach_bufs;		/* buffers handed back inside cuptiFinalize, all along */
 static _Atomic uint64_t session_t0;	/* when the first session started: the windows' grid */
 
 /*
@@ -477,14 +455,6 @@ static void session_stop(int new_state)
 {
 	size_t i;
 
-	if (atomic_load(&is_detached)) {
-		/* Nothing of the shim's to flush or switch off: the client attaches CUPTI anew. */
-		atomic_store(&is_detached, 0);
-		if (app_clock)
-			cu.ActivityRegisterTimestampCallback(app_clock);
-		atomic_store(&state, new_state);
-		return;
-	}
 	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	enable_api_records(0);
 	/* A kind the client enabled itself (Kineto's force load) stays on: it is the client's. */
@@ -532,7 +502,7 @@ static void cupti_atexit(void)
 	deadline = shim_exit_begin();
 	pthread_mutex_lock(&state_lock);
 	/* Not from a signal handler that interrupted a hook: that thread may hold CUPTI's lock. */
-	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth && !atomic_load(&is_detached))
+	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth)
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* From here on nothing calls into libcupti: its destructors may run before ours. */
 	atomic_store(&state, CS_EXITING);
@@ -738,20 +708,10 @@ static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
 
 /*
  * Whether an operation's record is kept: it has both timestamps (else counted in
- * stats.nr_zero_ts) and no window's edge drops it (window_drops). A record a detach's forced
- * flush returned unfinished (@edge: that close's number) was in flight at the close: dropped
- * there, as one that spans it. Writer thread.
+ * stats.nr_zero_ts) and no window's edge drops it (window_drops). Writer thread.
  */
-static int op_kept(uint64_t start, uint64_t end, uint32_t graph_id, uint32_t edge)
+static int op_kept(uint64_t start, uint64_t end, uint32_t graph_id)
 {
-	if ((!start || !end) && edge && nr_edges - edge < WINDOW_EDGES) {
-		struct window_edge *e = &edges[(edge - 1) % WINDOW_EDGES];
-
-		if (start && start < e->close_ns && (!e->first_ns || start < e->first_ns))
-			e->first_ns = start;
-		e->nr_dropped++;
-		return 0;
-	}
 	if (!start || !end) {
 		stats.nr_zero_ts++;
 		return 0;
@@ -759,7 +719,7 @@ static int op_kept(uint64_t start, uint64_t end, uint32_t graph_id, uint32_t edg
 	return !window_drops(start, end, graph_id != 0);
 }
 
-static void convert_record(const CUpti_Activity *a, uint32_t edge, tbuf_emit_fn emit, void *ctx)
+static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx)
 {
 	switch ((int)a->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -767,7 +727,7 @@ static void convert_record(const CUpti_Activity *a, uint32_t edge, tbuf_emit_fn 
 		const CUpti_ActivityKernel10 *k = (const void *)a;
 		struct trace_rec_gpu_kernel r;
 
-		if (!op_kept(k->start, k->end, k->graphId, edge))
+		if (!op_kept(k->start, k->end, k->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_KERNEL;
@@ -797,7 +757,7 @@ static void convert_record(const CUpti_Activity *a, uint32_t edge, tbuf_emit_fn 
 		const CUpti_ActivityMemcpy6 *m = (const void *)a;
 		struct trace_rec_gpu_memcpy r;
 
-		if (!op_kept(m->start, m->end, m->graphId, edge))
+		if (!op_kept(m->start, m->end, m->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMCPY;
@@ -822,7 +782,7 @@ static void convert_record(const CUpti_Activity *a, uint32_t edge, tbuf_emit_fn 
 		const CUpti_ActivityMemcpyPtoP4 *m = (const void *)a;
 		struct trace_rec_gpu_memcpy r;
 
-		if (!op_kept(m->start, m->end, m->graphId, edge))
+		if (!op_kept(m->start, m->end, m->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMCPY;
@@ -849,7 +809,7 @@ static void convert_record(const CUpti_Activity *a, uint32_t edge, tbuf_emit_fn 
 		const CUpti_ActivityMemset4 *m = (const void *)a;
 		struct trace_rec_gpu_memset r;
 
-		if (!op_kept(m->start, m->end, m->graphId, edge))
+		if (!op_kept(m->start, m->end, m->graphId))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMSET;
@@ -955,104 +915,13 @@ static void window_close(void)
 		enable_api_records(0);
 	is_paused = 1;
 	is_api_early = 0;
-	/*
-	 * Detaching: every record of the window out now (the header asks for the buffers flushed
-	 * before cuptiFinalize); what was still running comes back unfinished and is dropped at
-	 * this close (op_kept). Not while a context is being created (its API records), nor with
-	 * a kind the application's client enabled (cuptiFinalize would end its session).
-	 */
-	if (shim.cfg.cupti_detach && !nr_creating && !is_api_lent && !foreign_kinds &&
-	    !has_foreign) {
-		pthread_mutex_lock(&buf_lock);
-		completing_edge = nr_edges;
-		pthread_mutex_unlock(&buf_lock);
-		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		pthread_mutex_lock(&buf_lock);
-		completing_edge = 0;
-		pthread_mutex_unlock(&buf_lock);
-		detach_due = 1;
-	}
-}
-
-/*
- * Writer thread, once the close's flushed buffers are decoded (cupti_writer_poll): CUPTI
- * detached until the next window, if nothing changed since the close. A failure is noted once
- * and leaves CUPTI attached, off, as without GPUSHIM_CUPTI_DETACH.
- */
-static void window_detach(void)
-{
-	static int has_failed;
-	uint64_t t0, done0;
-	CUptiResult r;
-
-	pthread_mutex_lock(&state_lock);
-	detach_due = 0;
-	if (atomic_load(&state) != CS_ACTIVE || !is_paused || nr_creating || is_api_lent ||
-	    is_api_early || foreign_kinds || has_foreign || atomic_load(&is_detached)) {
-		pthread_mutex_unlock(&state_lock);
-		return;
-	}
-	t0 = clock_now_ns();
-	done0 = atomic_load(&nr_buffers_done);
-	/* Buffers cuptiFinalize itself hands back are this close's too (unfinished: dropped). */
-	pthread_mutex_lock(&buf_lock);
-	completing_edge = nr_edges;
-	pthread_mutex_unlock(&buf_lock);
-	r = cu.Finalize();
-	pthread_mutex_lock(&buf_lock);
-	completing_edge = 0;
-	pthread_mutex_unlock(&buf_lock);
-	detach_bufs += atomic_load(&nr_buffers_done) - done0;
-	if (r == CUPTI_SUCCESS) {
-		atomic_store(&is_detached, 1);
-		detach_ns = clock_now_ns() - t0;
-	} else if (!has_failed) {
-		char text[80];
-
-		has_failed = 1;
-		snprintf(text, sizeof(text), "CUPTI could not be detached between windows (%d)",
-			 (int)r);
-		rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
-	}
-	pthread_mutex_unlock(&state_lock);
-}
-
-/* Writer thread, state_lock held: CUPTI attached again for a window. 0 or a CUptiResult. */
-static int window_attach(void)
-{
-	CUptiResult r;
-
-	r = cu.ActivityRegisterTimestampCallback(shim_timestamp);
-	if (r == CUPTI_SUCCESS) {
-		cu.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-		r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
-	}
-	if (r != CUPTI_SUCCESS) {
-		cu.Finalize();
-		return r;
-	}
-	atomic_store(&is_detached, 0);
-	return 0;
 }
 
 static void window_open(void)
 {
-	uint64_t t0 = clock_now_ns(), attach_ns = 0;
-	char text[160];
+	char text[48];
 	size_t i;
-	int r;
 
-	if (atomic_load(&is_detached)) {
-		r = window_attach();
-		if (r) {
-			snprintf(text, sizeof(text),
-				 "sampled window %u could not open (CUPTI not attached: %d)",
-				 window_nr + 1, r);
-			rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
-			return;
-		}
-		attach_ns = clock_now_ns() - t0;
-	}
 	/* API records before kinds (as window_close, the other way round). */
 	if (!is_api_early)
 		enable_api_records(1);
@@ -1071,14 +940,7 @@ static void window_open(void)
 	is_paused = 0;
 	is_api_early = 0;
 	window_nr++;
-	if (attach_ns)
-		snprintf(text, sizeof(text),
-			 "sampled window %u (CUPTI detached in %.1f ms, attached again in %.1f ms; "
-			 "buffers back in detaching %llu)",
-			 window_nr, (double)detach_ns / 1e6, (double)attach_ns / 1e6,
-			 (unsigned long long)detach_bufs);
-	else
-		snprintf(text, sizeof(text), "sampled window %u", window_nr);
+	snprintf(text, sizeof(text), "sampled window %u", window_nr);
 	window_open_ns = clock_now_ns();
 	rec_note(TRACE_NOTE_CUPTI_ON, window_open_ns, text);
 	if (nr_edges)
@@ -1099,9 +961,7 @@ void cupti_context_begin(void)
 		return;
 	pthread_mutex_lock(&state_lock);
 	nr_creating++;
-	/* Detached: the lending would attach CUPTI again, for API records it then gives anyway. */
-	if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_lent &&
-	    !atomic_load(&is_detached)) {
+	if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_lent) {
 		enable_api_records(1);
 		is_api_lent = 1;
 	}
@@ -1145,7 +1005,7 @@ static void window_tick(uint64_t now)
 		edge = t0 + len;
 	if (now < edge) {
 		/* The lead: API records on before the window's kinds (API_LEAD_NS). */
-		if (edge - now > API_LEAD_NS || is_api_early || atomic_load(&is_detached))
+		if (edge - now > API_LEAD_NS || is_api_early)
 			return;
 		pthread_mutex_lock(&state_lock);
 		if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_early) {
@@ -1196,8 +1056,7 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	}
 	if (!at_exit)
 		window_tick(now);
-	if (!at_exit && atomic_load(&state) == CS_ACTIVE && !atomic_load(&is_detached) &&
-	    now - last_flush >= CUPTI_FLUSH_NS) {
+	if (!at_exit && atomic_load(&state) == CS_ACTIVE && now - last_flush >= CUPTI_FLUSH_NS) {
 		cu.ActivityFlushAll(0);
 		last_flush = now;
 	}
@@ -1212,7 +1071,7 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 		CUpti_Activity *a = NULL;
 
 		while (cu.ActivityGetNextRecord(work[i].data, work[i].valid, &a) == CUPTI_SUCCESS)
-			convert_record(a, work[i].edge, emit, ctx);
+			convert_record(a, emit, ctx);
 		pthread_mutex_lock(&buf_lock);
 		free_bufs[nr_free++] = work[i].data;
 		pthread_mutex_unlock(&buf_lock);
@@ -1220,8 +1079,6 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	}
 	if (n)
 		window_drops_note();
-	if (detach_due && !at_exit)
-		window_detach();
 
 	if (at_exit || stats.nr_records != stats_written.nr_records ||
 	    stats.nr_zero_ts != stats_written.nr_zero_ts ||
@@ -1240,7 +1097,7 @@ void cupti_final_flush(void)
 		return;
 	if (pthread_mutex_trylock(&state_lock))
 		return;		/* the thread that holds it may be the one dying */
-	if (atomic_load(&state) == CS_ACTIVE && !atomic_load(&is_detached))
+	if (atomic_load(&state) == CS_ACTIVE)
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_unlock(&state_lock);
 }
@@ -1261,9 +1118,6 @@ void cupti_reset_after_fork(void)
 	nr_creating = 0;
 	is_api_lent = 0;
 	is_api_early = 0;
-	atomic_store(&is_detached, 0);
-	detach_due = 0;
-	completing_edge = 0;
 	nr_edges = 0;
 	/* The parent's buffers in flight are not the child's to wait for at its exit. */
 	atomic_store(&nr_buffers_done, 0);

@@ -841,10 +841,7 @@ void pm_start(void *cupti_lib, const char *cupti_path)
 	const char *slash;
 
 	if (!shim.cfg.pm) {
-		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(),
-			 shim.cfg.cupti_detach ? "GPUSHIM_CUPTI_DETACH=1 (CUPTI detached between "
-						 "windows: no counters)" :
-						 "GPUSHIM_PM=0");
+		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(), "GPUSHIM_PM=0");
 		return;
 	}
 	pm.lib = cupti_lib;

@@ -41,7 +41,6 @@ struct shim_config {
 	int mode;			/* GPUSHIM_MODE: enum record_mode */
 	uint32_t window_ms;		/* GPUSHIM_WINDOW_MS: sampled mode's window */
 	uint32_t window_every_ms;	/* GPUSHIM_WINDOW_EVERY_MS: ... and its period */
-	int cupti_detach;		/* GPUSHIM_CUPTI_DETACH: CUPTI detached between windows */
 	const char *log_path;		/* GPUSHIM_LOG */
 	int log_level;			/* GPUSHIM_LOG_LEVEL: 0 quiet .. 3 debug */
 	const char *cupti;		/* GPUSHIM_CUPTI: NULL auto, "0" off, else a path */

@@ -647,8 +647,8 @@ static uint64_t order_window(const struct m_stretch *spans, size_t nr_spans, uin
 
 /*
  * Last resort for operations CUPTI gave no usable correlation for (its API records can stay
- * off after another client used CUPTI, and a CUPTI detached between sampled windows gives
- * none after its first detach): the n-th unjoined execution of a kernel is the n-th unjoined
+ * off after another client used CUPTI, and a context created while they were off never
+ * gives any): the n-th unjoined execution of a kernel is the n-th unjoined
  * launch of that name, which must come before it; copies and sets pair the same way by size.
  * Calls made while another client held CUPTI, or between two windows, have no record of ours
  * to pair with and are left out. The pairs are counted afresh in each stretch with GPU

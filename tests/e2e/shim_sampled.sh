@@ -6,7 +6,8 @@
 # between windows, some do not have one, every record is joined, and the report says it is
 # sampled, how much the windows cover, and extrapolates. host: no CUPTI at all. full: every
 # launch recorded. The program's output is unchanged in every mode, also with the
-# application's own CUPTI client (its records all its own) while windows come and go.
+# application's own CUPTI client (its records all its own) while windows come and go. Without
+# API records, the join by launch order pairs within each window.
 . "$(dirname "$0")/lib.sh"
 
 use_fake_cupti
@@ -111,6 +112,37 @@ jq -e '.kernels > 0 and .crossing == 0 and .drop_notes >= 1' "$WORK/edge.json" >
 "$GPUSHIM_BIN" report --format json "$WORK/edge.trace" >"$WORK/edge.rep"
 jq -e '.gpu.busy_ns < .sampling.covered_ns and .gpu.unjoined == 0' "$WORK/edge.rep" >/dev/null ||
 	fail "sampled, kernels in flight at a close: $(jq -c '{busy: .gpu.busy_ns, covered: .sampling.covered_ns, unjoined: .gpu.unjoined}' "$WORK/edge.rep")"
+
+# Without any API record (a context CUPTI gives none for) every kernel is joined by launch
+# order, and the pairs are counted afresh in each window: a GPU slower than the launches (2 ms
+# kernels every 1.5 ms) has kernels in flight at every close, whose records are dropped, and
+# their launches stay unpaired at their window's end instead of shifting the next window's
+# pairs (each kernel paired with a launch a whole period, ~100 ms, before it). Every kernel
+# kept starts less than a window after its launch. A launch in flight while the kinds go on
+# or off may have its record or not: the join leaves such a call out (its kernel unjoined).
+FAKE_CUPTI_NO_API=1 FAKE_CUPTI_OP_NS=2000000 FAKE_CUPTI_LATE_END_NS=50000000 GPUSHIM_MODE=sampled \
+	GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=100 \
+	run_shim "$WORK/q.txt" "$WORK/q.trace" paced 300 1500
+"$GPUSHIM_BIN" report --format json "$WORK/q.trace" >"$WORK/q.json"
+jq -e '.gpu.kernels > 0 and .gpu.join.by_launch_order > 0 and .gpu.join.by_api_interval == 0 and
+	.gpu.unjoined <= 2 * .sampling.windows' "$WORK/q.json" >/dev/null ||
+	fail "order join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/q.json")"
+"$GPUSHIM_BIN" info --format json "$WORK/q.trace" |
+	jq -e '[.notes[] | select(.kind == "cupti_off" and
+		(.text | test("^records dropped at sampled window [0-9]+.s close")))] | length >= 1' \
+	>/dev/null || fail "order join: no kernel dropped at a close"
+"$GPUSHIM_BIN" export --format csv -o "$WORK/q.csv" "$WORK/q.trace"
+late=$(awk -F, '{ sub(/\r$/, "") }
+	NR == FNR { if (FNR > 1) t[$2] = $6; next }
+	FNR == 1 { for (i = 1; i <= NF; i++) { if ($i == "start_ns") s = i; if ($i == "call_id") c = i }; next }
+	$c == "" { next }
+	!($c in t) { print "a call not in the table"; next }
+	{ d = $s - t[$c]; if (d < 0 || d >= 20000000) print d }' \
+	"$WORK/q.csv/calls.csv" "$WORK/q.csv/kernels.csv" | head -3)
+[ -z "$late" ] || fail "order join: kernels paired with a launch not of their window (ns after it): $late"
+"$GPUSHIM_BIN" report "$WORK/q.trace" >"$WORK/q.txt"
+grep -q "^  joined   $(jget "$WORK/q.json" .gpu.join.by_launch_order) of $(jget "$WORK/q.json" .gpu.kernels) GPU operations to their calls by launch order (CUPTI gave no API record for them); $(jget "$WORK/q.json" .gpu.unjoined) unjoined$" \
+	"$WORK/q.txt" || fail "order join: the report's line: $(grep '^  joined' "$WORK/q.txt")"
 
 # full: every launch recorded; host: none, and no CUPTI at all.
 GPUSHIM_MODE=full run_shim "$WORK/f.txt" "$WORK/f.trace" paced 300 100

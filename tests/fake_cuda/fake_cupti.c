@@ -19,10 +19,8 @@
  * (1 us). FAKE_CUPTI_LATE_END_NS: a kernel still running when the kernel kind goes off gets
  * an end that much later than it ran, as a real CUDA graph's kernels did on the H200
  * (doc/experiments/cupti_graph_records.cu, BENCHMARKS.md "Runs G, H, I and J").
- * FAKE_CUPTI_UNFINISHED=1: a forced flush gives an operation still running no end (and no
- * start if it has not started), as CUPTI gives a record it flushes unfinished.
- * cuptiFinalize detaches as CUPTI 13 does (BENCHMARKS.md run K): callbacks, clock, kinds and
- * API records forgotten; attached again, a context made before gives no API records.
+ * FAKE_CUPTI_NO_API=1: no API records at all, as CUPTI gives none for a context created while
+ * they were off: every operation is joined to its call by launch order.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -195,7 +193,8 @@ void fake_cupti_leave(const struct fake_api *a, enum fake_api_kind kind)
 	int expected = -1;
 
 	atomic_compare_exchange_strong(&ctx_has_api, &expected, any_api_on());
-	if (!atomic_load(&ctx_has_api) || !atomic_load(&driver_cbid_on[cbid_names[kind].cbid]))
+	if (!atomic_load(&ctx_has_api) || !atomic_load(&driver_cbid_on[cbid_names[kind].cbid]) ||
+	    env_u64("FAKE_CUPTI_NO_API", 0))
 		return;
 	memset(&r, 0, sizeof(r));
 	r.kind = CUPTI_ACTIVITY_KIND_DRIVER;
@@ -370,41 +369,6 @@ EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 							      CUPTI_ERROR_NOT_SUPPORTED;
 }
 
-/* FAKE_CUPTI_UNFINISHED (above): the buffer's operations still running now, left open. */
-static void unfinished(void)
-{
-	uint64_t t = now();
-	size_t at = 0, size;
-
-	if (!env_u64("FAKE_CUPTI_UNFINISHED", 0))
-		return;
-	pthread_mutex_lock(&lock);
-	for (; buf && at < buf_used; at += size) {
-		CUpti_Activity *a = (CUpti_Activity *)(buf + at);
-		uint64_t *start = NULL, *end = NULL;
-
-		size = record_size(a->kind);
-		if (!size)
-			break;
-		if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
-			start = &((CUpti_ActivityKernel10 *)a)->start;
-			end = &((CUpti_ActivityKernel10 *)a)->end;
-		} else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
-			start = &((CUpti_ActivityMemcpy6 *)a)->start;
-			end = &((CUpti_ActivityMemcpy6 *)a)->end;
-		} else if (a->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
-			start = &((CUpti_ActivityMemset4 *)a)->start;
-			end = &((CUpti_ActivityMemset4 *)a)->end;
-		}
-		if (end && *end > t) {
-			*end = 0;
-			if (*start > t)
-				*start = 0;
-		}
-	}
-	pthread_mutex_unlock(&lock);
-}
-
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	uint64_t ms = env_u64("FAKE_CUPTI_FORCED_FLUSH_MS", 0);
@@ -416,8 +380,6 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 
 		nanosleep(&ts, NULL);
 	}
-	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
-		unfinished();
 	pthread_mutex_lock(&lock);
 	if (buf && buf_used) {
 		full = buf;
@@ -461,20 +423,5 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 
 EXPORT CUptiResult cuptiFinalize(void)
 {
-	int expected = 1;
-	size_t i;
-
-	pthread_mutex_lock(&lock);
-	on_request = NULL;
-	on_complete = NULL;
-	clock_fn = NULL;
-	gpu_free_at = 0;
-	pthread_mutex_unlock(&lock);
-	for (i = 0; i < CUPTI_ACTIVITY_KIND_COUNT; i++)
-		atomic_store(&kind_on[i], 0);
-	for (i = 0; i < CUPTI_DRIVER_TRACE_CBID_SIZE; i++)
-		atomic_store(&driver_cbid_on[i], 0);
-	/* The context there is (if any) gives no API records once CUPTI is attached again. */
-	atomic_compare_exchange_strong(&ctx_has_api, &expected, 0);
 	return CUPTI_SUCCESS;
 }
