@@ -4,7 +4,8 @@
  * trace: by the external correlation id the shim pushed (driver-API launches), by the
  * thread and interval of CUPTI's API record (cudart's launch path), and, where CUPTI gave no
  * correlation after another client held it, by order — kernels by name, sets by size —
- * leaving out the calls made while that client held CUPTI. The join as the records are read
+ * leaving out the calls made while that client held CUPTI, and pairing within each window of
+ * a sampled run. The join as the records are read
  * against the join after loading: the same answer, on hand-built traces and on the H200
  * fixtures named on the command line.
  */
@@ -191,6 +192,60 @@ static void test_join(void)
 	CHECK_EQ(m.gpu_joined_by_order, 3);
 	CHECK_EQ(m.gpu_joined, 6);
 	CHECK_EQ(m.gpu_unjoined, 1);
+	model_free(&m);
+	trace_reader_close(&rd);
+	tb_free(&t);
+}
+
+/*
+ * The join by order, window by window (sampled windows, no API record at all; us after BASE):
+ * window 1 from before 0 to 30 with launches of A at 0, 10 and 20 (seq 1-3), the last one's
+ * kernel lost at the close; a launch of A at 40 between windows (seq 4); one at 58 (seq 5)
+ * that returns after window 2 opens at 60 and whose kernel started at 59, before that note;
+ * one at 70 (seq 6). Paired across the whole trace, the kernel at 59 would take seq 3's
+ * launch and every later one the launch before its own.
+ */
+static const char *build_windows(struct tb *t)
+{
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(t, S_KERN_A, "kern_a");
+	tb_string(t, S_NOTE, "note");
+	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	def_func(t, 1, S_KERN_A);
+	tb_note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	tb_block(t, TID, 0, BASE);
+	launch(t, 0, 1, 1);
+	launch(t, 10000, 2, 1);
+	launch(t, 10000, 3, 1);
+	launch(t, 20000, 4, 1);
+	launch(t, 18000, 5, 1);
+	launch(t, 12000, 6, 1);
+	tb_note(t, BASE + 30000, TRACE_NOTE_CUPTI_OFF, S_NOTE);
+	tb_note(t, BASE + 60000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	kernel(t, BASE + 6000, 0, S_KERN_A);
+	kernel(t, BASE + 16000, 0, S_KERN_A);
+	kernel(t, BASE + 59000, 0, S_KERN_A);
+	kernel(t, BASE + 76000, 0, S_KERN_A);
+	tb_flush(t);
+	return tb_write(t, "join_windows.trace", 0);
+}
+
+static void test_join_windows(void)
+{
+	struct trace_reader rd;
+	struct model m;
+	struct tb t;
+
+	CHECK_EQ(trace_reader_open(&rd, build_windows(&t)), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	CHECK_EQ(m.nr_gpu, 4);
+	CHECK_EQ(joined_seq(&m, BASE + 6000), 1);
+	CHECK_EQ(joined_seq(&m, BASE + 16000), 2);
+	CHECK_EQ(joined_seq(&m, BASE + 59000), 5);	/* the window it is nearer, its call's */
+	CHECK_EQ(joined_seq(&m, BASE + 76000), 6);
+	CHECK_EQ(m.gpu_joined_by_order, 4);
+	CHECK_EQ(m.gpu_unjoined, 0);
 	model_free(&m);
 	trace_reader_close(&rd);
 	tb_free(&t);
@@ -659,6 +714,7 @@ static void test_shape_refs_traces(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	RUN(test_join);
+	RUN(test_join_windows);
 	RUN(test_join_many);
 	RUN(test_join_by_ext);
 	RUN(test_join_tid_reused);
