@@ -5,8 +5,8 @@ ended 7 of 9 PyTorch processes (heap corruption, "unspecified launch failure"), 
 C program survived the same detaches from a thread that makes no CUDA call. This script takes
 the shim out: a Python thread that makes no CUDA call opens a window (kernel records) through
 ctypes every 100 ms, closes it, flushes and, with --detach, finalizes CUPTI, while the main
-thread runs a launch-bound eager loop (and with --graph a CUDA-graph loop). Not run yet; on a
-GPU machine with PyTorch:
+thread runs a launch-bound eager loop (and with --graph a CUDA-graph loop). Results: BENCHMARKS
+run P. On a GPU machine with PyTorch:
     for a in "" --detach "--detach --graph"; do python3 cupti_detach_torch.py $a; echo "exit $?"; done
 It prints the windows done, the kernel records seen, and "done" when the loops ended; a crash
 shows as the exit status (134: SIGABRT)."""
