@@ -109,12 +109,17 @@ jget late_info.json '.notes[] | select(.kind == "warning") | .text' | grep -q "^
 
 # A polling loop makes the most alike records a trace holds (a million context
 # synchronizations): at zstd level 9 its chunks reach 90:1, and the reader must still take the
-# shim's own trace (the first bomb limit, 64:1, refused it).
+# shim's own trace (the first bomb limit, 64:1, refused it). Every call is in it or counted as
+# lost: a writer compressing at level 9 on a loaded machine can fall behind the loop and its
+# ring fill (a clean-clone CI run lost 13,606 of the million while other builds ran beside
+# it), which is the shim's documented behaviour, not what this checks.
 GPUSHIM_ZSTD_LEVEL=9 GPUSHIM_BUFFER_KB=65536 run_exit sync 60 syncloop 1000000
 expect "polling loop: exit code" "$rc" 0
 "$GPUSHIM_BIN" report --format json "$(only_trace "$WORK/sync-*.trace")" >sync.json ||
 	fail "polling loop: the shim's own trace is refused"
-expect "polling loop: trace" "$(jget sync.json '"\(.trace.complete) \(.counts.syncs) \(.trace.lost_records)"')" "true 1000000 0"
+jq -e '.trace.complete and .counts.syncs + .trace.lost_records == 1000000 and
+	.counts.syncs >= 500000' sync.json >/dev/null ||
+	fail "polling loop: trace: $(jget sync.json '"\(.trace.complete) \(.counts.syncs) \(.trace.lost_records)"')"
 
 # The main thread leaves by pthread_exit before any CUDA call; the thread it started is the
 # first to use CUDA (the writer starts after the main thread left).
