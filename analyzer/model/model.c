@@ -225,7 +225,7 @@ static int cmp_cupti_note(const void *a, const void *b)
  * (which can take long); notes written meanwhile come first, so the notes are put in order
  * of time before they are walked.
  */
-struct m_stretch *model_host_only(const struct model *m, size_t *n_out)
+static struct m_stretch *host_only(const struct model *m, size_t *n_out, int at_kinds)
 {
 	struct cupti_note *v;
 	struct m_stretch *out;
@@ -238,6 +238,10 @@ struct m_stretch *model_host_only(const struct model *m, size_t *n_out)
 	for (i = 0; i < m->nr_notes; i++) {
 		if (m->notes[i].kind != TRACE_NOTE_CUPTI_ON &&
 		    m->notes[i].kind != TRACE_NOTE_CUPTI_OFF)
+			continue;
+		if (at_kinds && m->notes[i].kind == TRACE_NOTE_CUPTI_OFF &&
+		    !strncmp(model_string(m, m->notes[i].text, ""),
+			     "records dropped at sampled window ", 34))
 			continue;
 		v[n].ts = m->notes[i].ts;
 		v[n].idx = i;
@@ -270,6 +274,16 @@ struct m_stretch *model_host_only(const struct model *m, size_t *n_out)
 	}
 	*n_out = k;
 	return out;
+}
+
+struct m_stretch *model_host_only(const struct model *m, size_t *n_out)
+{
+	return host_only(m, n_out, 0);
+}
+
+struct m_stretch *model_kinds_off(const struct model *m, size_t *n_out)
+{
+	return host_only(m, n_out, 1);
 }
 
 int model_sampled(const struct model *m, uint32_t *len_ms, uint32_t *every_ms)

@@ -535,6 +535,14 @@ struct m_stretch {
  */
 struct m_stretch *model_host_only(const struct model *m, size_t *n_out);
 
+/*
+ * model_kinds_off - model_host_only's stretches as CUPTI's kinds were off: a sampled window
+ * ends at its end note, not earlier where the records it dropped at its close began (the
+ * "records dropped at sampled window N's close" note). The calls made in between still had
+ * their operations recorded (the join by launch order needs them).
+ */
+struct m_stretch *model_kinds_off(const struct model *m, size_t *n_out);
+
 /* The index of the stretch of @v (@n, in order and disjoint) holding @t, or @n: O(log n). */
 size_t model_stretch_of(const struct m_stretch *v, size_t n, uint64_t t);
 

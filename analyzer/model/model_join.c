@@ -596,19 +596,20 @@ static int order_key_op(const struct model *m, const struct m_gpu_op *g, uint64_
 }
 
 /*
- * A call is a candidate when it returned with GPU timestamps on (@c->t1 in no host-only
- * stretch), and belongs to the window it returned in: CUPTI makes an operation's record
- * inside the call, so one that began before a window's start note and ended after it most
- * likely has its record (the kinds go on before the note), and one that ended after a
- * window's end note most likely has none (they go off right after it). In a launch-bound
- * loop a launch is nearly always in flight at an edge: leaving out the one at a window's
- * start left its kernel unjoined.
+ * A call is a candidate when it began with the kinds on (@c->t0 in no stretch with them off),
+ * and belongs to the window it began in: CUPTI makes an operation's record early in the call.
+ * One that began before a window's start note and returned after it is left out (its kernel
+ * stays unjoined at worst: it started before the window's first candidate, and an operation
+ * never pairs with a later launch; taken in, one without a record would shift every pair of
+ * its window by one); one still running at a window's end note is taken in (the kinds go off
+ * just after the note: left out, one with a record would shift the window's late operations,
+ * order_pair_window).
  */
 static int order_key_call(const struct model *m, const struct m_stretch *spans, size_t nr_spans,
 			  const struct m_call *c, uint64_t *key)
 {
 	if ((c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING)) ||
-	    model_stretch_of(spans, nr_spans, c->t1) < nr_spans)
+	    model_stretch_of(spans, nr_spans, c->t0) < nr_spans)
 		return 0;
 	switch (c->kind) {
 	case MC_LAUNCH: {
@@ -633,8 +634,8 @@ static int order_key_call(const struct model *m, const struct m_stretch *spans, 
 /*
  * The window of an operation that started at @t: the host-only stretches before it. One that
  * started between two windows ran late work of the window before (launched there, started
- * after its end) or early work of the next (launched as its kinds went on, started before its
- * note): the nearer window's.
+ * after its end) or work launched as the next one's kinds went on (started before its note,
+ * its call left out: it stays unjoined): the nearer window's.
  */
 static uint64_t order_window(const struct m_stretch *spans, size_t nr_spans, uint64_t t)
 {
@@ -645,16 +646,52 @@ static uint64_t order_window(const struct m_stretch *spans, size_t nr_spans, uin
 	return model_stretches_before(spans, nr_spans, t);
 }
 
+static void order_pair(struct model *m, const struct order_item *op, const struct order_item *c)
+{
+	if (c->idx >= M_NO_CALL)
+		return;
+	m->gpu[op->idx].call = (uint32_t)c->idx;
+	m->calls[c->idx].flags |= MCF_HAS_GPU;
+	m->gpu_joined++;
+	m->gpu_unjoined--;
+	m->gpu_joined_by_order++;
+}
+
+/*
+ * One window's operations @ops[0..@no) and calls @c[0..@nc) of one kernel (or size), in time
+ * order; the window's GPU timestamps end at @end. Every call in a window made its operation's
+ * record; the shim drops the records of the operations still running at the close (their
+ * times are not reliable), and keeps those that started after it. So the operations that
+ * started before @end are the first calls' (each pairs with the first call left that came
+ * before it; one with none before it stays unjoined), and those that started after @end are
+ * the last calls': paired from the end, they skip the launches whose operations were dropped
+ * in between instead of each taking the launch before its own.
+ */
+static void order_pair_window(struct model *m, const struct order_item *ops, size_t no,
+			      const struct order_item *c, size_t nc, uint64_t end)
+{
+	size_t a = 0, b = 0, late, k, skip;
+
+	for (late = 0; late < no && ops[late].t < end; late++)
+		;
+	for (; a < late && b < nc; a++)
+		if (c[b].t <= ops[a].t)
+			order_pair(m, &ops[a], &c[b++]);
+	k = no - late;
+	skip = k > nc - b ? k - (nc - b) : 0;	/* more late operations than calls left */
+	for (a = skip; a < k; a++)
+		order_pair(m, &ops[late + a], &c[nc - k + a]);
+}
+
 /*
  * Last resort for operations CUPTI gave no usable correlation for (its API records can stay
  * off after another client used CUPTI, and a context created while they were off never
- * gives any): the n-th unjoined execution of a kernel is the n-th unjoined
- * launch of that name, which must come before it; copies and sets pair the same way by size.
- * Calls made while another client held CUPTI, or between two windows, have no record of ours
- * to pair with and are left out. The pairs are counted afresh in each stretch with GPU
- * timestamps (a window, and the host-only stretch after it, where work it launched may
- * start): an operation a window lost (dropped at its close) leaves one launch unpaired at
- * that window's end instead of shifting every later pair of its name by one.
+ * gives any): the n-th unjoined execution of a kernel is the n-th unjoined launch of that
+ * name, which must come before it; copies and sets pair the same way by size. Calls made
+ * while another client held CUPTI, or between two windows, have no record of ours to pair
+ * with and are left out. The pairs are counted afresh in each stretch with the kinds on (a
+ * window up to its end note, with the stretch after it, where work it launched may start):
+ * order_pair_window.
  */
 void model_join_by_order(struct model *m)
 {
@@ -668,7 +705,7 @@ void model_join_by_order(struct model *m)
 		no += order_key_op(m, &m->gpu[i], &key);
 	if (!no)
 		return;
-	spans = model_host_only(m, &nr_spans);
+	spans = model_kinds_off(m, &nr_spans);
 	ops = xmalloc(no * sizeof(*ops));
 	for (i = 0, no = 0; i < m->nr_gpu; i++)
 		if (order_key_op(m, &m->gpu[i], &key))
@@ -681,28 +718,32 @@ void model_join_by_order(struct model *m)
 	for (i = 0, nc = 0; i < m->nr_calls; i++)
 		if (order_key_call(m, spans, nr_spans, &m->calls[i], &key))
 			calls[nc++] = (struct order_item){
-				key, model_stretches_before(spans, nr_spans, m->calls[i].t1),
+				key, model_stretches_before(spans, nr_spans, m->calls[i].t0),
 				m->calls[i].t0, i
 			};
 	xqsort(ops, no, sizeof(*ops), cmp_order);
 	xqsort(calls, nc, sizeof(*calls), cmp_order);
 	while (a < no && b < nc) {
+		size_t a1 = a, b1 = b;
+
 		if (calls[b].key < ops[a].key ||
 		    (calls[b].key == ops[a].key && calls[b].win < ops[a].win)) {
 			b++;
-		} else if (ops[a].key < calls[b].key || ops[a].win < calls[b].win) {
-			a++;
-		} else if (calls[b].t <= ops[a].t && calls[b].idx < M_NO_CALL) {
-			m->gpu[ops[a].idx].call = (uint32_t)calls[b].idx;
-			m->calls[calls[b].idx].flags |= MCF_HAS_GPU;
-			m->gpu_joined++;
-			m->gpu_unjoined--;
-			m->gpu_joined_by_order++;
-			a++;
-			b++;
-		} else {
-			a++;	/* an execution with no launch before it: left unjoined */
+			continue;
 		}
+		if (ops[a].key < calls[b].key || ops[a].win < calls[b].win) {
+			a++;
+			continue;
+		}
+		/* One kernel (or size) in one window: its operations and its calls. */
+		while (a1 < no && ops[a1].key == ops[a].key && ops[a1].win == ops[a].win)
+			a1++;
+		while (b1 < nc && calls[b1].key == calls[b].key && calls[b1].win == calls[b].win)
+			b1++;
+		order_pair_window(m, ops + a, a1 - a, calls + b, b1 - b,
+				  ops[a].win < nr_spans ? spans[ops[a].win].from : UINT64_MAX);
+		a = a1;
+		b = b1;
 	}
 	free(spans);
 	free(ops);

@@ -114,12 +114,14 @@ jq -e '.gpu.busy_ns < .sampling.covered_ns and .gpu.unjoined == 0' "$WORK/edge.r
 	fail "sampled, kernels in flight at a close: $(jq -c '{busy: .gpu.busy_ns, covered: .sampling.covered_ns, unjoined: .gpu.unjoined}' "$WORK/edge.rep")"
 
 # Without any API record (a context CUPTI gives none for) every kernel is joined by launch
-# order, and the pairs are counted afresh in each window: a GPU slower than the launches (2 ms
-# kernels every 1.5 ms) has kernels in flight at every close, whose records are dropped, and
-# their launches stay unpaired at their window's end instead of shifting the next window's
-# pairs (each kernel paired with a launch a whole period, ~100 ms, before it). Every kernel
-# kept starts less than a window after its launch. A launch in flight while the kinds go on
-# or off may have its record or not: the join leaves such a call out (its kernel unjoined).
+# order, and the pairs are made afresh in each window: a GPU slower than the launches (2 ms
+# kernels every 1.5 ms) has a kernel in flight at every close, whose record is dropped, and
+# kernels queued behind it that start after the close. Each kernel must be joined to its own
+# launch: the fake CUPTI's correlation id of a kernel is its launch's number (the program's
+# n-th launch). Paired across the whole trace, each window's kernels took the launch before
+# their own (~100 ms earlier: the last of the window before); paired from each window's start
+# only, the kernels queued behind a dropped one did. A launch in flight while the kinds go on
+# may have its record or not: the join leaves it out (its kernel unjoined, if it had one).
 FAKE_CUPTI_NO_API=1 FAKE_CUPTI_OP_NS=2000000 FAKE_CUPTI_LATE_END_NS=50000000 GPUSHIM_MODE=sampled \
 	GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=100 \
 	run_shim "$WORK/q.txt" "$WORK/q.trace" paced 300 1500
@@ -131,15 +133,25 @@ jq -e '.gpu.kernels > 0 and .gpu.join.by_launch_order > 0 and .gpu.join.by_api_i
 	jq -e '[.notes[] | select(.kind == "cupti_off" and
 		(.text | test("^records dropped at sampled window [0-9]+.s close")))] | length >= 1' \
 	>/dev/null || fail "order join: no kernel dropped at a close"
+# Kernels in order of start: each one's correlation id (the trace) and joined call (the CSV).
+"$GPUSHIM_BIN" dump --format jsonl "$WORK/q.trace" |
+	jq -r 'select(.type == "gpu_kernel") | "\(.start_ns) \(.cupti_corr)"' | sort -n >"$WORK/q.corr"
 "$GPUSHIM_BIN" export --format csv -o "$WORK/q.csv" "$WORK/q.trace"
-late=$(awk -F, '{ sub(/\r$/, "") }
-	NR == FNR { if (FNR > 1) t[$2] = $6; next }
-	FNR == 1 { for (i = 1; i <= NF; i++) { if ($i == "start_ns") s = i; if ($i == "call_id") c = i }; next }
-	$c == "" { next }
-	!($c in t) { print "a call not in the table"; next }
-	{ d = $s - t[$c]; if (d < 0 || d >= 20000000) print d }' \
-	"$WORK/q.csv/calls.csv" "$WORK/q.csv/kernels.csv" | head -3)
-[ -z "$late" ] || fail "order join: kernels paired with a launch not of their window (ns after it): $late"
+col() {	# col FILE NAME...: those columns of a CSV table, by its header
+	f=$1
+	shift
+	awk -F, -v want="$*" '{ sub(/\r$/, "") }
+		FNR == 1 { n = split(want, w, " "); for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ line = ""; for (i = 1; i <= n; i++) line = line (i > 1 ? " " : "") $(c[w[i]]); print line }' "$f"
+}
+col "$WORK/q.csv/calls.csv" start_ns call_id kind | awk '$3 == "launch"' | sort -n |
+	awk '{ print $2, NR }' >"$WORK/q.launches"
+col "$WORK/q.csv/kernels.csv" start_ns call_id | sort -n >"$WORK/q.kernels"
+[ "$(wc -l <"$WORK/q.corr")" = "$(wc -l <"$WORK/q.kernels")" ] || fail "order join: kernels differ"
+wrong=$(paste -d' ' "$WORK/q.corr" "$WORK/q.kernels" |
+	awk 'NR == FNR { n[$1] = $2; next } $4 != "" && n[$4] != $2 { print $2 "->" n[$4] }' \
+		"$WORK/q.launches" - | head -3)
+[ -z "$wrong" ] || fail "order join: kernels joined to another launch (its number -> the joined one's): $wrong"
 "$GPUSHIM_BIN" report "$WORK/q.trace" >"$WORK/q.txt"
 grep -q "^  joined   $(jget "$WORK/q.json" .gpu.join.by_launch_order) of $(jget "$WORK/q.json" .gpu.kernels) GPU operations to their calls by launch order (CUPTI gave no API record for them); $(jget "$WORK/q.json" .gpu.unjoined) unjoined$" \
 	"$WORK/q.txt" || fail "order join: the report's line: $(grep '^  joined' "$WORK/q.txt")"

@@ -169,6 +169,9 @@ void fake_cupti_enter(struct fake_api *a)
 {
 	fake_pm_note_call();
 	a->corr = atomic_fetch_add(&next_corr, 1);
+	a->kernel_on = (uint8_t)atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]);
+	a->copy_on = (uint8_t)atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_MEMCPY]);
+	a->set_on = (uint8_t)atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_MEMSET]);
 	a->start = now();
 }
 
@@ -212,7 +215,7 @@ void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigne
 {
 	CUpti_ActivityKernel10 k;
 
-	if (!atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]))
+	if (!a->kernel_on)
 		return;
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -232,7 +235,7 @@ void fake_cupti_copy(const struct fake_api *a, uint64_t bytes)
 {
 	CUpti_ActivityMemcpy6 m;
 
-	if (!atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_MEMCPY]))
+	if (!a->copy_on)
 		return;
 	memset(&m, 0, sizeof(m));
 	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -248,7 +251,7 @@ void fake_cupti_set(const struct fake_api *a, uint64_t bytes)
 {
 	CUpti_ActivityMemset4 m;
 
-	if (!atomic_load(&kind_on[CUPTI_ACTIVITY_KIND_MEMSET]))
+	if (!a->set_on)
 		return;
 	memset(&m, 0, sizeof(m));
 	m.kind = CUPTI_ACTIVITY_KIND_MEMSET;

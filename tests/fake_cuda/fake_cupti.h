@@ -14,6 +14,9 @@
 struct fake_api {
 	uint64_t start;
 	uint32_t corr;
+	/* The kinds as the call began: its operation's record is decided there, as early in a
+	 * call as CUPTI decides it (a call in flight as a kind goes off keeps its record). */
+	uint8_t kernel_on, copy_on, set_on;
 };
 
 /* Which API record a call makes: one driver callback id per kind of work. */

@@ -198,15 +198,25 @@ static void test_join(void)
 }
 
 /*
- * The join by order, window by window (sampled windows, no API record at all; us after BASE):
- * window 1 from before 0 to 30 with launches of A at 0, 10 and 20 (seq 1-3), the last one's
- * kernel lost at the close; a launch of A at 40 between windows (seq 4); one at 58 (seq 5)
- * that returns after window 2 opens at 60 and whose kernel started at 59, before that note;
- * one at 70 (seq 6). Paired across the whole trace, the kernel at 59 would take seq 3's
- * launch and every later one the launch before its own.
+ * The join by order, window by window (sampled windows, no API record at all; us after BASE;
+ * one kernel): window 1 (to 30) with launches at 0, 10, 20 and 24 (seq 1-4), the third's
+ * kernel dropped at the close, the fourth's queued behind it and started at 33, after the
+ * close; a launch at 40 between windows (seq 5); window 2 (60 to 90) opening while a launch
+ * from 58 to 63 that made no kernel (seq 6) was in flight, then launches at 70, 80 and 84
+ * (seq 7-9), the last one's kernel dropped at the close; a launch at 100 between windows (seq
+ * 10); window 3 (from 120) opening while a launch from 117 to 122 (seq 11) was in flight, whose
+ * kernel started at 119, before the note; a launch at 130 (seq 12). Paired across the whole
+ * trace, the kernel at 33 would take seq 3's launch and every later one the launch before its
+ * own; taking in the calls in flight at a window's start, seq 6 (no kernel) would take 76's;
+ * counting the kernel at 119 in window 2, where it started, it would take seq 9's.
  */
 static const char *build_windows(struct tb *t)
 {
+	static const uint32_t dt[] = { 0, 10000, 10000, 4000, 16000, 18000, 12000, 10000, 4000,
+				       16000, 17000, 13000 };
+	static const uint64_t starts[] = { 6000, 16000, 33000, 76000, 86000, 119000, 136000 };
+	size_t i;
+
 	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
 	tb_string(t, S_LAUNCH, "cuLaunchKernel");
 	tb_string(t, S_KERN_A, "kern_a");
@@ -215,18 +225,14 @@ static const char *build_windows(struct tb *t)
 	def_func(t, 1, S_KERN_A);
 	tb_note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
 	tb_block(t, TID, 0, BASE);
-	launch(t, 0, 1, 1);
-	launch(t, 10000, 2, 1);
-	launch(t, 10000, 3, 1);
-	launch(t, 20000, 4, 1);
-	launch(t, 18000, 5, 1);
-	launch(t, 12000, 6, 1);
+	for (i = 0; i < sizeof(dt) / sizeof(dt[0]); i++)
+		launch(t, dt[i], (uint32_t)i + 1, 1);
 	tb_note(t, BASE + 30000, TRACE_NOTE_CUPTI_OFF, S_NOTE);
 	tb_note(t, BASE + 60000, TRACE_NOTE_CUPTI_ON, S_NOTE);
-	kernel(t, BASE + 6000, 0, S_KERN_A);
-	kernel(t, BASE + 16000, 0, S_KERN_A);
-	kernel(t, BASE + 59000, 0, S_KERN_A);
-	kernel(t, BASE + 76000, 0, S_KERN_A);
+	tb_note(t, BASE + 90000, TRACE_NOTE_CUPTI_OFF, S_NOTE);
+	tb_note(t, BASE + 120000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
+		kernel(t, BASE + starts[i], 0, S_KERN_A);
 	tb_flush(t);
 	return tb_write(t, "join_windows.trace", 0);
 }
@@ -239,13 +245,16 @@ static void test_join_windows(void)
 
 	CHECK_EQ(trace_reader_open(&rd, build_windows(&t)), 0);
 	CHECK_EQ(model_load(&m, &rd), 0);
-	CHECK_EQ(m.nr_gpu, 4);
+	CHECK_EQ(m.nr_gpu, 7);
 	CHECK_EQ(joined_seq(&m, BASE + 6000), 1);
 	CHECK_EQ(joined_seq(&m, BASE + 16000), 2);
-	CHECK_EQ(joined_seq(&m, BASE + 59000), 5);	/* the window it is nearer, its call's */
-	CHECK_EQ(joined_seq(&m, BASE + 76000), 6);
-	CHECK_EQ(m.gpu_joined_by_order, 4);
-	CHECK_EQ(m.gpu_unjoined, 0);
+	CHECK_EQ(joined_seq(&m, BASE + 33000), 4);	/* after the close: from the end */
+	CHECK_EQ(joined_seq(&m, BASE + 76000), 7);	/* not seq 6, in flight at the start */
+	CHECK_EQ(joined_seq(&m, BASE + 86000), 8);
+	CHECK_EQ(joined_seq(&m, BASE + 119000), 0);	/* window 3's, before any of its calls */
+	CHECK_EQ(joined_seq(&m, BASE + 136000), 12);
+	CHECK_EQ(m.gpu_joined_by_order, 6);
+	CHECK_EQ(m.gpu_unjoined, 1);
 	model_free(&m);
 	trace_reader_close(&rd);
 	tb_free(&t);
