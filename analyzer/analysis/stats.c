@@ -1082,11 +1082,6 @@ void stats_comm_memo_free(struct stats_comm_memo *memo)
 	memo->n = 0;
 }
 
-static int is_comm(struct stats_acc *a, uint32_t name)
-{
-	return stats_is_comm_name(&a->comm, a->m, name);
-}
-
 static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct m_gpu_shape *sh)
 {
 	struct s_gpu *g = &a->s->gpu;
@@ -1116,7 +1111,7 @@ static void gpu_op(struct stats_acc *a, const struct m_gpu_op *op, const struct 
 	switch (sh->kind) {
 	case MG_KERNEL:
 		g->nr_kernels++;
-		if (is_comm(a, sh->name)) {
+		if (stats_is_comm_name(&a->comm, a->m, sh->name)) {
 			d->nr_comm++;
 			stats_union_add(&a->unions[j * UNIONS + U_COMM], op->start, op->end);
 			if (g->nr_comm_ops < STATS_MAX_COMM_OPS) {

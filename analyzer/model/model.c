@@ -338,8 +338,8 @@ struct m_stretch *model_gpu_windows(const struct m_stretch *v, size_t n, uint64_
 	return out;
 }
 
-/* The first of the @n stretches @v ending after @t, or @n. */
-static size_t first_ending_after(const struct m_stretch *v, size_t n, uint64_t t)
+/* The first of the @n stretches @v ending after @t, or @n (model.h). */
+size_t model_stretches_before(const struct m_stretch *v, size_t n, uint64_t t)
 {
 	size_t lo = 0, hi = n;
 
@@ -354,21 +354,16 @@ static size_t first_ending_after(const struct m_stretch *v, size_t n, uint64_t t
 	return lo;
 }
 
-size_t model_stretches_before(const struct m_stretch *v, size_t n, uint64_t t)
-{
-	return first_ending_after(v, n, t);
-}
-
 size_t model_stretch_of(const struct m_stretch *v, size_t n, uint64_t t)
 {
-	size_t i = first_ending_after(v, n, t);
+	size_t i = model_stretches_before(v, n, t);
 
 	return i < n && v[i].from <= t ? i : n;
 }
 
 uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a, uint64_t b)
 {
-	size_t lo = first_ending_after(v, n, a);
+	size_t lo = model_stretches_before(v, n, a);
 	uint64_t sum = 0;
 
 	for (; lo < n && v[lo].from < b; lo++)

@@ -606,11 +606,14 @@ static int order_key_op(const struct model *m, const struct m_gpu_op *g, uint64_
  * order_pair_window).
  */
 static int order_key_call(const struct model *m, const struct m_stretch *spans, size_t nr_spans,
-			  const struct m_call *c, uint64_t *key)
+			  const struct m_call *c, uint64_t *key, uint64_t *win)
 {
+	size_t j = model_stretches_before(spans, nr_spans, c->t0);
+
 	if ((c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING)) ||
-	    model_stretch_of(spans, nr_spans, c->t0) < nr_spans)
+	    (j < nr_spans && spans[j].from <= c->t0))
 		return 0;
+	*win = j;
 	switch (c->kind) {
 	case MC_LAUNCH: {
 		uint32_t func = model_launch(m, c)->func;
@@ -639,11 +642,12 @@ static int order_key_call(const struct model *m, const struct m_stretch *spans, 
  */
 static uint64_t order_window(const struct m_stretch *spans, size_t nr_spans, uint64_t t)
 {
-	size_t j = model_stretch_of(spans, nr_spans, t);
+	size_t j = model_stretches_before(spans, nr_spans, t);
 
-	if (j < nr_spans && spans[j].to != UINT64_MAX && t - spans[j].from > spans[j].to - t)
+	if (j < nr_spans && spans[j].from <= t && spans[j].to != UINT64_MAX &&
+	    t - spans[j].from > spans[j].to - t)
 		return j + 1;
-	return model_stretches_before(spans, nr_spans, t);
+	return j;
 }
 
 static void order_pair(struct model *m, const struct order_item *op, const struct order_item *c)
@@ -698,7 +702,7 @@ void model_join_by_order(struct model *m)
 	struct order_item *ops, *calls = NULL;
 	struct m_stretch *spans = NULL;
 	size_t i, no = 0, nc = 0, a = 0, b = 0, nr_spans = 0;
-	uint64_t key;
+	uint64_t key, win;
 
 	/* Counted first: most traces have no operation left to join, so no table. */
 	for (i = 0; i < m->nr_gpu; i++)
@@ -713,14 +717,11 @@ void model_join_by_order(struct model *m)
 									    m->gpu[i].start),
 							 m->gpu[i].start, i };
 	for (i = 0; i < m->nr_calls; i++)
-		nc += order_key_call(m, spans, nr_spans, &m->calls[i], &key);
+		nc += order_key_call(m, spans, nr_spans, &m->calls[i], &key, &win);
 	calls = xmalloc((nc + 1) * sizeof(*calls));
 	for (i = 0, nc = 0; i < m->nr_calls; i++)
-		if (order_key_call(m, spans, nr_spans, &m->calls[i], &key))
-			calls[nc++] = (struct order_item){
-				key, model_stretches_before(spans, nr_spans, m->calls[i].t0),
-				m->calls[i].t0, i
-			};
+		if (order_key_call(m, spans, nr_spans, &m->calls[i], &key, &win))
+			calls[nc++] = (struct order_item){ key, win, m->calls[i].t0, i };
 	xqsort(ops, no, sizeof(*ops), cmp_order);
 	xqsort(calls, nc, sizeof(*calls), cmp_order);
 	while (a < no && b < nc) {
