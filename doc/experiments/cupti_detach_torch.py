@@ -32,6 +32,9 @@ def main():
     ap.add_argument("--detach", action="store_true")
     ap.add_argument("--graph", action="store_true")
     ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--attach-at-graph", action="store_true",
+                    help="before the capture, the main thread attaches CUPTI again if it is "
+                         "detached, and no window detaches it after")
     args = ap.parse_args()
 
     x = torch.randn(256, device="cuda")
@@ -57,16 +60,23 @@ def main():
     req_cb, done_cb = REQ(req), DONE(done)
     stop = threading.Event()
     windows = [0]
+    lock = threading.Lock()
+    detached = [False]
+    no_detach = [False]
 
     def windows_thread():
         while not stop.is_set():
-            cupti.cuptiActivityRegisterCallbacks(req_cb, done_cb)
-            cupti.cuptiActivityEnable(KIND_CONCURRENT_KERNEL)
+            with lock:
+                cupti.cuptiActivityRegisterCallbacks(req_cb, done_cb)
+                detached[0] = False
+                cupti.cuptiActivityEnable(KIND_CONCURRENT_KERNEL)
             time.sleep(0.05)
-            cupti.cuptiActivityDisable(KIND_CONCURRENT_KERNEL)
-            cupti.cuptiActivityFlushAll(FLUSH_FORCED)
-            if args.detach:
-                cupti.cuptiFinalize()
+            with lock:
+                cupti.cuptiActivityDisable(KIND_CONCURRENT_KERNEL)
+                cupti.cuptiActivityFlushAll(FLUSH_FORCED)
+                if args.detach and not no_detach[0]:
+                    cupti.cuptiFinalize()
+                    detached[0] = True
             windows[0] += 1
             time.sleep(0.05)
 
@@ -78,6 +88,12 @@ def main():
             x = torch.tanh(x)
         torch.cuda.synchronize()
     if args.graph:
+        if args.attach_at_graph:
+            with lock:
+                no_detach[0] = True
+                if detached[0]:
+                    cupti.cuptiActivityRegisterCallbacks(req_cb, done_cb)
+                    detached[0] = False
         g = torch.cuda.CUDAGraph()
         s = torch.cuda.Stream()
         with torch.cuda.stream(s):
