@@ -59,11 +59,20 @@ Checks, by issue:
               variant's verdict and time per cause and, where gpushim has `whatif`, the saving
               it predicts. One "TWINS name measured +X% (spread a..b) cause-verdict V" line a
               pair. Not in the default set (about 6 minutes): ground truth for issue 26
-  modes       GPUSHIM_MODE: torch_twins.py sync, launch and cpu under full and sampled (same
+  modes       GPUSHIM_MODE: torch_twins.py sync, launch and cpu under full and sampled with
+              CUPTI kept attached (GPUSHIM_CUPTI_DETACH=0; the part detach tests the default) (same
               checksum; the sampled trace's windows, joins through CUPTI's API records, the
               full run's verdict, share and saving within 3 points plus the interval), host
               (no CUPTI), and five sampled torch_overhead.py runs that must end by exit. Not in
               the default set (about 3 minutes): issue 28
+  detach      sampled mode with CUPTI detached between windows (GPUSHIM_CUPTI_DETACH=1):
+              torch_twins.py sync, launch and cpu against a full run (same checksum, the
+              full run's verdict, share and saving within 3 points plus the interval; every
+              window after the first attached again; kernels joined by launch order, at most
+              1 % unjoined; no zero timestamps); ten detaching torch_overhead.py eager and
+              graph runs that must end by exit (CUPTI attached for good at the graph); other
+              programs (training, torch.compile, JAX, GPT-2, threads, torch.profiler) that
+              must end by exit with the output of a plain run. Not in the default set: issue 28
   job         a distributed job on this machine's GPUs (test_apps/python/torch_dist_job.py:
               an all-reduce benchmark and a DDP loop with NCCL, each step's loss read back;
               figures only: the all-reduce run ahead, and with gloo; two ranks, rank 1 slowed
@@ -973,7 +982,8 @@ class Checker:
 
     # ---- recording modes (issue 28) ----
 
-    MODES_WINDOWS = {"GPUSHIM_WINDOW_MS": "100", "GPUSHIM_WINDOW_EVERY_MS": "1000"}
+    MODES_WINDOWS = {"GPUSHIM_WINDOW_MS": "100", "GPUSHIM_WINDOW_EVERY_MS": "1000",
+                     "GPUSHIM_CUPTI_DETACH": "0"}
 
     def modes(self):
         """GPUSHIM_MODE on programs with a known cause (torch_twins.py sync, launch and cpu,
@@ -1047,6 +1057,7 @@ class Checker:
                                         [sys.executable, ov, "--loops", "eager,graph",
                                          "--warm", "0.2", "--seconds", "2"],
                                         env={"GPUSHIM_MODE": "sampled",
+                                             "GPUSHIM_CUPTI_DETACH": "0",
                                              "GPUSHIM_WINDOW_MS": "50",
                                              "GPUSHIM_WINDOW_EVERY_MS": "500"}, keep=i == 0)
             self.check(f"modes: sampled torch_overhead run {i} ends by exit", rc == 0,
@@ -1066,6 +1077,120 @@ class Checker:
                 self.check("modes: sampled eager+graph loops: GPU busy within the windows",
                            g["busy_ns"] <= 1.05 * (sp.get("covered_ns") or 0),
                            f"busy {g['busy_ns']} ns, windows cover {sp.get('covered_ns')} ns")
+
+    DETACH_ENV = {"GPUSHIM_MODE": "sampled", "GPUSHIM_CUPTI_DETACH": "1",
+                  "GPUSHIM_WINDOW_MS": "100", "GPUSHIM_WINDOW_EVERY_MS": "1000"}
+
+    def detach(self):
+        """GPUSHIM_CUPTI_DETACH=1 on programs with a known cause (see modes()): each case
+        under full and under sampled with CUPTI detached between windows of 100 ms every
+        1000 ms. A CUPTI attached again gives no API records for the context made before, so
+        the later windows' kernels join their launches by order: at most 1 % may stay
+        unjoined. Also what detaching and attaching took (the windows' notes)."""
+        cases = (("sync", "host_sync", 2400), ("launch", "launch_overhead", 8000),
+                 ("cpu", "cpu_bound", 2000))
+        script = os.path.join(self.py, "torch_twins.py")
+        for case, cause, steps in cases:
+            cmd = [sys.executable, script, case, "cause", "--steps", str(steps)]
+            reps, sums = {}, {}
+            for mode, env in (("full", {"GPUSHIM_MODE": "full"}), ("detach", self.DETACH_ENV)):
+                rep, out = self.record(f"detach_{case}_{mode}", cmd, env=env, timeout=300)
+                m = re.search(self.TWINS_LINE, out or "")
+                sums[mode] = (m.group(3), float(m.group(2))) if m else (None, None)
+                reps[mode] = rep
+            name = f"detach {case}"
+            self.check(f"{name}: checksum the same in both modes",
+                       sums["full"][0] is not None and sums["full"][0] == sums["detach"][0],
+                       f"{sums}")
+            full, smp = reps["full"], reps["detach"]
+            if not full or not smp:
+                continue
+            sp = smp.get("sampling") or {}
+            self.check(f"{name}: windows", sp.get("mode") == "sampled" and
+                       (sp.get("windows") or 0) >= 5, f"{sp}")
+            notes = self.info(os.path.join(self.work, "traces",
+                                           f"detach_{case}_detach.trace")).get("notes", [])
+            ons = [n["text"] for n in notes if n["kind"] == "cupti_on" and
+                   n["text"].startswith("sampled window")]
+            times = [(float(a), float(b)) for x in ons for a, b in
+                     re.findall(r"detached in ([0-9.]+) ms, attached again in ([0-9.]+) ms", x)]
+            self.check(f"{name}: every window after the first attached CUPTI again",
+                       len(ons) >= 2 and len(times) == len(ons),
+                       f"{len(ons)} windows, {len(times)} attached again")
+            if times:
+                det = sorted(t[0] for t in times)
+                att = sorted(t[1] for t in times)
+                self.say(f"DETACH {case}: detach ms median {det[len(det) // 2]} "
+                         f"(max {det[-1]}), attach ms median {att[len(att) // 2]} "
+                         f"(max {att[-1]}), {len(times)} times")
+            g = smp["gpu"]
+            self.check(f"{name}: at most 1 % of kernels unjoined",
+                       g["kernels"] > 0 and g["unjoined"] <= 0.01 * g["kernels"],
+                       f"{g['unjoined']} unjoined of {g['kernels']}, {g['join']}")
+            self.check(f"{name}: no zero timestamps", g["zero_timestamps"] == 0,
+                       f"{g['zero_timestamps']}")
+            self.check(f"{name}: verdict = full verdict",
+                       smp["verdict"]["primary"] == full["verdict"]["primary"] == cause,
+                       f"detach {smp['verdict']['primary']}, full {full['verdict']['primary']}")
+            cf = next((c for c in full["attribution"] if c["cause"] == cause), None)
+            cs = next((c for c in smp["attribution"] if c["cause"] == cause), None)
+            for what in ("share", "saving"):
+                key, ci_key = f"{what}_pct", f"{what}_ci_pct"
+                if not (cf and cs and cf.get(key) is not None and cs.get(key) is not None):
+                    continue
+                ci = cs.get(ci_key) or 0
+                self.check(f"{name}: {what} within 3 points + its interval of full's",
+                           abs(cs[key] - cf[key]) <= 3 + ci,
+                           f"detach {cs[key]:.2f} +-{ci:.2f}, full {cf[key]:.2f}")
+            self.say(f"DETACH {case}: full {cf and cf.get('share_pct')} / "
+                     f"{cf and cf.get('saving_pct')} at {sums['full'][1]} steps/s, detach "
+                     f"{cs and cs.get('share_pct')} +-{cs and cs.get('share_ci_pct')} / "
+                     f"{cs and cs.get('saving_pct')} +-{cs and cs.get('saving_ci_pct')} at "
+                     f"{sums['detach'][1]} steps/s, windows {sp.get('windows')}, covered "
+                     f"{sp.get('covered_pct')} %, join {g['join']}, unjoined {g['unjoined']}")
+        ov = os.path.join(self.py, "torch_overhead.py")
+        for i in range(10):
+            env = dict(self.DETACH_ENV, GPUSHIM_WINDOW_MS="50", GPUSHIM_WINDOW_EVERY_MS="500")
+            rc, _, trace, dt = self.run(f"detach_overhead_{i}",
+                                        [sys.executable, ov, "--loops", "eager,graph",
+                                         "--warm", "0.2", "--seconds", "2"], env=env,
+                                        keep=i == 0)
+            self.check(f"detach: torch_overhead run {i} ends by exit", rc == 0,
+                       f"exit {rc} after {dt:.1f}s")
+            rep = self.report(f"detach_overhead_{i}", trace) if i == 0 and trace else None
+            if rep:
+                g, sp = rep["gpu"], rep.get("sampling") or {}
+                self.check("detach: eager+graph loops: GPU busy within the windows",
+                           g["busy_ns"] <= 1.05 * (sp.get("covered_ns") or 0),
+                           f"busy {g['busy_ns']} ns, windows cover {sp.get('covered_ns')} ns")
+                self.say(f"DETACH overhead: kernels {g['kernels']}, unjoined {g['unjoined']} "
+                         f"(graph kernels: {g['join'].get('graph_ops')}), join {g['join']}, "
+                         f"zero timestamps {g['zero_timestamps']}")
+                notes = [n["text"] for n in self.info(trace).get("notes", [])]
+                graphs = [x for x in notes if x.startswith("CUDA graphs in use")]
+                self.check("detach: the graph loop keeps CUPTI attached (one note)",
+                           len(graphs) == 1 and "could not" not in graphs[0], f"{graphs}")
+                self.say(f"DETACH overhead: {graphs}")
+        py = lambda *a: [sys.executable, os.path.join(self.py, a[0])] + list(a[1:])
+        for name, cmd in (("train", py("torch_train.py")),
+                          ("steps_compile", py("torch_steps.py", "--compile", "--steps", "200")),
+                          ("jax_steps", py("jax_steps.py", "--steps", "200")),
+                          ("gpt2", py("hf_gpt2_steps.py", "--steps", "40")),
+                          ("dataloader", py("torch_workers.py", "dataloader")),
+                          ("workers_graph", py("torch_workers.py", "graph")),
+                          ("profiler_window", py("torch_profiler_window.py", os.path.join(
+                              self.work, "logs", "detach_profiler_export.json")))):
+            env = dict(self.DETACH_ENV, GPUSHIM_WINDOW_MS="50", GPUSHIM_WINDOW_EVERY_MS="250")
+            rc, out, trace, dt = self.run(f"detach_{name}", cmd, env=env)
+            prc, pout, _, _ = self.run(f"detach_{name}-plain", cmd, shim=False)
+            self.check(f"detach {name}: ends by exit", rc == 0 == prc, f"exit {rc} (plain {prc})")
+            notes = [n["text"] for n in self.info(trace).get("notes", [])] if trace else []
+            nd = sum(1 for x in notes if "attached again in" in x)
+            gr = [x for x in notes if x.startswith("CUDA graphs in use")]
+            self.say(f"DETACH {name}: exit {rc} in {dt:.1f}s, {nd} windows attached again, "
+                     f"{gr}; output same as plain: {out == pout}; last line "
+                     f"{(out or '').strip().splitlines()[-1:]!r} plain "
+                     f"{(pout or '').strip().splitlines()[-1:]!r}")
 
     def twins(self):
         """twins.cu and torch_twins.py: each case's cause variant against its fixed twin. Plain

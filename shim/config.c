@@ -46,6 +46,10 @@ static const struct option_def options[] = {
 	  "sampled mode: how long each window with GPU timestamps lasts" },
 	{ "GPUSHIM_WINDOW_EVERY_MS", OPT_UINT, OFF(window_every_ms), "4000", 20, 86400000,
 	  "sampled mode: a window opens this often (from CUPTI's start; at least twice the window)" },
+	{ "GPUSHIM_CUPTI_DETACH", OPT_BOOL, OFF(cupti_detach), "1", 0, 1,
+	  "sampled mode: 1 detaches CUPTI between windows (cuptiFinalize): launches at about "
+	  "plain's cost, no counters, kernels joined to launches by order; 0 keeps it attached "
+	  "(counters, API records)" },
 	{ "GPUSHIM_LOG", OPT_STR, OFF(log_path), NULL, 0, 0,
 	  "file for the shim's messages (appended); default stderr" },
 	{ "GPUSHIM_LOG_LEVEL", OPT_LEVEL, OFF(log_level), "warn", 0, 3,
@@ -191,6 +195,20 @@ void config_load(struct shim_config *cfg)
 	 */
 	if (cfg->mode == RECORD_SAMPLED && !getenv("GPUSHIM_PM_INTERVAL_US"))
 		cfg->pm_interval_us = 10000;
+	/*
+	 * Detaching is sampled mode's alone (full mode has no windows to detach between), and
+	 * takes the counters with it: cuptiFinalize tears down all of CUPTI, the profiler's
+	 * sampling included. Sampled mode detaches unless told not to: attached, CUPTI costs a
+	 * launch-bound loop ~10 % between windows, detached ~1 % (H200, BENCHMARKS.md run R).
+	 * Counters asked for by name (GPUSHIM_PM=1) keep CUPTI attached unless the detach is
+	 * asked for by name too.
+	 */
+	if (cfg->mode != RECORD_SAMPLED)
+		cfg->cupti_detach = 0;
+	else if (cfg->pm && getenv("GPUSHIM_PM") && !getenv("GPUSHIM_CUPTI_DETACH"))
+		cfg->cupti_detach = 0;
+	if (cfg->cupti_detach)
+		cfg->pm = 0;
 	/* One message for them all: each is named, and the log's budget is left for the run. */
 	if (nr_problems) {
 		char all[480];

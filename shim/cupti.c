@@ -191,6 +191,8 @@ static _Atomic int state;
 struct cbuf {
 	uint8_t *data;
 	size_t valid;
+	uint32_t edge;			/* completed by a detach's flush: that close's number */
+	int is_detaching;		/* handed back inside cuptiFinalize: not decoded */
 };
 
 static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -202,6 +204,10 @@ static struct cbuf done_bufs[MAX_BUFFERS];
 static int nr_done;
 static size_t buf_bytes;
 static _Atomic uint64_t nr_dropped, nr_buffers_done, nr_buffers_converted;
+/* A detach's forced flush is under way: the close it follows (nr_edges then), else 0. */
+static uint32_t completing_edge;
+/* cuptiFinalize is under way (buf_lock): no call into CUPTI from its buffer callback. */
+static int is_finalizing;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -238,7 +244,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 				      size_t valid)
 {
 	size_t dropped = 0;
-	int mine;
+	int mine, finalizing;
 
 	pthread_mutex_lock(&buf_lock);
 	mine = is_ours(buffer);
@@ -251,8 +257,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	if (mine && nr_done < MAX_BUFFERS) {
 		done_bufs[nr_done].data = buffer;
 		done_bufs[nr_done].valid = valid;
+		done_bufs[nr_done].edge = completing_edge;
+		done_bufs[nr_done].is_detaching = is_finalizing;
 		nr_done++;
 	}
+	finalizing = is_finalizing;
 	pthread_mutex_unlock(&buf_lock);
 	if (!mine) {
 		CUpti_BuffersCallbackCompleteFunc fn =
@@ -262,7 +271,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 			fn(ctx, stream, buffer, size, valid);
 		return;
 	}
-	if (cu.ActivityGetNumDroppedRecords &&
+	if (cu.ActivityGetNumDroppedRecords && !finalizing &&
 	    cu.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
 		atomic_fetch_add(&nr_dropped, dropped);
 	atomic_fetch_add(&nr_buffers_done, 1);
@@ -304,7 +313,12 @@ static int api_wanted(const char *name, const char *const *prefixes)
 	return 0;
 }
 
-/* API records for calls that create GPU work only: what the join needs, nothing else. */
+/*
+ * API records for calls that create GPU work only: what the join needs, nothing else. Never
+ * with GPUSHIM_CUPTI_DETACH: a cuptiFinalize after they had been on corrupted the process's
+ * heap (H200, CUDA 13.0, BENCHMARKS.md run Q: every detaching PyTorch process that had them
+ * aborted, none of those that never had them); the kernels join their launches by order.
+ */
 static void enable_api_records(uint8_t enable)
 {
 	static const char *const drv_prefixes[] = { "cuLaunch", "cuMemcpy", "cuMemset",
@@ -314,6 +328,8 @@ static void enable_api_records(uint8_t enable)
 	const char *name;
 	uint32_t cbid;
 
+	if (shim.cfg.cupti_detach)
+		return;
 	for (cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
 		if (cu.GetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
 		    name && api_wanted(name, drv_prefixes))
@@ -348,6 +364,28 @@ static int is_api_lent;
  */
 #define API_LEAD_NS (50u * 1000000u)
 static int is_api_early;
+
+/*
+ * GPUSHIM_CUPTI_DETACH=1 (sampled mode): between two windows CUPTI is detached
+ * (cuptiFinalize), not only switched off. Once the kernel kind has been on, an attached CUPTI
+ * costs each launch ~20 % more with every kind off (H200, CUDA 13.0: BENCHMARKS.md run M;
+ * detached, a launch-bound PyTorch loop ran within ~1-2 % of plain, run R). What
+ * it costs: no API records (enable_api_records: the kernels join their launches by order,
+ * model_join_by_order) and no counters (config.c). A process that uses CUDA graphs is not
+ * detached again, and attached at once if it is detached (cupti_graph_use): detaching broke
+ * a graph loop in PyTorch, with or without the shim (runs P, Q). Set and cleared on the
+ * writer (window_detach, window_open), in a hand-over (session_stop) and by a graph's first
+ * call (cupti_graph_use), under state_lock; read without it by the writer's and the exit's
+ * flushes (a flush would attach CUPTI again).
+ * detach_due: the writer's, from a close's flush until its detach (after the flush's buffers
+ * are decoded: decoding calls into CUPTI, which must not attach it again).
+ */
+static _Atomic int is_detached;
+static int detach_due;
+static uint64_t detach_ns;		/* how long the last detach took */
+static uint64_t detach_bufs;		/* buffers handed back inside cuptiFinalize, all along */
+/* The process has made a CUDA graph call (cupti_graph_use): CUPTI is not detached again. */
+static _Atomic int graphs_in_use;
 static _Atomic uint64_t session_t0;	/* when the first session started: the windows' grid */
 
 /*
@@ -455,6 +493,14 @@ static void session_stop(int new_state)
 {
 	size_t i;
 
+	if (atomic_load(&is_detached)) {
+		/* Nothing of the shim's to flush or switch off: the client attaches CUPTI anew. */
+		atomic_store(&is_detached, 0);
+		if (app_clock)
+			cu.ActivityRegisterTimestampCallback(app_clock);
+		atomic_store(&state, new_state);
+		return;
+	}
 	cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	enable_api_records(0);
 	/* A kind the client enabled itself (Kineto's force load) stays on: it is the client's. */
@@ -502,7 +548,7 @@ static void cupti_atexit(void)
 	deadline = shim_exit_begin();
 	pthread_mutex_lock(&state_lock);
 	/* Not from a signal handler that interrupted a hook: that thread may hold CUPTI's lock. */
-	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth)
+	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth && !atomic_load(&is_detached))
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* From here on nothing calls into libcupti: its destructors may run before ours. */
 	atomic_store(&state, CS_EXITING);
@@ -708,10 +754,20 @@ static uint32_t intern_name(const char *name, tbuf_emit_fn emit, void *ctx)
 
 /*
  * Whether an operation's record is kept: it has both timestamps (else counted in
- * stats.nr_zero_ts) and no window's edge drops it (window_drops). Writer thread.
+ * stats.nr_zero_ts) and no window's edge drops it (window_drops). A record a detach's forced
+ * flush returned unfinished (@edge: that close's number) was in flight at the close: dropped
+ * there, as one that spans it. Writer thread.
  */
-static int op_kept(uint64_t start, uint64_t end, uint32_t graph_id)
+static int op_kept(uint64_t start, uint64_t end, uint32_t graph_id, uint32_t edge)
 {
+	if ((!start || !end) && edge && nr_edges - edge < WINDOW_EDGES) {
+		struct window_edge *e = &edges[(edge - 1) % WINDOW_EDGES];
+
+		if (start && start < e->close_ns && (!e->first_ns || start < e->first_ns))
+			e->first_ns = start;
+		e->nr_dropped++;
+		return 0;
+	}
 	if (!start || !end) {
 		stats.nr_zero_ts++;
 		return 0;
@@ -719,7 +775,7 @@ static int op_kept(uint64_t start, uint64_t end, uint32_t graph_id)
 	return !window_drops(start, end, graph_id != 0);
 }
 
-static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx)
+static void convert_record(const CUpti_Activity *a, uint32_t edge, tbuf_emit_fn emit, void *ctx)
 {
 	switch ((int)a->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -727,7 +783,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityKernel10 *k = (const void *)a;
 		struct trace_rec_gpu_kernel r;
 
-		if (!op_kept(k->start, k->end, k->graphId))
+		if (!op_kept(k->start, k->end, k->graphId, edge))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_KERNEL;
@@ -757,7 +813,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityMemcpy6 *m = (const void *)a;
 		struct trace_rec_gpu_memcpy r;
 
-		if (!op_kept(m->start, m->end, m->graphId))
+		if (!op_kept(m->start, m->end, m->graphId, edge))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMCPY;
@@ -782,7 +838,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityMemcpyPtoP4 *m = (const void *)a;
 		struct trace_rec_gpu_memcpy r;
 
-		if (!op_kept(m->start, m->end, m->graphId))
+		if (!op_kept(m->start, m->end, m->graphId, edge))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMCPY;
@@ -809,7 +865,7 @@ static void convert_record(const CUpti_Activity *a, tbuf_emit_fn emit, void *ctx
 		const CUpti_ActivityMemset4 *m = (const void *)a;
 		struct trace_rec_gpu_memset r;
 
-		if (!op_kept(m->start, m->end, m->graphId))
+		if (!op_kept(m->start, m->end, m->graphId, edge))
 			return;
 		memset(&r, 0, sizeof(r));
 		r.hdr.type = TRACE_REC_GPU_MEMSET;
@@ -915,13 +971,110 @@ static void window_close(void)
 		enable_api_records(0);
 	is_paused = 1;
 	is_api_early = 0;
+	/*
+	 * Detaching: every record of the window out now (the header asks for the buffers flushed
+	 * before cuptiFinalize); what was still running comes back unfinished and is dropped at
+	 * this close (op_kept). Not while a context is being created (its API records), nor with
+	 * a kind the application's client enabled (cuptiFinalize would end its session).
+	 */
+	if (shim.cfg.cupti_detach && !nr_creating && !is_api_lent && !foreign_kinds &&
+	    !has_foreign && !atomic_load(&graphs_in_use)) {
+		pthread_mutex_lock(&buf_lock);
+		completing_edge = nr_edges;
+		pthread_mutex_unlock(&buf_lock);
+		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		pthread_mutex_lock(&buf_lock);
+		completing_edge = 0;
+		pthread_mutex_unlock(&buf_lock);
+		detach_due = 1;
+	}
+}
+
+/*
+ * Writer thread, once the close's flushed buffers are decoded (cupti_writer_poll): CUPTI
+ * detached until the next window, if nothing changed since the close. A failure is noted once
+ * and leaves CUPTI attached, off, as without GPUSHIM_CUPTI_DETACH.
+ */
+static void window_detach(void)
+{
+	static int has_failed;
+	uint64_t t0, done0;
+	CUptiResult r;
+
+	pthread_mutex_lock(&state_lock);
+	detach_due = 0;
+	if (atomic_load(&state) != CS_ACTIVE || !is_paused || nr_creating || is_api_lent ||
+	    is_api_early || foreign_kinds || has_foreign || atomic_load(&is_detached) ||
+	    atomic_load(&graphs_in_use)) {
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
+	t0 = clock_now_ns();
+	done0 = atomic_load(&nr_buffers_done);
+	/* Buffers cuptiFinalize itself hands back are this close's too (unfinished: dropped). */
+	pthread_mutex_lock(&buf_lock);
+	completing_edge = nr_edges;
+	is_finalizing = 1;
+	pthread_mutex_unlock(&buf_lock);
+	r = cu.Finalize();
+	pthread_mutex_lock(&buf_lock);
+	completing_edge = 0;
+	is_finalizing = 0;
+	pthread_mutex_unlock(&buf_lock);
+	detach_bufs += atomic_load(&nr_buffers_done) - done0;
+	if (r == CUPTI_SUCCESS) {
+		atomic_store(&is_detached, 1);
+		detach_ns = clock_now_ns() - t0;
+	} else if (!has_failed) {
+		char text[80];
+
+		has_failed = 1;
+		snprintf(text, sizeof(text), "CUPTI could not be detached between windows (%d)",
+			 (int)r);
+		rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
+	}
+	pthread_mutex_unlock(&state_lock);
+}
+
+/*
+ * state_lock held: CUPTI attached again, its kinds off (the writer, for a window; a graph's
+ * first call, cupti_graph_use). 0 or a CUptiResult.
+ */
+static int window_attach(void)
+{
+	CUptiResult r;
+
+	r = cu.ActivityRegisterTimestampCallback(shim_timestamp);
+	if (r == CUPTI_SUCCESS) {
+		cu.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+		r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	}
+	if (r != CUPTI_SUCCESS) {
+		cu.Finalize();
+		return r;
+	}
+	atomic_store(&is_detached, 0);
+	return 0;
 }
 
 static void window_open(void)
 {
-	char text[48];
+	uint64_t t0 = clock_now_ns(), attach_ns = 0;
+	char text[160];
 	size_t i;
+	int r;
 
+	if (atomic_load(&is_detached)) {
+		r = window_attach();
+		if (r) {
+			snprintf(text, sizeof(text),
+				 "sampled window %u could not open (CUPTI not attached: %d)",
+				 window_nr + 1, r);
+			rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
+			return;
+		}
+		attach_ns = clock_now_ns() - t0;
+	}
 	/* API records before kinds (as window_close, the other way round). */
 	if (!is_api_early)
 		enable_api_records(1);
@@ -940,7 +1093,14 @@ static void window_open(void)
 	is_paused = 0;
 	is_api_early = 0;
 	window_nr++;
-	snprintf(text, sizeof(text), "sampled window %u", window_nr);
+	if (attach_ns)
+		snprintf(text, sizeof(text),
+			 "sampled window %u (CUPTI detached in %.1f ms, attached again in %.1f ms; "
+			 "buffers back in detaching, not decoded: %llu)",
+			 window_nr, (double)detach_ns / 1e6, (double)attach_ns / 1e6,
+			 (unsigned long long)detach_bufs);
+	else
+		snprintf(text, sizeof(text), "sampled window %u", window_nr);
 	window_open_ns = clock_now_ns();
 	rec_note(TRACE_NOTE_CUPTI_ON, window_open_ns, text);
 	if (nr_edges)
@@ -961,7 +1121,9 @@ void cupti_context_begin(void)
 		return;
 	pthread_mutex_lock(&state_lock);
 	nr_creating++;
-	if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_lent) {
+	/* With GPUSHIM_CUPTI_DETACH there are no API records to lend (enable_api_records). */
+	if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_lent &&
+	    !shim.cfg.cupti_detach) {
 		enable_api_records(1);
 		is_api_lent = 1;
 	}
@@ -988,6 +1150,48 @@ void cupti_context_end(void)
 }
 
 /*
+ * GPUSHIM_CUPTI_DETACH: the process's first CUDA graph call (capture, instantiation, upload,
+ * launch). Detaching broke a CUDA-graph loop in PyTorch, with the shim and without it, while
+ * the same loop ran through when CUPTI was attached again before the capture and not
+ * detached after (H200, BENCHMARKS.md run Q): so CUPTI is attached now if it is detached,
+ * before the call is forwarded, and stays attached; the windows go on without detaching.
+ * Context: the application's thread inside a graph hook (a relaxed load once graphs are in
+ * use); may wait on state_lock while the writer detaches (a few ms, once).
+ */
+void cupti_graph_use(void)
+{
+	uint64_t t0;
+	int r = 0, was_detached;
+	char text[160];
+
+	if (!shim.cfg.cupti_detach ||
+	    atomic_load_explicit(&graphs_in_use, memory_order_relaxed) || !lib())
+		return;
+	pthread_mutex_lock(&state_lock);
+	if (atomic_load(&graphs_in_use)) {
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
+	atomic_store(&graphs_in_use, 1);
+	t0 = clock_now_ns();
+	was_detached = atomic_load(&is_detached);
+	if (was_detached)
+		r = window_attach();
+	if (r)
+		snprintf(text, sizeof(text),
+			 "CUDA graphs in use: CUPTI could not be attached again (%d), and is left "
+			 "detached",
+			 r);
+	else
+		snprintf(text, sizeof(text),
+			 "CUDA graphs in use: CUPTI stays attached from here on%s (%.1f ms)",
+			 was_detached ? ", attached again now" : "",
+			 (double)(clock_now_ns() - t0) / 1e6);
+	rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
+	pthread_mutex_unlock(&state_lock);
+}
+
+/*
  * Writer thread: sampled mode's schedule. A window opens every window_every_ms from the
  * session's start and lasts window_ms; the edges are met within the writer's wake-up
  * (wait_for_work's cap, 25 ms at most) and the notes say when each really came.
@@ -1005,7 +1209,7 @@ static void window_tick(uint64_t now)
 		edge = t0 + len;
 	if (now < edge) {
 		/* The lead: API records on before the window's kinds (API_LEAD_NS). */
-		if (edge - now > API_LEAD_NS || is_api_early)
+		if (edge - now > API_LEAD_NS || is_api_early || atomic_load(&is_detached))
 			return;
 		pthread_mutex_lock(&state_lock);
 		if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_early) {
@@ -1056,7 +1260,8 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	}
 	if (!at_exit)
 		window_tick(now);
-	if (!at_exit && atomic_load(&state) == CS_ACTIVE && now - last_flush >= CUPTI_FLUSH_NS) {
+	if (!at_exit && atomic_load(&state) == CS_ACTIVE && !atomic_load(&is_detached) &&
+	    now - last_flush >= CUPTI_FLUSH_NS) {
 		cu.ActivityFlushAll(0);
 		last_flush = now;
 	}
@@ -1070,8 +1275,10 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	for (i = 0; i < n; i++) {
 		CUpti_Activity *a = NULL;
 
-		while (cu.ActivityGetNextRecord(work[i].data, work[i].valid, &a) == CUPTI_SUCCESS)
-			convert_record(a, emit, ctx);
+		/* Decoding calls into CUPTI: not for a buffer it handed back in detaching. */
+		while (!work[i].is_detaching &&
+		       cu.ActivityGetNextRecord(work[i].data, work[i].valid, &a) == CUPTI_SUCCESS)
+			convert_record(a, work[i].edge, emit, ctx);
 		pthread_mutex_lock(&buf_lock);
 		free_bufs[nr_free++] = work[i].data;
 		pthread_mutex_unlock(&buf_lock);
@@ -1079,6 +1286,8 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	}
 	if (n)
 		window_drops_note();
+	if (detach_due && !at_exit)
+		window_detach();
 
 	if (at_exit || stats.nr_records != stats_written.nr_records ||
 	    stats.nr_zero_ts != stats_written.nr_zero_ts ||
@@ -1097,7 +1306,7 @@ void cupti_final_flush(void)
 		return;
 	if (pthread_mutex_trylock(&state_lock))
 		return;		/* the thread that holds it may be the one dying */
-	if (atomic_load(&state) == CS_ACTIVE)
+	if (atomic_load(&state) == CS_ACTIVE && !atomic_load(&is_detached))
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_unlock(&state_lock);
 }
@@ -1118,6 +1327,9 @@ void cupti_reset_after_fork(void)
 	nr_creating = 0;
 	is_api_lent = 0;
 	is_api_early = 0;
+	atomic_store(&is_detached, 0);
+	detach_due = 0;
+	completing_edge = 0;
 	nr_edges = 0;
 	/* The parent's buffers in flight are not the child's to wait for at its exit. */
 	atomic_store(&nr_buffers_done, 0);

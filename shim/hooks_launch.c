@@ -196,6 +196,7 @@ HOOK_DEFINE(hook_cuLaunchCooperativeKernelMultiDevice,
                                                                                                    \
 		if (!t)                                                                            \
 			return REAL_ID(API_##name, hook_##name)(exec, s);                                                \
+		cupti_graph_use();                                                                 \
 		hook_begin(t, &h, 1);                                                              \
 		res = REAL_ID(API_##name, hook_##name)(exec, s);                                                         \
 		hook_end(&h);                                                                      \

@@ -108,6 +108,7 @@ static void record_capture(struct shim_tls *t, struct hook_ctx *h, int api, CUre
                                                                                                    \
 		if (!t)                                                                            \
 			return REAL_ID(API_##name, hook_##name) args;                              \
+		cupti_graph_use();                                                                 \
 		hook_begin(t, &h, 0);                                                              \
 		res = REAL_ID(API_##name, hook_##name) args;                                       \
 		hook_end(&h);                                                                      \
@@ -167,6 +168,7 @@ static void record_graph(struct shim_tls *t, struct hook_ctx *h, int api, CUresu
                                                                                                    \
 		if (!t)                                                                            \
 			return REAL_ID(API_##name, hook_##name) args;                              \
+		cupti_graph_use();                                                                 \
 		hook_begin(t, &h, 0);                                                              \
 		res = REAL_ID(API_##name, hook_##name) args;                                       \
 		hook_end(&h);                                                                      \

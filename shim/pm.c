@@ -841,7 +841,11 @@ void pm_start(void *cupti_lib, const char *cupti_path)
 	const char *slash;
 
 	if (!shim.cfg.pm) {
-		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(), "GPUSHIM_PM=0");
+		rec_note(TRACE_NOTE_PM_OFF, clock_now_ns(),
+			 shim.cfg.cupti_detach ? "CUPTI detached between sampled windows (no "
+						 "counters; GPUSHIM_CUPTI_DETACH=0 keeps it "
+						 "attached)" :
+						 "GPUSHIM_PM=0");
 		return;
 	}
 	pm.lib = cupti_lib;

@@ -41,6 +41,7 @@ struct shim_config {
 	int mode;			/* GPUSHIM_MODE: enum record_mode */
 	uint32_t window_ms;		/* GPUSHIM_WINDOW_MS: sampled mode's window */
 	uint32_t window_every_ms;	/* GPUSHIM_WINDOW_EVERY_MS: ... and its period */
+	int cupti_detach;		/* GPUSHIM_CUPTI_DETACH: CUPTI detached between windows */
 	const char *log_path;		/* GPUSHIM_LOG */
 	int log_level;			/* GPUSHIM_LOG_LEVEL: 0 quiet .. 3 debug */
 	const char *cupti;		/* GPUSHIM_CUPTI: NULL auto, "0" off, else a path */
@@ -859,6 +860,11 @@ uint64_t cupti_gpu_records(char *why, size_t cap) SHIM_HIDDEN;
  */
 void cupti_context_begin(void) SHIM_HIDDEN;
 void cupti_context_end(void) SHIM_HIDDEN;
+/*
+ * cupti_graph_use - a CUDA graph call is about to be forwarded: with GPUSHIM_CUPTI_DETACH,
+ * CUPTI is attached (if detached) and not detached again. Context: app thread inside a hook.
+ */
+void cupti_graph_use(void) SHIM_HIDDEN;
 /*
  * cupti_final_flush - the process is ending without exit (signal, exec): a forced flush of
  * CUPTI's buffers, skipped when another thread holds the CUPTI state. Context: writer thread.

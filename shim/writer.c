@@ -881,15 +881,16 @@ static int only_ours_left(void);
 /* Once a trace: what CUPTI records in this run (GPUSHIM_MODE), for the analyzer's coverage. */
 static void note_mode(void)
 {
-	char text[96];
+	char text[128];
 
 	if (shim.cfg.mode == RECORD_SAMPLED && shim.cfg.pm)
 		snprintf(text, sizeof(text), "sampled: GPU timestamps for %u ms every %u ms; "
 			 "counters asked every %u us", shim.cfg.window_ms, shim.cfg.window_every_ms,
 			 shim.cfg.pm_interval_us);
 	else if (shim.cfg.mode == RECORD_SAMPLED)
-		snprintf(text, sizeof(text), "sampled: GPU timestamps for %u ms every %u ms",
-			 shim.cfg.window_ms, shim.cfg.window_every_ms);
+		snprintf(text, sizeof(text), "sampled: GPU timestamps for %u ms every %u ms%s",
+			 shim.cfg.window_ms, shim.cfg.window_every_ms,
+			 shim.cfg.cupti_detach ? "; CUPTI detached between windows" : "");
 	else
 		snprintf(text, sizeof(text), "%s", shim_mode_names[shim.cfg.mode]);
 	rec_note(TRACE_NOTE_MODE, clock_now_ns(), text);

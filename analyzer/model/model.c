@@ -286,6 +286,17 @@ struct m_stretch *model_kinds_off(const struct model *m, size_t *n_out)
 	return host_only(m, n_out, 1);
 }
 
+int model_cupti_detached(const struct model *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_notes; i++)
+		if (m->notes[i].kind == TRACE_NOTE_MODE)
+			return strstr(model_string(m, m->notes[i].text, ""),
+				      "; CUPTI detached between windows") != NULL;
+	return 0;
+}
+
 int model_sampled(const struct model *m, uint32_t *len_ms, uint32_t *every_ms)
 {
 	unsigned a = 0, b = 0;

@@ -561,6 +561,13 @@ uint64_t model_host_only_overlap(const struct m_stretch *v, size_t n, uint64_t a
 int model_sampled(const struct model *m, uint32_t *len_ms, uint32_t *every_ms);
 
 /*
+ * model_cupti_detached - whether the sampled run detached CUPTI between its windows
+ * (GPUSHIM_CUPTI_DETACH=1: its MODE note says so): the windows after the first have no API
+ * records, their operations are joined by launch order.
+ */
+int model_cupti_detached(const struct model *m);
+
+/*
  * model_gpu_windows - the stretches of [@lo, @hi) with GPU timestamps: between the host-only
  * stretches @v (@n of them, model_host_only's), in order; *@n_out of them, NULL when none
  * (free() the array).

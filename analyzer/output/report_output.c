@@ -399,9 +399,10 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 		/* A join without CUPTI's API records is a guess by order: say how much of it. */
 		if (m->gpu_joined_by_order)
 			fprintf(f, "  joined   %s of %s GPU operations to their calls by launch order "
-				   "(CUPTI gave no API record for them); %s unjoined\n",
+				   "(CUPTI gave no API record for them%s); %s unjoined\n",
 				fmt_count(a, sizeof(a), m->gpu_joined_by_order),
 				fmt_count(b, sizeof(b), m->gpu_joined + m->gpu_unjoined),
+				model_cupti_detached(m) ? ": detached between windows" : "",
 				fmt_count(c, sizeof(c), m->gpu_unjoined));
 	} else {
 		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");

@@ -7,10 +7,13 @@
 # sampled, how much the windows cover, and extrapolates. host: no CUPTI at all. full: every
 # launch recorded. The program's output is unchanged in every mode, also with the
 # application's own CUPTI client (its records all its own) while windows come and go. Without
-# API records, the join by launch order pairs within each window.
+# API records, the join by launch order pairs within each window. This is sampled mode with
+# CUPTI kept attached between windows (GPUSHIM_CUPTI_DETACH=0); shim_detach.sh tests the
+# default, detached between windows.
 . "$(dirname "$0")/lib.sh"
 
 use_fake_cupti
+export GPUSHIM_CUPTI_DETACH=0
 
 # 600 launches 1 ms apart: ~0.6 s, windows of 20 ms every 100 ms.
 run_plain "$WORK/plain.txt" paced 600 1000

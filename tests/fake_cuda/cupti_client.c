@@ -21,6 +21,8 @@
  *                          flush; 5 launches
  *   cupti_client cycles    3 times: 5 launches, a session of 3 launches (torch.profiler's
  *                          schedule: warm-up and active steps, then collection); 5 launches
+ *   cupti_client slow      cycles with 60 ms before each session and after it (sampled
+ *                          windows open, close and detach CUPTI meanwhile)
  *
  * Each prints the kernel records its own session received and whether every one carried its
  * own clock's timestamps.
@@ -186,6 +188,19 @@ int main(int argc, char **argv)
 		session_end();
 		launch(5);
 		cuCtxSynchronize();
+	} else if (!strcmp(mode, "slow")) {
+		cuda_up();
+		for (i = 0; i < 3; i++) {
+			launch(5);
+			pause_ms(60);
+			session_begin(mode);
+			launch(3);
+			cuCtxSynchronize();
+			session_end();
+			pause_ms(60);
+		}
+		launch(5);
+		cuCtxSynchronize();
 	} else if (!strcmp(mode, "again")) {
 		cuda_up();
 		launch(5);
@@ -212,7 +227,7 @@ int main(int argc, char **argv)
 		launch(5);
 		cuCtxSynchronize();
 	} else {
-		fprintf(stderr, "usage: cupti_client held|early|forceload|again|cycles\n");
+		fprintf(stderr, "usage: cupti_client held|early|forceload|again|cycles|slow\n");
 		return 2;
 	}
 	printf("%s: %d failed CUPTI calls, %llu kernel records, %llu not on its clock\n", mode,

@@ -29,6 +29,8 @@
  *                         fresh one (whose first call maps the shim's ring): errno printed
  *   fake_client steps N S N launches, a stream synchronization after every S-th (0: none)
  *                         and one at the end; with FAKE_CUDA_LAUNCH_NS each launch takes time
+ *   fake_client pacedgraph N US  paced's N launches US apart, then a graph of one launch
+ *                         captured, instantiated and launched N times US apart
  *   fake_client cupticlient  a CUPTI client of its own, as torch.profiler is: 5 launches, its
  *                         session (its buffers, kernels on, 3 launches, kernels off, flush),
  *                         5 launches; prints the kernel records it received. CUPTI comes from
@@ -560,6 +562,31 @@ static int run_paced(int n, int us, int ctx_ms)
 	return 0;
 }
 
+/* run_paced's @n launches, then a graph of one launch captured and launched @n times so. */
+static int run_paced_graph(int n, int us)
+{
+	CUfunction f = spin_kernel();
+	CUgraphExec e;
+	CUstream s;
+	CUgraph g;
+	int i;
+
+	run_paced(n, us, 0);
+	cuStreamCreate(&s, 0);
+	cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	cuLaunchKernel(f, 132, 1, 1, 256, 1, 1, 0, s, NULL, NULL);
+	cuStreamEndCapture(s, &g);
+	cuGraphInstantiateWithFlags(&e, g, 0);
+	for (i = 1; i <= n; i++) {
+		cuGraphLaunch(e, s);
+		if (i % 10 == 0)
+			cuStreamSynchronize(s);
+		usleep((useconds_t)us);
+	}
+	printf("pacedgraph: %d graph launches: %d\n", n, cuStreamSynchronize(s));
+	return 0;
+}
+
 static unsigned long long client_kernels;
 static CUptiResult (*client_next)(uint8_t *, size_t, CUpti_Activity **);
 
@@ -876,10 +903,12 @@ int main(int argc, char **argv)
 		return run_steps(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
 	if (!strcmp(mode, "paced") && argc > 3)
 		return run_paced(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 0);
+	if (!strcmp(mode, "pacedgraph") && argc > 3)
+		return run_paced_graph(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(mode, "nocuda")) {
 		printf("nocuda: %d\n", getpid() > 0);
 		return 0;
 	}
-	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]|paced N US [CTX_MS]|cupticlient\n");
+	fprintf(stderr, "usage: fake_client direct|dlsym|cudart|threads|serial|fork|capture|loop|nocuda|names|initrace|quickexit|exec|execfail|die N HOW|ownsig|steps N S [SHAPES]|paced N US [CTX_MS]|pacedgraph N US|cupticlient\n");
 	return 2;
 }

@@ -21,11 +21,20 @@
  * (doc/experiments/cupti_graph_records.cu, BENCHMARKS.md "Runs G, H, I and J").
  * FAKE_CUPTI_NO_API=1: no API records at all, as CUPTI gives none for a context created while
  * they were off: every operation is joined to its call by launch order.
+ * FAKE_CUPTI_UNFINISHED=1: a forced flush gives an operation still running no end (and no
+ * start if it has not started), as CUPTI gives a record it flushes unfinished.
+ * cuptiFinalize detaches as CUPTI 13 does (BENCHMARKS.md run K): callbacks, clock, kinds and
+ * API records forgotten; attached again, a context made before gives no API records.
+ * What the H200 showed a detach to break ends the process here (abort, with a message): a
+ * cuptiFinalize after API records were ever on (heap corruption in every such PyTorch process,
+ * BENCHMARKS.md run Q), and a detach while CUDA graphs are in use, or a graph call made while
+ * detached (fake_cupti_graph_call; a CUDA-graph loop failed, runs P and Q).
  */
 #define _GNU_SOURCE
 #include <cupti.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -55,6 +64,8 @@ static _Atomic size_t nr_dropped;
  * context yet; a client that launches without making one gets it at its first traced call).
  */
 static _Atomic int ctx_has_api = -1;
+/* The H200's conditions for a detach that breaks the process (see the top). */
+static _Atomic int api_ever_on, graphs_in_use, is_detached;
 
 static const struct {
 	uint32_t cbid;
@@ -276,6 +287,7 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 {
 	if (!req || !done)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	atomic_store(&is_detached, 0);
 	on_request = req;
 	on_complete = done;
 	return CUPTI_SUCCESS;
@@ -340,14 +352,35 @@ EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t e
 {
 	if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (enable)
+		atomic_store(&api_ever_on, 1);
 	atomic_store(&driver_cbid_on[cbid], enable);
 	return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
 {
-	(void)cbid, (void)enable;
+	(void)cbid;
+	if (enable)
+		atomic_store(&api_ever_on, 1);
 	return CUPTI_SUCCESS;		/* no runtime here: nothing to record */
+}
+
+static void broken(const char *why)
+{
+	fprintf(stderr, "fake CUPTI: %s\n", why);
+	abort();
+}
+
+void fake_cupti_graph_call(const char *what)
+{
+	atomic_store(&graphs_in_use, 1);
+	if (atomic_load(&is_detached)) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "%s while CUPTI is detached", what);
+		broken(text);
+	}
 }
 
 EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
@@ -372,6 +405,41 @@ EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 							      CUPTI_ERROR_NOT_SUPPORTED;
 }
 
+/* FAKE_CUPTI_UNFINISHED (above): the buffer's operations still running now, left open. */
+static void unfinished(void)
+{
+	uint64_t t = now();
+	size_t at = 0, size;
+
+	if (!env_u64("FAKE_CUPTI_UNFINISHED", 0))
+		return;
+	pthread_mutex_lock(&lock);
+	for (; buf && at < buf_used; at += size) {
+		CUpti_Activity *a = (CUpti_Activity *)(buf + at);
+		uint64_t *start = NULL, *end = NULL;
+
+		size = record_size(a->kind);
+		if (!size)
+			break;
+		if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+			start = &((CUpti_ActivityKernel10 *)a)->start;
+			end = &((CUpti_ActivityKernel10 *)a)->end;
+		} else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+			start = &((CUpti_ActivityMemcpy6 *)a)->start;
+			end = &((CUpti_ActivityMemcpy6 *)a)->end;
+		} else if (a->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+			start = &((CUpti_ActivityMemset4 *)a)->start;
+			end = &((CUpti_ActivityMemset4 *)a)->end;
+		}
+		if (end && *end > t) {
+			*end = 0;
+			if (*start > t)
+				*start = 0;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	uint64_t ms = env_u64("FAKE_CUPTI_FORCED_FLUSH_MS", 0);
@@ -383,6 +451,8 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 
 		nanosleep(&ts, NULL);
 	}
+	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+		unfinished();
 	pthread_mutex_lock(&lock);
 	if (buf && buf_used) {
 		full = buf;
@@ -426,5 +496,25 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 
 EXPORT CUptiResult cuptiFinalize(void)
 {
+	int expected = 1;
+	size_t i;
+
+	if (atomic_load(&api_ever_on))
+		broken("cuptiFinalize after API records were on");
+	if (atomic_load(&graphs_in_use))
+		broken("cuptiFinalize with CUDA graphs in use");
+	atomic_store(&is_detached, 1);
+	pthread_mutex_lock(&lock);
+	on_request = NULL;
+	on_complete = NULL;
+	clock_fn = NULL;
+	gpu_free_at = 0;
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < CUPTI_ACTIVITY_KIND_COUNT; i++)
+		atomic_store(&kind_on[i], 0);
+	for (i = 0; i < CUPTI_DRIVER_TRACE_CBID_SIZE; i++)
+		atomic_store(&driver_cbid_on[i], 0);
+	/* The context there is (if any) gives no API records once CUPTI is attached again. */
+	atomic_compare_exchange_strong(&ctx_has_api, &expected, 0);
 	return CUPTI_SUCCESS;
 }

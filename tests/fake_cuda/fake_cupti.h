@@ -31,6 +31,12 @@ void fake_cupti_copy(const struct fake_api *a, uint64_t bytes);
 void fake_cupti_set(const struct fake_api *a, uint64_t bytes);
 /* The context is created: its API records exist only if some are on now, as in CUPTI 13. */
 void fake_cupti_context_created(void);
+/*
+ * A CUDA graph call (capture, instantiation, launch) is made. CUPTI detached at a graph call,
+ * or detached once one was made, ends the process (abort) as a detached CUPTI broke CUDA-graph
+ * loops on the H200 (BENCHMARKS.md runs P, Q).
+ */
+void fake_cupti_graph_call(const char *what);
 /* fake_pm.c: a traced call is made (checked against the profiler's initialization). */
 void fake_pm_note_call(void);
 #else
@@ -40,6 +46,7 @@ void fake_pm_note_call(void);
 #define fake_cupti_copy(a, bytes) ((void)(a), (void)(bytes))
 #define fake_cupti_set(a, bytes) ((void)(a), (void)(bytes))
 #define fake_cupti_context_created() ((void)0)
+#define fake_cupti_graph_call(what) ((void)(what))
 #endif
 
 #endif /* GPUSHIM_FAKE_CUPTI_H */
