@@ -373,7 +373,8 @@ static int is_api_early;
  * it costs: no API records (enable_api_records: the kernels join their launches by order,
  * model_join_by_order) and no counters (config.c). A process that uses CUDA graphs is not
  * detached again, and attached at once if it is detached (cupti_graph_use): detaching broke
- * a graph loop in PyTorch, with or without the shim (runs P, Q). Set and cleared on the
+ * a graph loop in PyTorch, with or without the shim (runs P, Q); nor one whose CUPTI client
+ * turned API records on (client_api_on). Set and cleared on the
  * writer (window_detach, window_open), in a hand-over (session_stop) and by a graph's first
  * call (cupti_graph_use), under state_lock; read without it by the writer's and the exit's
  * flushes (a flush would attach CUPTI again).
@@ -386,6 +387,12 @@ static uint64_t detach_ns;		/* how long the last detach took */
 static uint64_t detach_bufs;		/* buffers handed back inside cuptiFinalize, all along */
 /* The process has made a CUDA graph call (cupti_graph_use): CUPTI is not detached again. */
 static _Atomic int graphs_in_use;
+/*
+ * The application's CUPTI client turned API records on (the DRIVER or RUNTIME kind, or some
+ * callback id's): a detach after that is what corrupted the heap, so CUPTI is not detached
+ * again (under state_lock; noted once, at the first close that does not detach for it).
+ */
+static int client_api_on, client_api_noted;
 static _Atomic uint64_t session_t0;	/* when the first session started: the windows' grid */
 
 /*
@@ -977,8 +984,14 @@ static void window_close(void)
 	 * this close (op_kept). Not while a context is being created (its API records), nor with
 	 * a kind the application's client enabled (cuptiFinalize would end its session).
 	 */
+	if (shim.cfg.cupti_detach && client_api_on && !client_api_noted) {
+		client_api_noted = 1;
+		rec_note(TRACE_NOTE_WARNING, now,
+			 "the application's CUPTI client turned API records on: CUPTI stays "
+			 "attached from here on");
+	}
 	if (shim.cfg.cupti_detach && !nr_creating && !is_api_lent && !foreign_kinds &&
-	    !has_foreign && !atomic_load(&graphs_in_use)) {
+	    !has_foreign && !atomic_load(&graphs_in_use) && !client_api_on) {
 		pthread_mutex_lock(&buf_lock);
 		completing_edge = nr_edges;
 		pthread_mutex_unlock(&buf_lock);
@@ -1005,7 +1018,7 @@ static void window_detach(void)
 	detach_due = 0;
 	if (atomic_load(&state) != CS_ACTIVE || !is_paused || nr_creating || is_api_lent ||
 	    is_api_early || foreign_kinds || has_foreign || atomic_load(&is_detached) ||
-	    atomic_load(&graphs_in_use)) {
+	    atomic_load(&graphs_in_use) || client_api_on) {
 		pthread_mutex_unlock(&state_lock);
 		return;
 	}
@@ -1443,6 +1456,8 @@ static void client_enabled(CUpti_ActivityKind kind, CUptiResult r)
 	foreign_kinds |= 1ull << kind;
 	if (has_foreign)
 		foreign_enabled_any = 1;
+	if (kind == CUPTI_ACTIVITY_KIND_DRIVER || kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+		client_api_on = 1;
 }
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
@@ -1509,6 +1524,37 @@ static void client_disabled(CUpti_ActivityKind kind)
 		atomic_store(&pending_since, clock_now_ns());
 		atomic_store(&state, CS_RESUME_PENDING);
 	}
+}
+
+/* A client's API records by callback id: forwarded, and no detach after (client_api_on). */
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid,
+							      uint8_t enable)
+{
+	CUptiResult r;
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	r = APP_FORWARD(cuptiActivityEnableDriverApi, cbid, enable);
+	if (enable)
+		client_api_on = 1;
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid,
+							       uint8_t enable)
+{
+	CUptiResult r;
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	r = APP_FORWARD(cuptiActivityEnableRuntimeApi, cbid, enable);
+	if (enable)
+		client_api_on = 1;
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return r;
 }
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)

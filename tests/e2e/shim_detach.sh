@@ -100,6 +100,19 @@ jq -e '[.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached 
 jq -e '.gpu.kernels > 0 and .gpu.unjoined <= 2 * .sampling.windows' "$WORK/c.json" >/dev/null ||
 	fail "client: the join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/c.json")"
 
+# A client that turns API records on (Kineto's runtime kind): CUPTI is not detached after it.
+"$CUPTI_CLIENT" slowapi >"$WORK/a.plain" 2>/dev/null
+GPUSHIM_WINDOW_MS=10 GPUSHIM_WINDOW_EVERY_MS=20 LD_PRELOAD="$GPUSHIM_SHIM" \
+	GPUSHIM_OUTPUT="$WORK/a.trace" "$CUPTI_CLIENT" slowapi >"$WORK/a.out" 2>"$WORK/a.err"
+cmp "$WORK/a.plain" "$WORK/a.out" ||
+	fail "client with API records: its output changed: $(cat "$WORK/a.out") (alone: $(cat "$WORK/a.plain")) $(cat "$WORK/a.err")"
+"$GPUSHIM_BIN" info --format json "$WORK/a.trace" >"$WORK/a.info"
+jq -e '(.notes | map(select(.text == "the application'"'"'s CUPTI client turned API records on: CUPTI stays attached from here on")) | .[0].ts_ns) as $n |
+	$n != null and ([.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")) and .ts_ns > $n)] | length == 0) and
+	([.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")))] | length >= 1)' \
+	"$WORK/a.info" >/dev/null ||
+	fail "client with API records: $(jq -c '[.notes[] | select(.kind == "cupti_on" or .kind == "warning") | [.ts_ns, .text]]' "$WORK/a.info")"
+
 # CUDA graphs: CUPTI is attached before the first graph call (if detached then) and stays
 # attached; the windows go on. The fake CUPTI aborts on a graph call while detached and on a
 # detach once graphs are in use, as the H200's broke graph loops.

@@ -23,6 +23,8 @@
  *                          schedule: warm-up and active steps, then collection); 5 launches
  *   cupti_client slow      cycles with 60 ms before each session and after it (sampled
  *                          windows open, close and detach CUPTI meanwhile)
+ *   cupti_client slowapi   slow, each session also with the runtime API records' kind on,
+ *                          as Kineto's (after it, no detach: the fake CUPTI aborts there)
  *
  * Each prints the kernel records its own session received and whether every one carried its
  * own clock's timestamps.
@@ -188,14 +190,20 @@ int main(int argc, char **argv)
 		session_end();
 		launch(5);
 		cuCtxSynchronize();
-	} else if (!strcmp(mode, "slow")) {
+	} else if (!strcmp(mode, "slow") || !strcmp(mode, "slowapi")) {
+		int api = !strcmp(mode, "slowapi");
+
 		cuda_up();
 		for (i = 0; i < 3; i++) {
 			launch(5);
 			pause_ms(60);
 			session_begin(mode);
+			if (api)
+				check("enable runtime", cupti.enable(CUPTI_ACTIVITY_KIND_RUNTIME));
 			launch(3);
 			cuCtxSynchronize();
+			if (api)
+				check("disable runtime", cupti.disable(CUPTI_ACTIVITY_KIND_RUNTIME));
 			session_end();
 			pause_ms(60);
 		}
@@ -227,7 +235,7 @@ int main(int argc, char **argv)
 		launch(5);
 		cuCtxSynchronize();
 	} else {
-		fprintf(stderr, "usage: cupti_client held|early|forceload|again|cycles|slow\n");
+		fprintf(stderr, "usage: cupti_client held|early|forceload|again|cycles|slow|slowapi\n");
 		return 2;
 	}
 	printf("%s: %d failed CUPTI calls, %llu kernel records, %llu not on its clock\n", mode,

@@ -306,6 +306,9 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
 {
 	if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT)
 		return CUPTI_ERROR_INVALID_KIND;
+	/* The API records' kinds, as a profiler enables them (none are made here). */
+	if (on && (kind == CUPTI_ACTIVITY_KIND_DRIVER || kind == CUPTI_ACTIVITY_KIND_RUNTIME))
+		atomic_store(&api_ever_on, 1);
 	atomic_store(&kind_on[kind], on);
 	return CUPTI_SUCCESS;
 }
