@@ -1084,9 +1084,10 @@ class Checker:
     def detach(self):
         """GPUSHIM_CUPTI_DETACH=1 on programs with a known cause (see modes()): each case
         under full and under sampled with CUPTI detached between windows of 100 ms every
-        1000 ms. A CUPTI attached again gives no API records for the context made before, so
-        the later windows' kernels join their launches by order: at most 1 % may stay
-        unjoined. Also what detaching and attaching took (the windows' notes)."""
+        1000 ms. A detaching sampled run asks for no API records (after a detach they had
+        corrupted the heap), so every kernel joins its launch by order: at most 1 % may stay
+        unjoined. Also what detaching and attaching took (the windows' notes); then programs
+        that must end by exit with a plain run's output, CUDA graphs keeping CUPTI attached."""
         cases = (("sync", "host_sync", 2400), ("launch", "launch_overhead", 8000),
                  ("cpu", "cpu_bound", 2000))
         script = os.path.join(self.py, "torch_twins.py")
