@@ -9,7 +9,8 @@
 # Usage: scripts/bench_modes.sh [DIR]   env: BUILD (build), ROUNDS (3), SECONDS_EACH (6),
 #        PROFILE_SECONDS (1: torch.profiler's measured stretch; its stop grows with it),
 #        CONFIGS ("plain host sampled full profiler"; NAME:VAR=VAL,VAR=VAL runs the shim with
-#        those settings, e.g. "sampled-nopm:GPUSHIM_MODE=sampled,GPUSHIM_PM=0"), LOOPS
+#        those settings, e.g. "attached:GPUSHIM_MODE=sampled,GPUSHIM_CUPTI_DETACH=0" for
+#        sampled mode with CUPTI kept attached between windows), LOOPS
 #        (eager,graph,gpu), CPUS (a CPU list for taskset: every run on the same CPUs, which
 #        the machine's scheduling otherwise varies from process to process); extra GPUSHIM_*
 #        passed through.
