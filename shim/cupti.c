@@ -46,6 +46,8 @@ struct cupti_fns {
 	CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char **);
 	CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
 	CUptiResult (*Finalize)(void);
+	CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle);
 };
 
 /*
@@ -86,6 +88,8 @@ static int load_symbols(void *h)
 	SYM(GetCallbackName, "cuptiGetCallbackName");
 	SYM(SetThreadIdType, "cuptiSetThreadIdType");
 	SYM(Finalize, "cuptiFinalize");
+	SYM(Subscribe, "cuptiSubscribe");
+	SYM(Unsubscribe, "cuptiUnsubscribe");
 #undef SYM
 	return 0;
 }
@@ -393,6 +397,8 @@ static _Atomic int graphs_in_use;
  * again (under state_lock; noted once, at the first close that does not detach for it).
  */
 static int client_api_on, client_api_noted;
+/* Another tool was found subscribed to CUPTI (other_subscriber): no detach after. */
+static int subscriber_seen;
 static _Atomic uint64_t session_t0;	/* when the first session started: the windows' grid */
 
 /*
@@ -1008,6 +1014,27 @@ static void window_close(void)
  * detached until the next window, if nothing changed since the close. A failure is noted once
  * and leaves CUPTI attached, off, as without GPUSHIM_CUPTI_DETACH.
  */
+static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const void *data)
+{
+	(void)userdata, (void)domain, (void)cbid, (void)data;
+}
+
+/*
+ * Whether another tool is subscribed to CUPTI's callbacks (CUPTI takes one subscriber): a
+ * profiler that reached libcupti past the shim's interposers (through its own dlsym, as XLA's
+ * does) would have its session ended by a detach. Writer thread, state_lock held.
+ */
+static int other_subscriber(void)
+{
+	CUpti_SubscriberHandle h;
+
+	if (cu.Subscribe(&h, no_callback, NULL) != CUPTI_SUCCESS)
+		return 1;
+	cu.Unsubscribe(h);
+	return 0;
+}
+
 static void window_detach(void)
 {
 	static int has_failed;
@@ -1018,7 +1045,15 @@ static void window_detach(void)
 	detach_due = 0;
 	if (atomic_load(&state) != CS_ACTIVE || !is_paused || nr_creating || is_api_lent ||
 	    is_api_early || foreign_kinds || has_foreign || atomic_load(&is_detached) ||
-	    atomic_load(&graphs_in_use) || client_api_on) {
+	    atomic_load(&graphs_in_use) || client_api_on || subscriber_seen) {
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
+	if (other_subscriber()) {
+		subscriber_seen = 1;
+		rec_note(TRACE_NOTE_WARNING, clock_now_ns(),
+			 "another tool is subscribed to CUPTI's callbacks: CUPTI stays attached "
+			 "from here on");
 		pthread_mutex_unlock(&state_lock);
 		return;
 	}
@@ -1062,10 +1097,9 @@ static int window_attach(void)
 		cu.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 		r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	}
-	if (r != CUPTI_SUCCESS) {
-		cu.Finalize();
+	/* A failure leaves it as it is (the next window tries again): never a detach here. */
+	if (r != CUPTI_SUCCESS)
 		return r;
-	}
 	atomic_store(&is_detached, 0);
 	return 0;
 }
@@ -1174,26 +1208,30 @@ void cupti_context_end(void)
 void cupti_graph_use(void)
 {
 	uint64_t t0;
-	int r = 0, was_detached;
+	int r = 0, was_detached, saved;
 	char text[160];
 
 	if (!shim.cfg.cupti_detach ||
-	    atomic_load_explicit(&graphs_in_use, memory_order_relaxed) || !lib())
+	    atomic_load_explicit(&graphs_in_use, memory_order_acquire) || !lib())
 		return;
+	saved = errno;
 	pthread_mutex_lock(&state_lock);
 	if (atomic_load(&graphs_in_use)) {
 		pthread_mutex_unlock(&state_lock);
+		errno = saved;
 		return;
 	}
-	atomic_store(&graphs_in_use, 1);
 	t0 = clock_now_ns();
-	was_detached = atomic_load(&is_detached);
+	/* Not at exit (libcupti's destructors may have run), nor while a client holds it. */
+	was_detached = atomic_load(&is_detached) && atomic_load(&state) == CS_ACTIVE;
 	if (was_detached)
 		r = window_attach();
+	/* Published once attached: a graph call on another thread that sees it goes on at once. */
+	atomic_store_explicit(&graphs_in_use, 1, memory_order_release);
 	if (r)
 		snprintf(text, sizeof(text),
-			 "CUDA graphs in use: CUPTI could not be attached again (%d), and is left "
-			 "detached",
+			 "CUDA graphs in use: CUPTI could not be attached again (%d); the next "
+			 "window tries again, and no detach follows",
 			 r);
 	else
 		snprintf(text, sizeof(text),
@@ -1201,6 +1239,23 @@ void cupti_graph_use(void)
 			 was_detached ? ", attached again now" : "",
 			 (double)(clock_now_ns() - t0) / 1e6);
 	rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+}
+
+/*
+ * The writer stops for good while the program runs on (shim_disable: the trace could not be
+ * written): a CUPTI it left detached is attached again, kinds off, for the graph calls the
+ * hooks no longer see (cupti_graph_use). Writer thread.
+ */
+void cupti_writer_off(void)
+{
+	if (!shim.cfg.cupti_detach || !lib())
+		return;
+	pthread_mutex_lock(&state_lock);
+	atomic_store(&graphs_in_use, 1);	/* and no detach after */
+	if (atomic_load(&is_detached) && atomic_load(&state) == CS_ACTIVE)
+		window_attach();
 	pthread_mutex_unlock(&state_lock);
 }
 

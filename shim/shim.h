@@ -866,6 +866,11 @@ void cupti_context_end(void) SHIM_HIDDEN;
  */
 void cupti_graph_use(void) SHIM_HIDDEN;
 /*
+ * cupti_writer_off - the writer stops for good while the program runs on (shim_disable): a
+ * CUPTI left detached between windows is attached again. Context: writer thread.
+ */
+void cupti_writer_off(void) SHIM_HIDDEN;
+/*
  * cupti_final_flush - the process is ending without exit (signal, exec): a forced flush of
  * CUPTI's buffers, skipped when another thread holds the CUPTI state. Context: writer thread.
  */

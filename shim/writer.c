@@ -944,6 +944,7 @@ static void *writer_main(void *arg)
 		drain_all(stopping);
 		now = clock_now_ns();
 		if (is_off) {
+			cupti_writer_off();
 			rec_note(TRACE_NOTE_DISABLED, now,
 				 shim.disable_reason ? shim.disable_reason : "disabled");
 			note_doors();

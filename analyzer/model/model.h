@@ -562,8 +562,8 @@ int model_sampled(const struct model *m, uint32_t *len_ms, uint32_t *every_ms);
 
 /*
  * model_cupti_detached - whether the sampled run detached CUPTI between its windows
- * (GPUSHIM_CUPTI_DETACH=1: its MODE note says so): the windows after the first have no API
- * records, their operations are joined by launch order.
+ * (GPUSHIM_CUPTI_DETACH, sampled mode's default: its MODE note says so): it asked for no API
+ * records in any window, its operations are joined by launch order.
  */
 int model_cupti_detached(const struct model *m);
 

@@ -402,7 +402,9 @@ static void text_signals(FILE *f, const struct model *m, const struct stats *s,
 				   "(CUPTI gave no API record for them%s); %s unjoined\n",
 				fmt_count(a, sizeof(a), m->gpu_joined_by_order),
 				fmt_count(b, sizeof(b), m->gpu_joined + m->gpu_unjoined),
-				model_cupti_detached(m) ? ": detached between windows" : "",
+				model_cupti_detached(m) ? ": none is asked for while CUPTI is detached "
+							   "between windows" :
+							   "",
 				fmt_count(c, sizeof(c), m->gpu_unjoined));
 	} else {
 		fprintf(f, "  compute  unknown: no GPU timestamps (CUPTI absent or off)\n");

@@ -51,7 +51,7 @@ jq -e --argjson w "$ons" '.gpu.unjoined <= 2 * ($w + 1) and .gpu.join.by_launch_
 expect "detach: records without timestamps" "$(jget "$WORK/d.info" .gpu_zero_timestamps)" 0
 # The report's first screen says how much of the join is by order, and why.
 "$GPUSHIM_BIN" report "$WORK/d.trace" >"$WORK/d.txt"
-grep -q "^  joined   $(jget "$WORK/d.json" .gpu.join.by_launch_order) of $kernels GPU operations to their calls by launch order (CUPTI gave no API record for them: detached between windows); $(jget "$WORK/d.json" .gpu.unjoined) unjoined$" \
+grep -q "^  joined   $(jget "$WORK/d.json" .gpu.join.by_launch_order) of $kernels GPU operations to their calls by launch order (CUPTI gave no API record for them: none is asked for while CUPTI is detached between windows); $(jget "$WORK/d.json" .gpu.unjoined) unjoined$" \
 	"$WORK/d.txt" || fail "detach: the report's join line: $(grep '^  joined' "$WORK/d.txt")"
 
 # A GPU slower than the launches (2 ms kernels launched every 1.5 ms): each window closes on
@@ -99,6 +99,17 @@ jq -e '[.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached 
 "$GPUSHIM_BIN" report --format json "$WORK/c.trace" >"$WORK/c.json"
 jq -e '.gpu.kernels > 0 and .gpu.unjoined <= 2 * .sampling.windows' "$WORK/c.json" >/dev/null ||
 	fail "client: the join: $(jq -c '.gpu | {kernels, unjoined, join}' "$WORK/c.json")"
+
+# Another tool subscribed to CUPTI's callbacks past the shim's interposers (as XLA's profiler
+# reaches libcupti through its own dlsym): CUPTI is never detached, which would end its session.
+FAKE_CUPTI_SUBSCRIBER=1 run_shim "$WORK/sub.txt" "$WORK/sub.trace" paced 300 1000
+expect "subscriber: the program's output" "$(cat "$WORK/sub.txt")" "paced: 300 launches"
+"$GPUSHIM_BIN" info --format json "$WORK/sub.trace" >"$WORK/sub.info"
+jq -e '([.notes[] | select(.text == "another tool is subscribed to CUPTI'"'"'s callbacks: CUPTI stays attached from here on")] | length == 1) and
+	([.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")))] | length == 0) and
+	([.notes[] | select(.kind == "cupti_on" and (.text | startswith("sampled window")))] | length >= 2)' \
+	"$WORK/sub.info" >/dev/null ||
+	fail "subscriber: $(jq -c '[.notes[] | select(.kind == "cupti_on" or .kind == "warning") | .text]' "$WORK/sub.info")"
 
 # A client that turns API records on (Kineto's runtime kind): CUPTI is not detached after it.
 "$CUPTI_CLIENT" slowapi >"$WORK/a.plain" 2>/dev/null

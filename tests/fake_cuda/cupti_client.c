@@ -24,7 +24,8 @@
  *   cupti_client slow      cycles with 60 ms before each session and after it (sampled
  *                          windows open, close and detach CUPTI meanwhile)
  *   cupti_client slowapi   slow, each session also with the runtime API records' kind on,
- *                          as Kineto's (after it, no detach: the fake CUPTI aborts there)
+ *                          as Kineto's (after it, no detach: the fake CUPTI aborts there);
+ *                          300 ms before the first session
  *
  * Each prints the kernel records its own session received and whether every one carried its
  * own clock's timestamps.
@@ -196,7 +197,8 @@ int main(int argc, char **argv)
 		cuda_up();
 		for (i = 0; i < 3; i++) {
 			launch(5);
-			pause_ms(60);
+			/* slowapi: time for windows to detach before its first session */
+			pause_ms(api && !i ? 300 : 60);
 			session_begin(mode);
 			if (api)
 				check("enable runtime", cupti.enable(CUPTI_ACTIVITY_KIND_RUNTIME));

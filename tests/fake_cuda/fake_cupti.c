@@ -13,7 +13,7 @@
  * each, 0.2 us after the previous one ended or the call began. What it does not: several
  * devices, streams or contexts, graph replays, runtime API records, PM sampling beyond the
  * profiler's initialization (fake_pm.c: the shim's counters stop at their set-up), the
- * callback API.
+ * callback API's callbacks (its one subscription is modelled).
  * Environment: FAKE_CUPTI_FORCED_FLUSH_MS makes every forced flush take that long, as a real
  * one can while CUPTI waits on the device. FAKE_CUPTI_OP_NS sets how long each operation runs
  * (1 us). FAKE_CUPTI_LATE_END_NS: a kernel still running when the kernel kind goes off gets
@@ -28,7 +28,8 @@
  * What the H200 showed a detach to break ends the process here (abort, with a message): a
  * cuptiFinalize after API records were ever on (heap corruption in every such PyTorch process,
  * BENCHMARKS.md run Q), and a detach while CUDA graphs are in use, or a graph call made while
- * detached (fake_cupti_graph_call; a CUDA-graph loop failed, runs P and Q).
+ * detached (fake_cupti_graph_call; a CUDA-graph loop failed, runs P and Q); and a detach that
+ * would end another tool's session (FAKE_CUPTI_SUBSCRIBER, at cuptiSubscribe below).
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -66,6 +67,8 @@ static _Atomic size_t nr_dropped;
 static _Atomic int ctx_has_api = -1;
 /* The H200's conditions for a detach that breaks the process (see the top). */
 static _Atomic int api_ever_on, graphs_in_use, is_detached;
+/* The one subscription to the callback API (cuptiSubscribe) is taken. */
+static _Atomic int is_subscribed;
 
 static const struct {
 	uint32_t cbid;
@@ -497,6 +500,33 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 	return CUPTI_SUCCESS;
 }
 
+/*
+ * The callback API's one subscription, and no callbacks. FAKE_CUPTI_SUBSCRIBER=1: another tool
+ * holds it (a profiler that reached CUPTI past the shim's interposers, as XLA's does):
+ * cuptiSubscribe fails as CUPTI's does, and a detach would end that tool's session (abort).
+ */
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc fn, void *data)
+{
+	static int token;
+	int expected = 0;
+
+	(void)fn, (void)data;
+	if (!h)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (env_u64("FAKE_CUPTI_SUBSCRIBER", 0) ||
+	    !atomic_compare_exchange_strong(&is_subscribed, &expected, 1))
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	*h = (CUpti_SubscriberHandle)&token;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+	if (!h || !atomic_exchange(&is_subscribed, 0))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	return CUPTI_SUCCESS;
+}
+
 EXPORT CUptiResult cuptiFinalize(void)
 {
 	int expected = 1;
@@ -506,6 +536,8 @@ EXPORT CUptiResult cuptiFinalize(void)
 		broken("cuptiFinalize after API records were on");
 	if (atomic_load(&graphs_in_use))
 		broken("cuptiFinalize with CUDA graphs in use");
+	if (env_u64("FAKE_CUPTI_SUBSCRIBER", 0))
+		broken("cuptiFinalize ends another tool's CUPTI session");
 	atomic_store(&is_detached, 1);
 	pthread_mutex_lock(&lock);
 	on_request = NULL;
