@@ -370,7 +370,7 @@ static int is_api_lent;
 static int is_api_early;
 
 /*
- * GPUSHIM_CUPTI_DETACH=1 (sampled mode): between two windows CUPTI is detached
+ * GPUSHIM_CUPTI_DETACH (sampled mode's default): between two windows CUPTI is detached
  * (cuptiFinalize), not only switched off. Once the kernel kind has been on, an attached CUPTI
  * costs each launch ~20 % more with every kind off (H200, CUDA 13.0: BENCHMARKS.md run M;
  * detached, a launch-bound PyTorch loop ran within ~1-2 % of plain, run R). What
@@ -378,7 +378,8 @@ static int is_api_early;
  * model_join_by_order) and no counters (config.c). A process that uses CUDA graphs is not
  * detached again, and attached at once if it is detached (cupti_graph_use): detaching broke
  * a graph loop in PyTorch, with or without the shim (runs P, Q); nor one whose CUPTI client
- * turned API records on (client_api_on). Set and cleared on the
+ * turned API records on (client_api_on), nor while another tool is subscribed to CUPTI
+ * (other_subscriber). Set and cleared on the
  * writer (window_detach, window_open), in a hand-over (session_stop) and by a graph's first
  * call (cupti_graph_use), under state_lock; read without it by the writer's and the exit's
  * flushes (a flush would attach CUPTI again).
@@ -984,18 +985,19 @@ static void window_close(void)
 		enable_api_records(0);
 	is_paused = 1;
 	is_api_early = 0;
-	/*
-	 * Detaching: every record of the window out now (the header asks for the buffers flushed
-	 * before cuptiFinalize); what was still running comes back unfinished and is dropped at
-	 * this close (op_kept). Not while a context is being created (its API records), nor with
-	 * a kind the application's client enabled (cuptiFinalize would end its session).
-	 */
 	if (shim.cfg.cupti_detach && client_api_on && !client_api_noted) {
 		client_api_noted = 1;
 		rec_note(TRACE_NOTE_WARNING, now,
 			 "the application's CUPTI client turned API records on: CUPTI stays "
 			 "attached from here on");
 	}
+	/*
+	 * Detaching: every record of the window out now (the header asks for the buffers flushed
+	 * before cuptiFinalize); what was still running comes back unfinished and is dropped at
+	 * this close (op_kept). Not while a context is being created, nor with a kind the
+	 * application's client enabled (cuptiFinalize would end its session), nor once graphs or
+	 * a client's API records were seen.
+	 */
 	if (shim.cfg.cupti_detach && !nr_creating && !is_api_lent && !foreign_kinds &&
 	    !has_foreign && !atomic_load(&graphs_in_use) && !client_api_on) {
 		pthread_mutex_lock(&buf_lock);
@@ -1009,11 +1011,6 @@ static void window_close(void)
 	}
 }
 
-/*
- * Writer thread, once the close's flushed buffers are decoded (cupti_writer_poll): CUPTI
- * detached until the next window, if nothing changed since the close. A failure is noted once
- * and leaves CUPTI attached, off, as without GPUSHIM_CUPTI_DETACH.
- */
 static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain,
 				 CUpti_CallbackId cbid, const void *data)
 {
@@ -1035,6 +1032,12 @@ static int other_subscriber(void)
 	return 0;
 }
 
+/*
+ * Writer thread, once the close's flushed buffers are decoded (cupti_writer_poll): CUPTI
+ * detached until the next window, if nothing changed since the close and no other tool is
+ * subscribed. A failure is noted once and leaves CUPTI attached, off, as without
+ * GPUSHIM_CUPTI_DETACH.
+ */
 static void window_detach(void)
 {
 	static int has_failed;
