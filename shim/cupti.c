@@ -1337,16 +1337,17 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 		last_flush = now;
 	}
 
+	/* Decoding calls into CUPTI: while it is detached, buffers wait for the next attach. */
 	pthread_mutex_lock(&buf_lock);
-	n = nr_done;
+	n = atomic_load(&is_detached) ? 0 : nr_done;
 	memcpy(work, done_bufs, sizeof(work[0]) * n);
-	nr_done = 0;
+	nr_done -= n;
 	pthread_mutex_unlock(&buf_lock);
 
 	for (i = 0; i < n; i++) {
 		CUpti_Activity *a = NULL;
 
-		/* Decoding calls into CUPTI: not for a buffer it handed back in detaching. */
+		/* Not a buffer handed back inside cuptiFinalize (CUPTI was going away). */
 		while (!work[i].is_detaching &&
 		       cu.ActivityGetNextRecord(work[i].data, work[i].valid, &a) == CUPTI_SUCCESS)
 			convert_record(a, work[i].edge, emit, ctx);
