@@ -56,7 +56,7 @@ tsan() {
 		meson test -C build-tsan --print-errorlogs --timeout-multiplier=3 tbuf clock \
 		shim_doors shim_threads shim_capture shim_killed shim_output shim_passthrough \
 		shim_exports shim_exit shim_reload shim_cupti shim_races shim_cupti_clients shim_clock \
-		shim_sampled stacks unwind shim_stacks
+		shim_sampled shim_detach stacks unwind shim_stacks
 }
 
 fuzz() {
