@@ -50,9 +50,10 @@
 #define GPU_QUEUE_NS 200u
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static CUpti_BuffersCallbackRequestFunc on_request;
-static CUpti_BuffersCallbackCompleteFunc on_complete;
-static CUpti_TimestampCallbackFunc clock_fn;
+/* Set by the registrations, cleared by cuptiFinalize, read by every traced call: atomic. */
+static _Atomic(CUpti_BuffersCallbackRequestFunc) on_request;
+static _Atomic(CUpti_BuffersCallbackCompleteFunc) on_complete;
+static _Atomic(CUpti_TimestampCallbackFunc) clock_fn;
 static _Atomic int kind_on[CUPTI_ACTIVITY_KIND_COUNT];
 static _Atomic int driver_cbid_on[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static uint8_t *buf;			/* the buffer being filled, under lock */
@@ -101,10 +102,11 @@ static size_t record_size(CUpti_ActivityKind kind)
 
 static uint64_t now(void)
 {
+	CUpti_TimestampCallbackFunc fn = atomic_load(&clock_fn);
 	struct timespec ts;
 
-	if (clock_fn)
-		return clock_fn();
+	if (fn)
+		return fn();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
@@ -115,6 +117,8 @@ static void emit(const void *rec, size_t len)
 	size_t size = ALIGN8(len);
 	uint8_t *full = NULL;
 	size_t full_size = 0, full_used = 0;
+	CUpti_BuffersCallbackRequestFunc req;
+	CUpti_BuffersCallbackCompleteFunc done;
 
 	pthread_mutex_lock(&lock);
 	if (buf && buf_used + size > buf_size) {
@@ -123,10 +127,10 @@ static void emit(const void *rec, size_t len)
 		full_used = buf_used;
 		buf = NULL;
 	}
-	if (!buf && on_request) {
+	if (!buf && (req = atomic_load(&on_request))) {
 		size_t max_records = 0;
 
-		on_request(&buf, &buf_size, &max_records);
+		req(&buf, &buf_size, &max_records);
 		buf_used = 0;
 		if (buf && buf_size < size)
 			buf = NULL;
@@ -139,8 +143,8 @@ static void emit(const void *rec, size_t len)
 		nr_dropped++;
 	}
 	pthread_mutex_unlock(&lock);
-	if (full && on_complete)
-		on_complete(NULL, 0, full, full_size, full_used);
+	if (full && (done = atomic_load(&on_complete)))
+		done(NULL, 0, full, full_size, full_used);
 }
 
 /* A number from the environment (FAKE_CUPTI_*), or @dflt when unset or empty. */
@@ -291,15 +295,15 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 	if (!req || !done)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	atomic_store(&is_detached, 0);
-	on_request = req;
-	on_complete = done;
+	atomic_store(&on_request, req);
+	atomic_store(&on_complete, done);
 	return CUPTI_SUCCESS;
 }
 
 EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
 {
 	pthread_mutex_lock(&lock);
-	clock_fn = fn;
+	atomic_store(&clock_fn, fn);
 	gpu_free_at = 0;	/* a time on the old clock: the GPU's queue is empty anyway */
 	pthread_mutex_unlock(&lock);
 	return CUPTI_SUCCESS;
@@ -449,6 +453,7 @@ static void unfinished(void)
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	uint64_t ms = env_u64("FAKE_CUPTI_FORCED_FLUSH_MS", 0);
+	CUpti_BuffersCallbackCompleteFunc done;
 	uint8_t *full = NULL;
 	size_t full_size = 0, full_used = 0;
 
@@ -467,8 +472,8 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 		buf = NULL;
 	}
 	pthread_mutex_unlock(&lock);
-	if (full && on_complete)
-		on_complete(NULL, 0, full, full_size, full_used);
+	if (full && (done = atomic_load(&on_complete)))
+		done(NULL, 0, full, full_size, full_used);
 	return CUPTI_SUCCESS;
 }
 
@@ -540,9 +545,9 @@ EXPORT CUptiResult cuptiFinalize(void)
 		broken("cuptiFinalize ends another tool's CUPTI session");
 	atomic_store(&is_detached, 1);
 	pthread_mutex_lock(&lock);
-	on_request = NULL;
-	on_complete = NULL;
-	clock_fn = NULL;
+	atomic_store(&on_request, NULL);
+	atomic_store(&on_complete, NULL);
+	atomic_store(&clock_fn, NULL);
 	gpu_free_at = 0;
 	pthread_mutex_unlock(&lock);
 	for (i = 0; i < CUPTI_ACTIVITY_KIND_COUNT; i++)
