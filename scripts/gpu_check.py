@@ -982,6 +982,26 @@ class Checker:
 
     # ---- recording modes (issue 28) ----
 
+    def against_full(self, name, verdict_check, label, full, rep, cause):
+        """A windowed report @rep (@label: its mode) against the full run's of the same
+        program: both verdicts the program's @cause, and the cause's share and saving within
+        3 points plus @rep's 95 % interval of the full run's. Returns both runs' entries for
+        the cause (None where absent)."""
+        self.check(verdict_check,
+                   rep["verdict"]["primary"] == full["verdict"]["primary"] == cause,
+                   f"{label} {rep['verdict']['primary']}, full {full['verdict']['primary']}")
+        cf = next((c for c in full["attribution"] if c["cause"] == cause), None)
+        cs = next((c for c in rep["attribution"] if c["cause"] == cause), None)
+        for what in ("share", "saving"):
+            key, ci_key = f"{what}_pct", f"{what}_ci_pct"
+            if not (cf and cs and cf.get(key) is not None and cs.get(key) is not None):
+                continue
+            ci = cs.get(ci_key) or 0
+            self.check(f"{name}: {what} within 3 points + its interval of full's",
+                       abs(cs[key] - cf[key]) <= 3 + ci,
+                       f"{label} {cs[key]:.2f} +-{ci:.2f}, full {cf[key]:.2f}")
+        return cf, cs
+
     MODES_WINDOWS = {"GPUSHIM_WINDOW_MS": "100", "GPUSHIM_WINDOW_EVERY_MS": "1000",
                      "GPUSHIM_CUPTI_DETACH": "0"}
 
@@ -1027,19 +1047,8 @@ class Checker:
                        f"{g['join']}")
             self.check(f"{name}: sampled: no zero timestamps", g["zero_timestamps"] == 0,
                        f"{g['zero_timestamps']}")
-            self.check(f"{name}: sampled verdict = full verdict",
-                       smp["verdict"]["primary"] == full["verdict"]["primary"] == cause,
-                       f"sampled {smp['verdict']['primary']}, full {full['verdict']['primary']}")
-            cf = next((c for c in full["attribution"] if c["cause"] == cause), None)
-            cs = next((c for c in smp["attribution"] if c["cause"] == cause), None)
-            for what in ("share", "saving"):
-                key, ci_key = f"{what}_pct", f"{what}_ci_pct"
-                if not (cf and cs and cf.get(key) is not None and cs.get(key) is not None):
-                    continue
-                ci = cs.get(ci_key) or 0
-                self.check(f"{name}: {what} within 3 points + its interval of full's",
-                           abs(cs[key] - cf[key]) <= 3 + ci,
-                           f"sampled {cs[key]:.2f} +-{ci:.2f}, full {cf[key]:.2f}")
+            cf, cs = self.against_full(name, f"{name}: sampled verdict = full verdict",
+                                       "sampled", full, smp, cause)
             self.say(f"MODES {case}: full {cf and cf.get('share_pct')} / "
                      f"{cf and cf.get('saving_pct')}, sampled {cs and cs.get('share_pct')} "
                      f"+-{cs and cs.get('share_ci_pct')} / {cs and cs.get('saving_pct')} "
@@ -1130,19 +1139,8 @@ class Checker:
                        f"{g['unjoined']} unjoined of {g['kernels']}, {g['join']}")
             self.check(f"{name}: no zero timestamps", g["zero_timestamps"] == 0,
                        f"{g['zero_timestamps']}")
-            self.check(f"{name}: verdict = full verdict",
-                       smp["verdict"]["primary"] == full["verdict"]["primary"] == cause,
-                       f"detach {smp['verdict']['primary']}, full {full['verdict']['primary']}")
-            cf = next((c for c in full["attribution"] if c["cause"] == cause), None)
-            cs = next((c for c in smp["attribution"] if c["cause"] == cause), None)
-            for what in ("share", "saving"):
-                key, ci_key = f"{what}_pct", f"{what}_ci_pct"
-                if not (cf and cs and cf.get(key) is not None and cs.get(key) is not None):
-                    continue
-                ci = cs.get(ci_key) or 0
-                self.check(f"{name}: {what} within 3 points + its interval of full's",
-                           abs(cs[key] - cf[key]) <= 3 + ci,
-                           f"detach {cs[key]:.2f} +-{ci:.2f}, full {cf[key]:.2f}")
+            cf, cs = self.against_full(name, f"{name}: verdict = full verdict", "detach",
+                                       full, smp, cause)
             self.say(f"DETACH {case}: full {cf and cf.get('share_pct')} / "
                      f"{cf and cf.get('saving_pct')} at {sums['full'][1]} steps/s, detach "
                      f"{cs and cs.get('share_pct')} +-{cs and cs.get('share_ci_pct')} / "
