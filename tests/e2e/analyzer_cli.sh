@@ -49,6 +49,9 @@ done
 # run's help points at the settings it has no flag for.
 "$GPUSHIM_BIN" run --help | tr '\n' ' ' | grep -q "GPUSHIM_PM=0: no hardware counters.*README.md" ||
 	fail "run --help does not name the GPUSHIM_* settings"
+# ... and says that sampled mode detaches CUPTI between its windows.
+"$GPUSHIM_BIN" run --help | tr -s '\n ' '  ' | grep -q "sampled (in windows: GPUSHIM_WINDOW_MS every GPUSHIM_WINDOW_EVERY_MS, CUPTI detached between them)" ||
+	fail "run --help does not say that sampled mode detaches CUPTI: $("$GPUSHIM_BIN" run --help)"
 
 # gpushim run: the shim next to the binary, the pattern from -o, the program's exit code.
 run_plain "$WORK/plain.txt" direct
