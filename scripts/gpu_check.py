@@ -1147,6 +1147,18 @@ class Checker:
                      f"{cs and cs.get('saving_pct')} +-{cs and cs.get('saving_ci_pct')} at "
                      f"{sums['detach'][1]} steps/s, windows {sp.get('windows')}, covered "
                      f"{sp.get('covered_pct')} %, join {g['join']}, unjoined {g['unjoined']}")
+        # The CI fixture of a detaching run (tests/traces/h200/torch_twins_sync_detach): the
+        # attached one's program and windows (torch_twins_sync_sampled), CUPTI detached between.
+        rep, out = self.record("torch_twins_sync_detach",
+                               [sys.executable, script, "sync", "cause", "--steps", "800"],
+                               env=dict(self.DETACH_ENV, GPUSHIM_WINDOW_MS="50",
+                                        GPUSHIM_WINDOW_EVERY_MS="250"))
+        if rep:
+            g, sp = rep["gpu"], rep.get("sampling") or {}
+            self.say(f"DETACH fixture: {(out or '').strip().splitlines()[-1:]!r}, windows "
+                     f"{sp.get('windows')}, covered {sp.get('covered_pct')} %, kernels "
+                     f"{g['kernels']}, unjoined {g['unjoined']}, join {g['join']}, verdict "
+                     f"{rep['verdict'].get('primary')}")
         ov = os.path.join(self.py, "torch_overhead.py")
         for i in range(10):
             env = dict(self.DETACH_ENV, GPUSHIM_WINDOW_MS="50", GPUSHIM_WINDOW_EVERY_MS="500")
