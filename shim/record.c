@@ -403,10 +403,35 @@ uint32_t rec_string_id_reserve(void)
 	return id;
 }
 
+/*
+ * A note's text, as a string record in meta: the id of the same text already interned, else
+ * a fresh one that is not kept in the table. Notes are mostly one-off texts (a sampled run's
+ * windows write two a window, each with its number and timings): interned, they grew the
+ * table, and the process, ~180 bytes a window for as long as it ran. 0 when meta is full.
+ * meta held.
+ */
+static uint32_t note_string_locked(const char *s, size_t len)
+{
+	struct str_entry *e;
+	void *rec;
+	uint32_t id;
+
+	if (len > MAX_STRING_BYTES)
+		len = MAX_STRING_BYTES;
+	HASH_FIND(hh, str_table, s, len, e);
+	if (e)
+		return e->id;
+	rec = meta_reserve_locked(rec_string_size(len));
+	if (!rec)
+		return 0;
+	id = next_str_id++;
+	rec_string_encode(rec, id, s, len);
+	return id;
+}
+
 void rec_note(uint32_t kind, uint64_t ts_ns, const char *text)
 {
 	struct trace_rec_note r;
-	int is_new;
 
 	memset(&r, 0, sizeof(r));
 	r.hdr.type = TRACE_REC_NOTE;
@@ -417,7 +442,7 @@ void rec_note(uint32_t kind, uint64_t ts_ns, const char *text)
 		atomic_fetch_add(&meta_lost, 1);
 		return;
 	}
-	r.text = text ? intern_locked(text, strlen(text), 1, &is_new) : 0;
+	r.text = text ? note_string_locked(text, strlen(text)) : 0;
 	meta_append_locked(&r, sizeof(r));
 	meta_give();
 	tbuf_kick_writer();
