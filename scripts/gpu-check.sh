@@ -6,7 +6,7 @@
 # any machine with the CUDA toolkit) and python3 with torch and jax for the Python parts.
 # Usage: scripts/gpu-check.sh [--only PART,...]   PART: recording cupti profiler findings counters
 #        where diff robustness nvtx bench perf (the default: all of them) analyzer twins modes
-#        job stackcost detach
+#        job stackcost detach soak
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if ! nvidia-smi -L >/dev/null 2>&1; then
