@@ -1007,7 +1007,7 @@ class Checker:
             if not (cf and cs and cf.get(key) is not None and cs.get(key) is not None):
                 continue
             ci = cs.get(ci_key) or 0
-            if what == "share" and rates and None not in rates and \
+            if what == "share" and rates and None not in rates and rates[0] > 0 and \
                     abs(rates[1] / rates[0] - 1) > 0.10:
                 self.say(f"NOT COMPARED {name}: share: the program ran at {rates[1]} steps/s "
                          f"under {label} against {rates[0]} under full ({label} "
@@ -1239,14 +1239,19 @@ class Checker:
         for k in [k for k in env if k.startswith("GPUSHIM_")]:
             del env[k]
         t0 = time.time()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                           timeout=secs + 120)
-        self.say(f"SOAK exit {p.returncode} after {time.time() - t0:.0f} s: "
-                 f"{p.stdout.strip()[-1500:]}")
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, start_new_session=True)
         try:
-            sm = json.loads(p.stdout)
+            out, err = p.communicate(timeout=secs + 90)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)	# the script, and the program it watches
+            out, err = p.communicate()
+        self.say(f"SOAK exit {p.returncode} after {time.time() - t0:.0f} s: "
+                 f"{out.strip()[-1500:]}")
+        try:
+            sm = json.loads(out)
         except ValueError:
-            self.check("soak: summary", False, f"{p.stderr[-300:]}")
+            self.check("soak: summary", False, f"{err[-300:]}")
             return
         self.check("soak: ends by exit", sm["exit"] == 0, f"exit {sm['exit']}")
         self.check("soak: complete, nothing lost, nothing dropped",
