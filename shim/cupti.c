@@ -965,12 +965,17 @@ static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx)
 static void window_close(void)
 {
 	struct window_edge *e = &edges[nr_edges++ % WINDOW_EDGES];
-	uint64_t now = clock_now_ns();
+	uint64_t now;
 	char text[48];
 	size_t i;
 
 	snprintf(text, sizeof(text), "sampled window %u ends", window_nr);
-	rec_note(TRACE_NOTE_CUPTI_OFF, now, text);
+	/*
+	 * The end read just before the kinds go off, and noted after: a launch after the end
+	 * that still gets a record (the analyzer's join by launch order cannot place it) is
+	 * one made while the first ActivityDisable runs, not while the note is written.
+	 */
+	now = clock_now_ns();
 	*e = (struct window_edge){ .open_ns = window_open_ns ? window_open_ns : atomic_load(&session_t0),
 				   .close_ns = now,
 				   .window = window_nr };
@@ -978,6 +983,7 @@ static void window_close(void)
 	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++)
 		if (!(foreign_kinds >> shim_kinds[i] & 1))
 			cu.ActivityDisable(shim_kinds[i]);
+	rec_note(TRACE_NOTE_CUPTI_OFF, now, text);
 	/* A context being created keeps them until it is: cupti_context_end turns them off. */
 	if (nr_creating)
 		is_api_lent = 1;
@@ -1140,6 +1146,8 @@ static void window_open(void)
 			rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
 			return;
 		}
+	/* Read as soon as the kinds are on (as window_close reads its end just before). */
+	window_open_ns = clock_now_ns();
 	is_paused = 0;
 	is_api_early = 0;
 	window_nr++;
@@ -1151,7 +1159,6 @@ static void window_open(void)
 			 (unsigned long long)detach_bufs);
 	else
 		snprintf(text, sizeof(text), "sampled window %u", window_nr);
-	window_open_ns = clock_now_ns();
 	rec_note(TRACE_NOTE_CUPTI_ON, window_open_ns, text);
 	if (nr_edges)
 		edges[(nr_edges - 1) % WINDOW_EDGES].next_open_ns = window_open_ns;
