@@ -6,6 +6,7 @@
  * by API record, and as a last resort by launch order). Used by model.c's loading and by
  * model_stream.c (model_internal.h). Never prints.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -582,6 +583,18 @@ static int cmp_order(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* Calls made after a window's end: by window, then time. */
+static int cmp_after(const void *a, const void *b)
+{
+	const struct order_item *x = a, *y = b;
+
+	if (x->win != y->win)
+		return x->win < y->win ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /* What an operation and its call have in common: the kernel's name, a copy's or set's size. */
 #define ORDER_KEY(kind, v) ((uint64_t)(kind) << 56 | ((uint64_t)(v) & ((1ull << 56) - 1)))
 
@@ -609,9 +622,9 @@ static int order_key_call(const struct model *m, const struct m_stretch *spans, 
 			  const struct m_call *c, uint64_t *key, uint64_t *win)
 {
 	size_t j = model_stretches_before(spans, nr_spans, c->t0);
+	int off = j < nr_spans && spans[j].from <= c->t0;
 
-	if ((c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING)) ||
-	    (j < nr_spans && spans[j].from <= c->t0))
+	if (c->flags & (MCF_HAS_GPU | MCF_ERROR | MCF_CAPTURING))
 		return 0;
 	*win = j;
 	switch (c->kind) {
@@ -621,17 +634,19 @@ static int order_key_call(const struct model *m, const struct m_stretch *spans, 
 		if (func >= m->nr_funcs)
 			return 0;
 		*key = ORDER_KEY(MG_KERNEL, m->funcs[func].name);
-		return 1;
+		break;
 	}
 	case MC_COPY:
 		*key = ORDER_KEY(MG_MEMCPY, model_call_args(m, c)->bytes);
-		return 1;
+		break;
 	case MC_SET:
 		*key = ORDER_KEY(MG_MEMSET, model_call_args(m, c)->bytes);
-		return 1;
+		break;
 	default:
 		return 0;
 	}
+	/* 2: made after window @j's end note, with the kinds off or about to go off. */
+	return off ? 2 : 1;
 }
 
 /*
@@ -687,6 +702,68 @@ static void order_pair_window(struct model *m, const struct order_item *ops, siz
 		order_pair(m, &ops[late + a], &c[nc - k + a]);
 }
 
+/* (@x) against (@key, @win): the order the tables are sorted in. */
+static int order_group_cmp(const struct order_item *x, uint64_t key, uint64_t win)
+{
+	if (x->key != key)
+		return x->key < key ? -1 : 1;
+	return x->win < win ? -1 : x->win > win;
+}
+
+/*
+ * For each window, how many more operations started after its end than it has calls left for
+ * them (order_pair_window's pairing simulated, group by group: the operations that started
+ * after the end, less the calls the earlier ones did not take), into @excess[win].
+ */
+static void order_excess(const struct order_item *ops, size_t no, const struct order_item *c,
+			 size_t nc, const struct m_stretch *spans, size_t nr_spans, int64_t *excess)
+{
+	size_t a = 0, b = 0;
+
+	while (a < no || b < nc) {
+		const struct order_item *g = a < no && (b >= nc || order_group_cmp(&ops[a], c[b].key,
+									      c[b].win) <= 0)
+						     ? &ops[a] : &c[b];
+		uint64_t key = g->key, win = g->win;
+		uint64_t end = win < nr_spans ? spans[win].from : UINT64_MAX;
+		size_t a1 = a, b1 = b, late;
+
+		while (a1 < no && !order_group_cmp(&ops[a1], key, win))
+			a1++;
+		while (b1 < nc && !order_group_cmp(&c[b1], key, win))
+			b1++;
+		for (late = a; late < a1 && ops[late].t < end; late++)
+			if (b < b1 && c[b].t <= ops[late].t)
+				b++;
+		if (win <= nr_spans)
+			excess[win] += (int64_t)(a1 - late) - (int64_t)(b1 - b);
+		a = a1;
+		b = b1;
+	}
+}
+
+/*
+ * The records each window dropped at its close ("records dropped at sampled window N's close:
+ * D in all", noted at the earliest dropped start, inside the window), into @dropped[win].
+ */
+static void order_dropped(const struct model *m, const struct m_stretch *spans, size_t nr_spans,
+			  int64_t *dropped)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_notes; i++) {
+		const char *t;
+		unsigned long long d;
+		unsigned w;
+
+		if (m->notes[i].kind != TRACE_NOTE_CUPTI_OFF)
+			continue;
+		t = model_string(m, m->notes[i].text, "");
+		if (sscanf(t, "records dropped at sampled window %u's close: %llu in all", &w, &d) == 2)
+			dropped[model_stretches_before(spans, nr_spans, m->notes[i].ts)] += (int64_t)d;
+	}
+}
+
 /*
  * Last resort for operations CUPTI gave no usable correlation for (its API records can stay
  * off after another client used CUPTI, and a context created while they were off never
@@ -695,13 +772,18 @@ static void order_pair_window(struct model *m, const struct order_item *ops, siz
  * while another client held CUPTI, or between two windows, have no record of ours to pair
  * with and are left out. The pairs are counted afresh in each stretch with the kinds on (a
  * window up to its end note, with the stretch after it, where work it launched may start):
- * order_pair_window.
+ * order_pair_window. The kinds go off just after a window's end note, so the first calls
+ * after it may have records too (on another thread, or while the kinds are being turned off):
+ * how many is known per window - its operations that started after the end, less the calls
+ * left for them and the records dropped at its close - and those first calls after the end,
+ * in order, are taken into the window. Without them each of its late operations of their
+ * kernel would pair with the launch before its own.
  */
 void model_join_by_order(struct model *m)
 {
-	struct order_item *ops, *calls = NULL;
+	struct order_item *ops, *calls = NULL, *after = NULL;
 	struct m_stretch *spans = NULL;
-	size_t i, no = 0, nc = 0, a = 0, b = 0, nr_spans = 0;
+	size_t i, no = 0, nc = 0, na = 0, a = 0, b = 0, nr_spans = 0;
 	uint64_t key, win;
 
 	/* Counted first: most traces have no operation left to join, so no table. */
@@ -717,13 +799,39 @@ void model_join_by_order(struct model *m)
 									    m->gpu[i].start),
 							 m->gpu[i].start, i };
 	for (i = 0; i < m->nr_calls; i++)
-		nc += order_key_call(m, spans, nr_spans, &m->calls[i], &key, &win);
+		nc += order_key_call(m, spans, nr_spans, &m->calls[i], &key, &win) != 0;
 	calls = xmalloc((nc + 1) * sizeof(*calls));
+	after = xmalloc((nc + 1) * sizeof(*after));
 	for (i = 0, nc = 0; i < m->nr_calls; i++)
-		if (order_key_call(m, spans, nr_spans, &m->calls[i], &key, &win))
+		switch (order_key_call(m, spans, nr_spans, &m->calls[i], &key, &win)) {
+		case 1:
 			calls[nc++] = (struct order_item){ key, win, m->calls[i].t0, i };
+			break;
+		case 2:
+			after[na++] = (struct order_item){ key, win, m->calls[i].t0, i };
+			break;
+		}
 	xqsort(ops, no, sizeof(*ops), cmp_order);
 	xqsort(calls, nc, sizeof(*calls), cmp_order);
+	if (na && nr_spans) {
+		int64_t *excess = xcalloc(nr_spans + 1, sizeof(*excess));
+		size_t taken = 0;
+
+		order_excess(ops, no, calls, nc, spans, nr_spans, excess);
+		order_dropped(m, spans, nr_spans, excess);
+		/* Each window's first calls after its end, in order: as many as it has late work. */
+		xqsort(after, na, sizeof(*after), cmp_after);
+		for (i = 0; i < na; i++)
+			if (after[i].win < nr_spans && excess[after[i].win] > 0) {
+				excess[after[i].win]--;
+				calls[nc + taken++] = after[i];
+			}
+		free(excess);
+		if (taken) {
+			nc += taken;
+			xqsort(calls, nc, sizeof(*calls), cmp_order);
+		}
+	}
 	while (a < no && b < nc) {
 		size_t a1 = a, b1 = b;
 
@@ -749,6 +857,7 @@ void model_join_by_order(struct model *m)
 	free(spans);
 	free(ops);
 	free(calls);
+	free(after);
 }
 
 

@@ -261,6 +261,68 @@ static void test_join_windows(void)
 }
 
 /*
+ * A window's first launches after its end note may have records too (the kinds go off just
+ * after the note): us after BASE, one kernel, no API record; window 1 (to 30) with launches at
+ * 0, 10 and 20 (seq 1-3), the third's kernel dropped at the close (noted at its start, 26:
+ * "records dropped at sampled window 1's close: 1 in all"); a launch at 31 (seq 4), after the
+ * end note, whose kernel was recorded and started at 36; a launch at 40 (seq 5) without one;
+ * window 2 (from 60) with a launch at 70 (seq 6). Paired from the end with the window's own
+ * launches only, the kernel at 36 would take seq 3's launch (whose kernel was dropped).
+ */
+static int same_join(const char *path, uint32_t window);
+
+static const char *build_after_end(struct tb *t)
+{
+	static const uint32_t dt[] = { 0, 10000, 10000, 11000, 9000, 30000 };
+	size_t i;
+
+	tb_init(t, TRACE_VERSION_MAJOR, TRACE_VERSION_MINOR);
+	tb_string(t, S_LAUNCH, "cuLaunchKernel");
+	tb_string(t, S_KERN_A, "kern_a");
+	tb_string(t, S_NOTE, "note");
+	tb_string(t, S_NOTE + 1, "records dropped at sampled window 1's close: 1 in all (in flight "
+				 "then: CUPTI's end times for them are not reliable)");
+	tb_api_def(t, API_LAUNCH, TRACE_FAM_LAUNCH, S_LAUNCH);
+	def_func(t, 1, S_KERN_A);
+	tb_note(t, BASE - 1000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	tb_block(t, TID, 0, BASE);
+	for (i = 0; i < sizeof(dt) / sizeof(dt[0]); i++)
+		launch(t, dt[i], (uint32_t)i + 1, 1);
+	tb_note(t, BASE + 30000, TRACE_NOTE_CUPTI_OFF, S_NOTE);
+	tb_note(t, BASE + 26000, TRACE_NOTE_CUPTI_OFF, S_NOTE + 1);
+	tb_note(t, BASE + 60000, TRACE_NOTE_CUPTI_ON, S_NOTE);
+	kernel(t, BASE + 6000, 0, S_KERN_A);
+	kernel(t, BASE + 16000, 0, S_KERN_A);
+	kernel(t, BASE + 36000, 0, S_KERN_A);
+	kernel(t, BASE + 76000, 0, S_KERN_A);
+	tb_flush(t);
+	return tb_write(t, "join_after_end.trace", 0);
+}
+
+static void test_join_after_end(void)
+{
+	struct trace_reader rd;
+	struct model m;
+	struct tb t;
+
+	CHECK_EQ(trace_reader_open(&rd, build_after_end(&t)), 0);
+	CHECK_EQ(model_load(&m, &rd), 0);
+	CHECK_EQ(m.nr_gpu, 4);
+	CHECK_EQ(joined_seq(&m, BASE + 6000), 1);
+	CHECK_EQ(joined_seq(&m, BASE + 16000), 2);
+	CHECK_EQ(joined_seq(&m, BASE + 36000), 4);	/* the launch after the end, not seq 3 */
+	CHECK_EQ(joined_seq(&m, BASE + 76000), 6);
+	CHECK_EQ(m.gpu_joined_by_order, 4);
+	CHECK_EQ(m.gpu_unjoined, 0);
+	model_free(&m);
+	trace_reader_close(&rd);
+	tb_free(&t);
+	/* Joined as read (the stream's second read) the same as after loading. */
+	same_join(build_after_end(&t), 0);
+	tb_free(&t);
+}
+
+/*
  * Load @path as the analyzer does (joined as read, with a window of @window API records, 0 the
  * default) and with the join after loading: the same join, operation by operation. Returns
  * whether the first load read the trace twice (m->join_redone).
@@ -722,6 +784,7 @@ static void test_shape_refs_traces(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	RUN(test_join_after_end);
 	RUN(test_join);
 	RUN(test_join_windows);
 	RUN(test_join_many);
