@@ -7,7 +7,9 @@
 # opened and how many attached CUPTI again, warnings, GPU operations joined and unjoined, zero
 # timestamps, records dropped and lost, launches between windows; the process's memory (first,
 # a tenth of the way in, last, most, and the slope over the second half in MB a minute) and
-# the trace's growth (MB an hour overall and over the second half). Its exit status is CMD's.
+# the trace's growth (MB an hour from its first bytes, and over the second half). Its exit
+# status is CMD's, or 1 when CMD exited 0 but wrote no trace or the summary failed. One process:
+# a second one CMD starts writes its own trace (soak-1.trace...), not summed here.
 # Usage: scripts/soak_sampled.sh [DIR] -- CMD [ARG...]
 #        env: BUILD (build), INTERVAL (1), GPUSHIM_* passed through to the shim
 set -uo pipefail
@@ -29,8 +31,9 @@ shift
 	echo "soak_sampled.sh: no command" >&2
 	exit 2
 }
+CMD0=$1
 DIR=${DIR:-$(mktemp -d)}
-mkdir -p "$DIR"
+mkdir -p "$DIR" && DIR=$(cd "$DIR" && pwd)
 SHIM=$BUILD/shim/libgpushim.so
 GPUSHIM=$BUILD/analyzer/gpushim
 [ -f "$SHIM" ] && [ -x "$GPUSHIM" ] || {
@@ -45,6 +48,7 @@ t0=$(date +%s%N)
 LD_PRELOAD=$SHIM GPUSHIM_OUTPUT=$TRACE GPUSHIM_MODE=${GPUSHIM_MODE:-sampled} "$@" \
 	>"$DIR/stdout" 2>"$DIR/stderr" &
 pid=$!
+trap 'kill "$pid" 2>/dev/null' TERM INT HUP
 while kill -0 "$pid" 2>/dev/null; do
 	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
 	size=$(stat -c %s "$TRACE" 2>/dev/null || echo 0)
@@ -54,6 +58,7 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid"
 rc=$?
+trap - TERM INT HUP
 wall=$((($(date +%s%N) - t0) / 1000000))
 
 "$GPUSHIM" info --format json "$TRACE" >"$DIR/info.json" 2>"$DIR/info.err"
@@ -101,6 +106,11 @@ opens = [n["text"] for n in notes if n.get("kind") == "cupti_on" and
 g = rep.get("gpu") or {}
 tr = rep.get("trace") or {}
 span = (rows[-1][0] - rows[0][0]) if len(rows) > 1 else 0
+# The trace's rate from its first bytes (the start-up before them is not the trace's).
+grown = [r for r in rows if r[2] > 0]
+tpath = os.path.join(d, "soak.trace")
+trace_bytes = os.path.getsize(tpath) if os.path.exists(tpath) else 0
+trace_span_s = wall_ms / 1000 - grown[0][0] if grown else 0
 out = {
     "exit": rc,
     "wall_s": wall_ms / 1000,
@@ -126,8 +136,9 @@ out = {
         "max": max(r[1] for r in rows) / 1024 if rows else None,
         "second_half_mb_per_min": rss_slope * 60 if rss_slope is not None else None,
     },
-    "trace_mb": rows[-1][2] / 1e6 if rows else None,
-    "trace_mb_per_hour": rows[-1][2] / 1e6 / (wall_ms / 3.6e6) if rows and wall_ms else None,
+    "trace_mb": trace_bytes / 1e6,
+    "trace_mb_per_hour": trace_bytes / 1e6 / (trace_span_s / 3600) if trace_span_s > 0
+    else None,
     "trace_mb_per_hour_second_half": trace_slope * 3600 if trace_slope is not None else None,
     "samples": len(rows),
     "errors": [open(os.path.join(d, e)).read().strip()[:300]
@@ -135,4 +146,13 @@ out = {
 }
 print(json.dumps(out, indent=1))
 EOF
+py=${PIPESTATUS[0]}
+if [ "$py" -ne 0 ]; then
+	echo "soak_sampled.sh: the summary failed ($py)" >&2
+	exit $((rc ? rc : 1))
+fi
+if [ "$rc" -eq 0 ] && [ ! -s "$TRACE" ]; then
+	echo "soak_sampled.sh: $CMD0 wrote no trace at $TRACE" >&2
+	exit 1
+fi
 exit "$rc"

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 use_fake_cupti
-export GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=60 INTERVAL=0.2 BUILD="$BUILD_ROOT"
+export GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=60 INTERVAL=0.05 BUILD="$BUILD_ROOT"
 unset GPUSHIM_MODE GPUSHIM_CUPTI_DETACH GPUSHIM_PM
 
 bash "$SOURCE_ROOT/scripts/soak_sampled.sh" "$WORK/s" -- "$FAKE_CLIENT" paced 600 1000 0 \
@@ -17,6 +17,7 @@ cmp "$WORK/out" "$S" || fail "soak: printed summary differs from summary.json"
 expect "soak: the program's output" "$(cat "$WORK/s/stdout")" "paced: 600 launches"
 "$GPUSHIM_BIN" report --format json "$WORK/s/soak.trace" >"$WORK/r.json"
 "$GPUSHIM_BIN" info --format json "$WORK/s/soak.trace" >"$WORK/i.json"
+expect "soak: exit" "$(jget "$S" .exit)" 0
 expect "soak: mode" "$(jget "$S" .mode)" sampled
 expect "soak: windows" "$(jget "$S" .windows)" "$(jget "$WORK/r.json" .sampling.windows)"
 opens=$(jq '[.notes[] | select(.kind == "cupti_on" and (.text | startswith("sampled window")))] | length' "$WORK/i.json")
@@ -34,11 +35,23 @@ expect "soak: every launch in or out of a window" \
 expect "soak: complete, nothing lost" "$(jq -c '[.complete, .lost_records, .errors]' "$S")" \
 	'[true,0,[]]'
 [ "$(jq '.samples' "$S")" -ge 2 ] || fail "soak: $(jq .samples "$S") memory samples"
-expect "soak: memory read" "$(jq '.rss_mb.max > 0 and .rss_mb.last > 0' "$S")" true
-expect "soak: trace size read" "$(jq '.trace_mb > 0' "$S")" true
+expect "soak: memory read" "$(jq '.rss_mb.max > 0 and .rss_mb.last > 0 and
+	.rss_mb.first <= .rss_mb.max and .rss_mb.at_tenth <= .rss_mb.max' "$S")" true
+# Samples every 50 ms over at least 0.6 s: the second half has enough for both slopes.
+expect "soak: slopes" "$(jq '.rss_mb.second_half_mb_per_min != null and
+	.trace_mb_per_hour_second_half != null' "$S")" true
+expect "soak: the trace's size" "$(jq --argjson b "$(stat -c %s "$WORK/s/soak.trace")" \
+	'(.trace_mb * 1e6 - $b) | fabs < 1' "$S")" true
+expect "soak: trace rate" "$(jq '.trace_mb_per_hour > 0' "$S")" true
 
 # The command's own exit status comes back.
 rc=0
 bash "$SOURCE_ROOT/scripts/soak_sampled.sh" "$WORK/f" -- sh -c 'exit 3' >/dev/null 2>&1 || rc=$?
 expect "soak: command's exit status" "$rc" 3
+# A command that ends well but wrote no trace is not a soak.
+rc=0
+bash "$SOURCE_ROOT/scripts/soak_sampled.sh" "$WORK/n" -- sh -c 'exit 0' >/dev/null 2>"$WORK/n.err" ||
+	rc=$?
+expect "soak: no trace" "$rc" 1
+grep -q "wrote no trace" "$WORK/n.err" || fail "soak: no trace: $(cat "$WORK/n.err")"
 echo "soak_tool: ok"
