@@ -288,40 +288,47 @@ void rec_string_encode(void *dst, uint32_t id, const char *s, size_t len)
 /* Longer names (deep C++ templates) are cut; the record size field is 16 bits. */
 #define MAX_STRING_BYTES (TRACE_MAX_RECORD - sizeof(struct trace_rec_string) - 8)
 
-static uint32_t intern_locked(const char *s, size_t len, int to_meta, int *is_new)
-{
-	struct str_entry *e;
+#define INTERN_META 1	/* its STRING record written to meta now */
+/*
+ * Written to meta and not kept in the table: a one-off text. Notes are mostly that (a sampled
+ * run's windows write two a window, each with its number and timings): kept, they grew the
+ * table, and the process, ~180 bytes a window for as long as it ran.
+ */
+#define INTERN_ONCE 2
 
+/* The id of @s, interned as @how says (INTERN_*); 0 when out of memory or meta is full. */
+static uint32_t intern_locked(const char *s, size_t len, int how, int *is_new)
+{
+	struct str_entry *e = NULL;
+
+	*is_new = 0;
 	if (len > MAX_STRING_BYTES)
 		len = MAX_STRING_BYTES;
 	HASH_FIND(hh, str_table, s, len, e);
-	if (e) {
-		*is_new = 0;
+	if (e)
 		return e->id;
+	if (!(how & INTERN_ONCE)) {
+		e = malloc(sizeof(*e) + len + 1);
+		if (!e)
+			return 0;
+		e->id = next_str_id;
+		e->len = (uint32_t)len;
+		memcpy(e->text, s, len);
+		e->text[len] = 0;
 	}
-	e = malloc(sizeof(*e) + len + 1);
-	if (!e) {
-		*is_new = 0;
-		return 0;
-	}
-	e->id = next_str_id++;
-	e->len = (uint32_t)len;
-	memcpy(e->text, s, len);
-	e->text[len] = 0;
-	if (to_meta) {
+	if (how & (INTERN_META | INTERN_ONCE)) {
 		void *rec = meta_reserve_locked(rec_string_size(len));
 
 		if (!rec) {
 			free(e);
-			next_str_id--;
-			*is_new = 0;
 			return 0;
 		}
-		rec_string_encode(rec, e->id, s, len);
+		rec_string_encode(rec, next_str_id, s, len);
 	}
-	HASH_ADD_KEYPTR(hh, str_table, e->text, e->len, e);
+	if (e)
+		HASH_ADD_KEYPTR(hh, str_table, e->text, e->len, e);
 	*is_new = 1;
-	return e->id;
+	return next_str_id++;
 }
 
 uint32_t rec_intern_meta(const char *s, size_t len)
@@ -331,7 +338,7 @@ uint32_t rec_intern_meta(const char *s, size_t len)
 
 	if (meta_take() < 0)
 		return 0;
-	id = intern_locked(s, len, 1, &is_new);
+	id = intern_locked(s, len, INTERN_META, &is_new);
 	meta_give();
 	return id;
 }
@@ -350,7 +357,7 @@ uint32_t rec_intern_meta_max(const char *s, size_t len, size_t *budget)
 	if (e) {
 		id = e->id;
 	} else if (*budget >= REC_INTERN_COST(len)) {
-		id = intern_locked(s, len, 1, &is_new);
+		id = intern_locked(s, len, INTERN_META, &is_new);
 		if (id)
 			*budget -= REC_INTERN_COST(len);
 	}
@@ -371,7 +378,7 @@ int rec_nvtx_domain(uint32_t id, const char *name, size_t len, _Atomic uint32_t 
 		r.hdr.type = TRACE_REC_NVTX_DOMAIN;
 		r.hdr.size = sizeof(r);
 		r.id = id;
-		r.name = intern_locked(name, len, 1, &is_new);
+		r.name = intern_locked(name, len, INTERN_META, &is_new);
 		ret = r.name ? meta_append_locked(&r, sizeof(r)) : -1;
 		if (ret == 0)
 			atomic_store_explicit(defined, tag, memory_order_release);
@@ -403,35 +410,10 @@ uint32_t rec_string_id_reserve(void)
 	return id;
 }
 
-/*
- * A note's text, as a string record in meta: the id of the same text already interned, else
- * a fresh one that is not kept in the table. Notes are mostly one-off texts (a sampled run's
- * windows write two a window, each with its number and timings): interned, they grew the
- * table, and the process, ~180 bytes a window for as long as it ran. 0 when meta is full.
- * meta held.
- */
-static uint32_t note_string_locked(const char *s, size_t len)
-{
-	struct str_entry *e;
-	void *rec;
-	uint32_t id;
-
-	if (len > MAX_STRING_BYTES)
-		len = MAX_STRING_BYTES;
-	HASH_FIND(hh, str_table, s, len, e);
-	if (e)
-		return e->id;
-	rec = meta_reserve_locked(rec_string_size(len));
-	if (!rec)
-		return 0;
-	id = next_str_id++;
-	rec_string_encode(rec, id, s, len);
-	return id;
-}
-
 void rec_note(uint32_t kind, uint64_t ts_ns, const char *text)
 {
 	struct trace_rec_note r;
+	int is_new;
 
 	memset(&r, 0, sizeof(r));
 	r.hdr.type = TRACE_REC_NOTE;
@@ -442,7 +424,7 @@ void rec_note(uint32_t kind, uint64_t ts_ns, const char *text)
 		atomic_fetch_add(&meta_lost, 1);
 		return;
 	}
-	r.text = text ? note_string_locked(text, strlen(text)) : 0;
+	r.text = text ? intern_locked(text, strlen(text), INTERN_ONCE, &is_new) : 0;
 	meta_append_locked(&r, sizeof(r));
 	meta_give();
 	tbuf_kick_writer();
@@ -544,7 +526,7 @@ static uint32_t func_lookup_slow(uintptr_t handle, int *is_created)
 		return 0;
 	HASH_FIND(hh, func_table, &handle, sizeof(handle), e);
 	if (!e && (e = malloc(sizeof(*e)))) {
-		r.name = name ? intern_locked(name, strlen(name), 1, &is_new) : 0;
+		r.name = name ? intern_locked(name, strlen(name), INTERN_META, &is_new) : 0;
 		e->handle = handle;
 		e->id = r.id = next_func_id++;
 		if (meta_append_locked(&r, sizeof(r)) < 0) {

@@ -570,20 +570,7 @@ struct order_item {
 	size_t idx;
 };
 
-static int cmp_order(const void *a, const void *b)
-{
-	const struct order_item *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->win != y->win)
-		return x->win < y->win ? -1 : 1;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Calls made after a window's end: by window, then time. */
+/* By window, then time (calls made after a window's end: model_join_by_order). */
 static int cmp_after(const void *a, const void *b)
 {
 	const struct order_item *x = a, *y = b;
@@ -593,6 +580,16 @@ static int cmp_after(const void *a, const void *b)
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* By kernel (or size), then window and time. */
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order_item *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return cmp_after(a, b);
 }
 
 /* What an operation and its call have in common: the kernel's name, a copy's or set's size. */
@@ -686,16 +683,32 @@ static void order_pair(struct model *m, const struct order_item *op, const struc
  * the last calls': paired from the end, they skip the launches whose operations were dropped
  * in between instead of each taking the launch before its own.
  */
+/*
+ * The operations of @ops[0..@no) that started before @end each take the first call of
+ * @c[0..@nc) left that came before them (paired into @m unless it is NULL: counted only).
+ * Returns the calls they took; *@late_out, how many operations started before @end.
+ */
+static size_t order_early(struct model *m, const struct order_item *ops, size_t no,
+			  const struct order_item *c, size_t nc, uint64_t end, size_t *late_out)
+{
+	size_t a, b = 0;
+
+	for (a = 0; a < no && ops[a].t < end; a++)
+		if (b < nc && c[b].t <= ops[a].t) {
+			if (m)
+				order_pair(m, &ops[a], &c[b]);
+			b++;
+		}
+	*late_out = a;
+	return b;
+}
+
 static void order_pair_window(struct model *m, const struct order_item *ops, size_t no,
 			      const struct order_item *c, size_t nc, uint64_t end)
 {
-	size_t a = 0, b = 0, late, k, skip;
+	size_t a, b, late, k, skip;
 
-	for (late = 0; late < no && ops[late].t < end; late++)
-		;
-	for (; a < late && b < nc; a++)
-		if (c[b].t <= ops[a].t)
-			order_pair(m, &ops[a], &c[b++]);
+	b = order_early(m, ops, no, c, nc, end, &late);
 	k = no - late;
 	skip = k > nc - b ? k - (nc - b) : 0;	/* more late operations than calls left */
 	for (a = skip; a < k; a++)
@@ -726,17 +739,15 @@ static void order_excess(const struct order_item *ops, size_t no, const struct o
 						     ? &ops[a] : &c[b];
 		uint64_t key = g->key, win = g->win;
 		uint64_t end = win < nr_spans ? spans[win].from : UINT64_MAX;
-		size_t a1 = a, b1 = b, late;
+		size_t a1 = a, b1 = b, late, taken;
 
 		while (a1 < no && !order_group_cmp(&ops[a1], key, win))
 			a1++;
 		while (b1 < nc && !order_group_cmp(&c[b1], key, win))
 			b1++;
-		for (late = a; late < a1 && ops[late].t < end; late++)
-			if (b < b1 && c[b].t <= ops[late].t)
-				b++;
+		taken = order_early(NULL, ops + a, a1 - a, c + b, b1 - b, end, &late);
 		if (win <= nr_spans)
-			excess[win] += (int64_t)(a1 - late) - (int64_t)(b1 - b);
+			excess[win] += (int64_t)(a1 - a - late) - (int64_t)(b1 - b - taken);
 		a = a1;
 		b = b1;
 	}

@@ -260,6 +260,8 @@ static void test_join_windows(void)
 	tb_free(&t);
 }
 
+static int same_join(const char *path, uint32_t window);
+
 /*
  * A window's first launches after its end note may have records too (the kinds go off just
  * after the note): us after BASE, one kernel, no API record; window 1 (to 30) with launches at
@@ -269,8 +271,6 @@ static void test_join_windows(void)
  * window 2 (from 60) with a launch at 70 (seq 6). Paired from the end with the window's own
  * launches only, the kernel at 36 would take seq 3's launch (whose kernel was dropped).
  */
-static int same_join(const char *path, uint32_t window);
-
 static const char *build_after_end(struct tb *t)
 {
 	static const uint32_t dt[] = { 0, 10000, 10000, 11000, 9000, 30000 };
@@ -784,9 +784,9 @@ static void test_shape_refs_traces(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	RUN(test_join_after_end);
 	RUN(test_join);
 	RUN(test_join_windows);
+	RUN(test_join_after_end);
 	RUN(test_join_many);
 	RUN(test_join_by_ext);
 	RUN(test_join_tid_reused);
