@@ -905,7 +905,7 @@ enum { LOADER_IDLE = 0, LOADER_ASKED = 1, LOADER_ANSWERED = 2 };
 
 static struct {
 	_Atomic int state;		/* futex word: LOADER_*; the writer asks, the thread answers */
-	int has_thread;			/* writer's view: the thread runs in this process */
+	_Atomic int has_thread;		/* the thread runs in this process (set after the writer starts) */
 	int is_busy;			/* writer: an answer is late; nothing asked until it comes */
 	int is_ending;			/* writer: stacks_writer_ending */
 	uint64_t end_deadline_ns;	/* writer: the ending's budget, from its first question */
@@ -994,7 +994,7 @@ static int loader_ask(uint64_t pc)
 	uint64_t now = clock_now_ns(), deadline = now + (uint64_t)LOADER_WAIT_MS * 1000000u;
 	int state;
 
-	if (!ld.has_thread)
+	if (!atomic_load_explicit(&ld.has_thread, memory_order_acquire))
 		return 0;
 	if (ld.is_busy) {
 		if (atomic_load_explicit(&ld.state, memory_order_acquire) != LOADER_ANSWERED)
@@ -1068,7 +1068,7 @@ void stacks_start(void)
 		return;
 	}
 	pthread_detach(thread);
-	ld.has_thread = 1;
+	atomic_store_explicit(&ld.has_thread, 1, memory_order_release);
 }
 
 void stacks_wait_ready(void)
@@ -1194,7 +1194,7 @@ void stacks_reset_after_fork(void)
 	struct pc_seen *e, *tmp;
 
 	atomic_store(&st.ready, 0);	/* until the child's loader thread is up */
-	ld.has_thread = 0;		/* the parent's is not in the child */
+	atomic_store_explicit(&ld.has_thread, 0, memory_order_relaxed);		/* the parent's is not in the child */
 	ld.is_busy = 0;
 	ld.is_ending = 0;
 	ld.end_deadline_ns = 0;
