@@ -48,6 +48,7 @@ struct cupti_fns {
 	CUptiResult (*Finalize)(void);
 	CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 	CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
 };
 
 /*
@@ -90,6 +91,7 @@ static int load_symbols(void *h)
 	SYM(Finalize, "cuptiFinalize");
 	SYM(Subscribe, "cuptiSubscribe");
 	SYM(Unsubscribe, "cuptiUnsubscribe");
+	SYM(EnableDomain, "cuptiEnableDomain");
 #undef SYM
 	return 0;
 }
@@ -346,6 +348,8 @@ static void enable_api_records(uint8_t enable)
 
 static void write_info(uint32_t st, tbuf_emit_fn emit, void *ctx);
 static void resume_now(void);
+static void detach_settle(void);
+static int cupti_away(void);
 
 /*
  * Sampled mode (GPUSHIM_MODE=sampled): between two windows the shim's kinds and API records
@@ -353,7 +357,7 @@ static void resume_now(void);
  * meets the same hand-over as in a full run). Under state_lock; session_start clears it.
  */
 static int is_paused;
-static uint32_t window_nr;		/* the windows opened; the session's start is the first */
+static uint32_t window_nr;		/* the windows opened (sampled mode's start is none) */
 /*
  * Contexts being created now, and whether the shim turned the API records on for them between
  * two windows (cupti_context_begin). Under state_lock.
@@ -388,8 +392,7 @@ static int is_api_early;
  */
 static _Atomic int is_detached;
 static int detach_due;
-static uint64_t detach_ns;		/* how long the last detach took */
-static uint64_t detach_bufs;		/* buffers handed back inside cuptiFinalize, all along */
+static _Atomic uint64_t detach_bufs;	/* buffers handed back inside cuptiFinalize, all along */
 /* The process has made a CUDA graph call (cupti_graph_use): CUPTI is not detached again. */
 static _Atomic int graphs_in_use;
 /*
@@ -472,12 +475,31 @@ static void window_drops_note(void)
 	}
 }
 
-/* Context: state_lock held. Returns 0 or a CUptiResult. */
-static int session_start(void)
+/*
+ * Context: state_lock held. @with_kinds: the shim's kinds and API records on now (a full run,
+ * a resumption after the application's client); else the session starts paused, as sampled
+ * mode does (its first window opens one period in, window_tick), and detached with
+ * GPUSHIM_CUPTI_DETACH: CUPTI is first attached by that window (window_open) or a graph's
+ * first call. Why: CUPTI instruments a kernel's code when its module loads (lazily: at the
+ * kernel's first launch), and a kernel loaded while CUPTI is attached keeps costing GPU time
+ * after every kind is off: +18 % a tiny graph kernel loaded while attached with kinds off,
+ * none for one loaded before CUPTI was first attached (H200, CUDA 13.0,
+ * doc/experiments/cupti_graph_cost.cu); and PyTorch's graph loop of tiny kernels, first run
+ * inside a window at the start, cost +63 % for the rest of the run, against +15-21 % with that
+ * first window over before they loaded (BENCHMARKS.md run U). A program loads most of its
+ * kernels in its first steps. Returns 0 or a CUptiResult.
+ */
+static int session_start(int with_kinds)
 {
 	CUptiResult r;
 	size_t i;
 
+	if (!with_kinds && shim.cfg.cupti_detach) {
+		is_paused = 1;
+		atomic_store(&is_detached, 1);
+		atomic_store(&state, CS_ACTIVE);
+		return 0;
+	}
 	/* The clock first: every record must share the trace's CLOCK_MONOTONIC timeline. */
 	r = cu.ActivityRegisterTimestampCallback(shim_timestamp);
 	if (r != CUPTI_SUCCESS)
@@ -486,6 +508,11 @@ static int session_start(void)
 	r = cu.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS)
 		return r;
+	if (!with_kinds) {
+		is_paused = 1;
+		atomic_store(&state, CS_ACTIVE);
+		return 0;
+	}
 	for (i = 0; i < sizeof(shim_kinds) / sizeof(shim_kinds[0]); i++) {
 		r = cu.ActivityEnable(shim_kinds[i]);
 		if (r != CUPTI_SUCCESS && shim_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
@@ -507,6 +534,7 @@ static void session_stop(int new_state)
 {
 	size_t i;
 
+	detach_settle();
 	if (atomic_load(&is_detached)) {
 		/* Nothing of the shim's to flush or switch off: the client attaches CUPTI anew. */
 		atomic_store(&is_detached, 0);
@@ -561,8 +589,10 @@ static void cupti_atexit(void)
 
 	deadline = shim_exit_begin();
 	pthread_mutex_lock(&state_lock);
+	if (!shim_tls.depth)
+		detach_settle();
 	/* Not from a signal handler that interrupted a hook: that thread may hold CUPTI's lock. */
-	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth && !atomic_load(&is_detached))
+	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth && !cupti_away())
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* From here on nothing calls into libcupti: its destructors may run before ours. */
 	atomic_store(&state, CS_EXITING);
@@ -601,6 +631,7 @@ static void note_off(const char *why)
 void cupti_start(void)
 {
 	char why[PATH_MAX + 64];
+	uint64_t t;
 	void *h;
 	int ret;
 
@@ -661,8 +692,8 @@ void cupti_start(void)
 		note_off("the application's CUPTI client is active; waiting for it");
 		return;
 	}
-	ret = session_start();
-	window_nr = 1;
+	ret = session_start(shim.cfg.mode != RECORD_SAMPLED);
+	window_nr = 0;
 	atomic_store(&session_t0, clock_now_ns());
 	atomic_store_explicit(&cupti_lib, h, memory_order_release);
 	pthread_mutex_unlock(&state_lock);
@@ -673,7 +704,16 @@ void cupti_start(void)
 	}
 	atexit(cupti_atexit);
 	snprintf(why, sizeof(why), "CUPTI %u from %s", cupti_version, cupti_path);
-	rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(), why);
+	t = clock_now_ns();
+	rec_note(TRACE_NOTE_CUPTI_ON, t, why);
+	if (shim.cfg.mode == RECORD_SAMPLED) {
+		/* At the same time: the analyzer takes the notes in order of time, then of writing. */
+		snprintf(why, sizeof(why),
+			 "sampled: no GPU timestamps before window 1, %u ms in (kernels loaded "
+			 "while CUPTI records them cost more GPU time for the rest of the run)",
+			 shim.cfg.window_every_ms);
+		rec_note(TRACE_NOTE_CUPTI_OFF, t, why);
+	}
 	write_info(TRACE_NOTE_CUPTI_ON, NULL, NULL);
 	/* After cupti_atexit: its exit handler runs first, while CUPTI is still whole. */
 	pm_start(h, cupti_path);
@@ -1017,60 +1057,45 @@ static void window_close(void)
 	}
 }
 
-static void CUPTIAPI no_callback(void *userdata, CUpti_CallbackDomain domain,
-				 CUpti_CallbackId cbid, const void *data)
-{
-	(void)userdata, (void)domain, (void)cbid, (void)data;
-}
-
 /*
- * Whether another tool is subscribed to CUPTI's callbacks (CUPTI takes one subscriber): a
- * profiler that reached libcupti past the shim's interposers (through its own dlsym, as XLA's
- * does) would have its session ended by a detach. Writer thread, state_lock held.
+ * The detach itself: cuptiFinalize from the exit of one of the application's CUDA calls, in a
+ * CUPTI callback, as CUPTI's header asks. Called from the writer's thread while the program
+ * launched on its own, it crashed PyTorch (H200, CUDA 13.0: a launch-bound loop died with
+ * SIGSEGV in a launch, 2 runs in 6, at the first detach; BENCHMARKS.md run U), as it crashed
+ * Kineto's teardown in a flush until Kineto moved it there. So a close arms it (window_detach:
+ * the shim subscribes to the driver and runtime APIs' callbacks) and the next CUDA call to
+ * return, on whatever thread, finalizes (detach_callback). While it is armed or running no
+ * other thread calls into CUPTI: whoever would (the writer's flush and decoding, a window's
+ * attach, a graph's first call, the application's CUPTI client, the exit) settles it first
+ * (detach_settle). Armed longer than DETACH_WAIT_NS (no CUDA call came), it is called off:
+ * the subscription, CUPTI's only one, is not held from an application that may want it.
  */
-static int other_subscriber(void)
-{
-	CUpti_SubscriberHandle h;
+enum { DETACH_IDLE, DETACH_ARMED, DETACH_RUNNING };
+static _Atomic int detach_state;
+static CUpti_SubscriberHandle detach_sub;	/* the writer's, under state_lock */
+static uint64_t detach_armed_ns;		/* the writer's */
+static _Atomic int detach_result;		/* the last cuptiFinalize's, from its callback */
+static _Atomic uint64_t detach_took_ns;
+#define DETACH_WAIT_NS (200u * 1000000u)
 
-	if (cu.Subscribe(&h, no_callback, NULL) != CUPTI_SUCCESS)
-		return 1;
-	cu.Unsubscribe(h);
-	return 0;
-}
-
-/*
- * Writer thread, once the close's flushed buffers are decoded (cupti_writer_poll): CUPTI
- * detached until the next window, if nothing changed since the close and no other tool is
- * subscribed. A failure is noted once and leaves CUPTI attached, off, as without
- * GPUSHIM_CUPTI_DETACH.
- */
-static void window_detach(void)
+static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain,
+				     CUpti_CallbackId cbid, const void *data)
 {
-	static int has_failed;
+	const CUpti_CallbackData *cb = data;
+	int expected = DETACH_ARMED, saved;
 	uint64_t t0, done0;
 	CUptiResult r;
 
-	pthread_mutex_lock(&state_lock);
-	detach_due = 0;
-	if (atomic_load(&state) != CS_ACTIVE || !is_paused || nr_creating || is_api_lent ||
-	    is_api_early || foreign_kinds || has_foreign || atomic_load(&is_detached) ||
-	    atomic_load(&graphs_in_use) || client_api_on || subscriber_seen) {
-		pthread_mutex_unlock(&state_lock);
+	(void)userdata, (void)cbid;
+	if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) ||
+	    !cb || cb->callbackSite != CUPTI_API_EXIT ||
+	    !atomic_compare_exchange_strong(&detach_state, &expected, DETACH_RUNNING))
 		return;
-	}
-	if (other_subscriber()) {
-		subscriber_seen = 1;
-		rec_note(TRACE_NOTE_WARNING, clock_now_ns(),
-			 "another tool is subscribed to CUPTI's callbacks: CUPTI stays attached "
-			 "from here on");
-		pthread_mutex_unlock(&state_lock);
-		return;
-	}
+	saved = errno;
 	t0 = clock_now_ns();
 	done0 = atomic_load(&nr_buffers_done);
-	/* Buffers cuptiFinalize itself hands back are this close's too (unfinished: dropped). */
+	/* Buffers cuptiFinalize itself hands back are the close's too (unfinished: dropped). */
 	pthread_mutex_lock(&buf_lock);
-	completing_edge = nr_edges;
 	is_finalizing = 1;
 	pthread_mutex_unlock(&buf_lock);
 	r = cu.Finalize();
@@ -1079,15 +1104,124 @@ static void window_detach(void)
 	is_finalizing = 0;
 	pthread_mutex_unlock(&buf_lock);
 	detach_bufs += atomic_load(&nr_buffers_done) - done0;
-	if (r == CUPTI_SUCCESS) {
+	atomic_store(&detach_result, (int)r);
+	atomic_store(&detach_took_ns, clock_now_ns() - t0);
+	if (r == CUPTI_SUCCESS)
 		atomic_store(&is_detached, 1);
-		detach_ns = clock_now_ns() - t0;
-	} else if (!has_failed) {
+	atomic_store_explicit(&detach_state, DETACH_IDLE, memory_order_release);
+	errno = saved;
+}
+
+/*
+ * state_lock held, never from inside a CUDA call's CUPTI callback: a detach armed is called
+ * off if no CUDA call took it yet (CUPTI stays attached), or waited for if one is running it
+ * (a few ms; bounded). After it, the caller may call into CUPTI.
+ */
+static void detach_settle(void)
+{
+	int expected = DETACH_ARMED, i;
+
+	if (atomic_load_explicit(&detach_state, memory_order_acquire) == DETACH_IDLE)
+		return;
+	if (atomic_compare_exchange_strong(&detach_state, &expected, DETACH_IDLE)) {
+		cu.Unsubscribe(detach_sub);
+		pthread_mutex_lock(&buf_lock);
+		completing_edge = 0;
+		pthread_mutex_unlock(&buf_lock);
+		return;
+	}
+	for (i = 0; i < 2000 && atomic_load_explicit(&detach_state, memory_order_acquire) ==
+					DETACH_RUNNING;
+	     i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* No thread may call into CUPTI now: detached, or a detach armed or running. */
+static int cupti_away(void)
+{
+	return atomic_load(&is_detached) ||
+	       atomic_load_explicit(&detach_state, memory_order_acquire) != DETACH_IDLE;
+}
+
+/*
+ * Writer thread, once the close's flushed buffers are decoded (cupti_writer_poll): a detach
+ * armed for the next CUDA call to return (above), if nothing changed since the close and no
+ * other tool is subscribed to CUPTI (the shim's subscription is refused then: CUPTI takes one
+ * subscriber; a profiler that reached libcupti past the shim's interposers, as XLA's does,
+ * would lose its session to a detach). A failure is noted once and leaves CUPTI attached,
+ * off, as without GPUSHIM_CUPTI_DETACH.
+ */
+static void window_detach(void)
+{
+	static int has_failed;
+	CUptiResult r;
+
+	pthread_mutex_lock(&state_lock);
+	detach_due = 0;
+	if (atomic_load(&state) != CS_ACTIVE || !is_paused || nr_creating || is_api_lent ||
+	    is_api_early || foreign_kinds || has_foreign || cupti_away() ||
+	    atomic_load(&graphs_in_use) || client_api_on || subscriber_seen) {
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
+	if (cu.Subscribe(&detach_sub, detach_callback, NULL) != CUPTI_SUCCESS) {
+		subscriber_seen = 1;
+		rec_note(TRACE_NOTE_WARNING, clock_now_ns(),
+			 "another tool is subscribed to CUPTI's callbacks: CUPTI stays attached "
+			 "from here on");
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
+	r = cu.EnableDomain(1, detach_sub, CUPTI_CB_DOMAIN_DRIVER_API);
+	if (r == CUPTI_SUCCESS)
+		r = cu.EnableDomain(1, detach_sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+	if (r != CUPTI_SUCCESS) {
+		cu.Unsubscribe(detach_sub);
+		if (!has_failed) {
+			char text[80];
+
+			has_failed = 1;
+			snprintf(text, sizeof(text),
+				 "CUPTI could not be detached between windows (%d)", (int)r);
+			rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
+		}
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
+	pthread_mutex_lock(&buf_lock);
+	completing_edge = nr_edges;
+	pthread_mutex_unlock(&buf_lock);
+	detach_armed_ns = clock_now_ns();
+	atomic_store_explicit(&detach_state, DETACH_ARMED, memory_order_release);
+	pthread_mutex_unlock(&state_lock);
+}
+
+/*
+ * Writer thread: a detach armed too long is called off; one that ran and failed is noted
+ * once, its subscription given back (cuptiFinalize ends it when it succeeds).
+ */
+static void detach_poll(uint64_t now)
+{
+	static int has_failed;
+	int r;
+
+	if (atomic_load(&detach_state) == DETACH_ARMED && now - detach_armed_ns > DETACH_WAIT_NS) {
+		pthread_mutex_lock(&state_lock);
+		detach_settle();
+		pthread_mutex_unlock(&state_lock);
+	}
+	if (atomic_load(&detach_state) != DETACH_IDLE || !(r = atomic_exchange(&detach_result, 0)))
+		return;
+	pthread_mutex_lock(&state_lock);
+	cu.Unsubscribe(detach_sub);
+	if (!has_failed) {
 		char text[80];
 
 		has_failed = 1;
-		snprintf(text, sizeof(text), "CUPTI could not be detached between windows (%d)",
-			 (int)r);
+		snprintf(text, sizeof(text), "CUPTI could not be detached between windows (%d)", r);
 		rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
 	}
 	pthread_mutex_unlock(&state_lock);
@@ -1120,6 +1254,7 @@ static void window_open(void)
 	size_t i;
 	int r;
 
+	detach_settle();
 	if (atomic_load(&is_detached)) {
 		r = window_attach();
 		if (r) {
@@ -1151,12 +1286,15 @@ static void window_open(void)
 	is_paused = 0;
 	is_api_early = 0;
 	window_nr++;
-	if (attach_ns)
+	if (attach_ns && window_nr == 1)
+		snprintf(text, sizeof(text), "sampled window 1 (CUPTI attached in %.1f ms)",
+			 (double)attach_ns / 1e6);
+	else if (attach_ns)
 		snprintf(text, sizeof(text),
 			 "sampled window %u (CUPTI detached in %.1f ms, attached again in %.1f ms; "
 			 "buffers back in detaching, not decoded: %llu)",
-			 window_nr, (double)detach_ns / 1e6, (double)attach_ns / 1e6,
-			 (unsigned long long)detach_bufs);
+			 window_nr, (double)atomic_load(&detach_took_ns) / 1e6,
+			 (double)attach_ns / 1e6, (unsigned long long)atomic_load(&detach_bufs));
 	else
 		snprintf(text, sizeof(text), "sampled window %u", window_nr);
 	rec_note(TRACE_NOTE_CUPTI_ON, window_open_ns, text);
@@ -1232,6 +1370,7 @@ void cupti_graph_use(void)
 		return;
 	}
 	t0 = clock_now_ns();
+	detach_settle();
 	/* Not at exit (libcupti's destructors may have run), nor while a client holds it. */
 	was_detached = atomic_load(&is_detached) && atomic_load(&state) == CS_ACTIVE;
 	if (was_detached)
@@ -1246,7 +1385,7 @@ void cupti_graph_use(void)
 	else
 		snprintf(text, sizeof(text),
 			 "CUDA graphs in use: CUPTI stays attached from here on%s (%.1f ms)",
-			 was_detached ? ", attached again now" : "",
+			 was_detached ? ", attached now" : "",
 			 (double)(clock_now_ns() - t0) / 1e6);
 	rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
 	pthread_mutex_unlock(&state_lock);
@@ -1263,6 +1402,7 @@ void cupti_writer_off(void)
 	if (!shim.cfg.cupti_detach || !lib())
 		return;
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	atomic_store(&graphs_in_use, 1);	/* and no detach after */
 	if (atomic_load(&is_detached) && atomic_load(&state) == CS_ACTIVE)
 		window_attach();
@@ -1284,7 +1424,7 @@ static void window_tick(uint64_t now)
 	len = (uint64_t)shim.cfg.window_ms * 1000000u;
 	every = (uint64_t)shim.cfg.window_every_ms * 1000000u;
 	if (!edge)
-		edge = t0 + len;
+		edge = t0 + every;	/* the first window: one period in (session_start) */
 	if (now < edge) {
 		/* The lead: API records on before the window's kinds (API_LEAD_NS). */
 		if (edge - now > API_LEAD_NS || is_api_early || atomic_load(&is_detached))
@@ -1338,7 +1478,9 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 	}
 	if (!at_exit)
 		window_tick(now);
-	if (!at_exit && atomic_load(&state) == CS_ACTIVE && !atomic_load(&is_detached) &&
+	if (!at_exit)
+		detach_poll(now);
+	if (!at_exit && atomic_load(&state) == CS_ACTIVE && !cupti_away() &&
 	    now - last_flush >= CUPTI_FLUSH_NS) {
 		cu.ActivityFlushAll(0);
 		last_flush = now;
@@ -1346,7 +1488,7 @@ void cupti_writer_poll(int at_exit, tbuf_emit_fn emit, void *ctx)
 
 	/* Decoding calls into CUPTI: while it is detached, buffers wait for the next attach. */
 	pthread_mutex_lock(&buf_lock);
-	n = atomic_load(&is_detached) ? 0 : nr_done;
+	n = cupti_away() ? 0 : nr_done;
 	memcpy(work, done_bufs, sizeof(work[0]) * n);
 	nr_done -= n;
 	pthread_mutex_unlock(&buf_lock);
@@ -1385,7 +1527,7 @@ void cupti_final_flush(void)
 		return;
 	if (pthread_mutex_trylock(&state_lock))
 		return;		/* the thread that holds it may be the one dying */
-	if (atomic_load(&state) == CS_ACTIVE && !atomic_load(&is_detached))
+	if (atomic_load(&state) == CS_ACTIVE && !cupti_away())
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_unlock(&state_lock);
 }
@@ -1407,6 +1549,7 @@ void cupti_reset_after_fork(void)
 	is_api_lent = 0;
 	is_api_early = 0;
 	atomic_store(&is_detached, 0);
+	atomic_store(&detach_state, DETACH_IDLE);
 	detach_due = 0;
 	completing_edge = 0;
 	nr_edges = 0;
@@ -1455,7 +1598,7 @@ static void resume_now(void)
 
 	if (!is_wanted || !lib())
 		return;
-	ret = session_start();
+	ret = session_start(1);
 	if (ret == 0) {
 		rec_note(TRACE_NOTE_CUPTI_ON, clock_now_ns(),
 			 "resumed after the application's CUPTI client finished");
@@ -1482,6 +1625,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
 	CUptiResult r;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	yield_to_app("yielded to the application's CUPTI client (torch.profiler, Nsight)", t0);
 	has_foreign = 1;
 	/* Kinds it enabled before registering (a force load) are its session's. */
@@ -1533,6 +1677,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	client_enables(t0);
 	r = APP_FORWARD(cuptiActivityEnable, kind);
 	client_enabled(kind, r);
@@ -1549,6 +1694,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableContext(CUcontext ctx, CUpti
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	client_enables(t0);
 	r = APP_FORWARD(cuptiActivityEnableContext, ctx, kind);
 	client_enabled(kind, r);
@@ -1600,6 +1746,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId c
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	r = APP_FORWARD(cuptiActivityEnableDriverApi, cbid, enable);
 	if (enable)
 		client_api_on = 1;
@@ -1615,6 +1762,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId 
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	r = APP_FORWARD(cuptiActivityEnableRuntimeApi, cbid, enable);
 	if (enable)
 		client_api_on = 1;
@@ -1629,6 +1777,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	if (!client_disable_is_void(kind))
 		r = APP_FORWARD(cuptiActivityDisable, kind);
 	client_disabled(kind);
@@ -1644,6 +1793,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityDisableContext(CUcontext ctx,
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	if (!client_disable_is_void(kind))
 		r = APP_FORWARD(cuptiActivityDisableContext, ctx, kind);
 	client_disabled(kind);
@@ -1659,6 +1809,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
 	int saved = errno;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	app_clock = fn;
 	/* While the shim runs, the client's clock takes effect when the client takes over. */
 	if (atomic_load(&state) != CS_ACTIVE)
@@ -1670,9 +1821,15 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
 
 SHIM_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
-	CUptiResult r = APP_FORWARD(cuptiActivityFlushAll, flag);
+	CUptiResult r;
 	int saved = errno;
 
+	pthread_mutex_lock(&state_lock);
+	detach_settle();
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	r = APP_FORWARD(cuptiActivityFlushAll, flag);
+	saved = errno;
 	/* The client collected its records: the shim can take CUPTI back. */
 	pthread_mutex_lock(&state_lock);
 	if (atomic_load(&state) == CS_RESUME_PENDING)
@@ -1690,6 +1847,7 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 	int st;
 
 	pthread_mutex_lock(&state_lock);
+	detach_settle();
 	yield_to_app("yielded: the application finalizes CUPTI", t0);
 	r = APP_CUPTI(cuptiFinalize) ? APP_CUPTI(cuptiFinalize)() : CUPTI_ERROR_NOT_INITIALIZED;
 	has_foreign = 0;
@@ -1700,4 +1858,21 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
 	return r;
+}
+
+/*
+ * The application subscribes to CUPTI's callbacks (Kineto, at torch.profiler's first start):
+ * CUPTI takes one subscriber, so a detach the shim has armed (its subscription) is called off
+ * first; after it, the shim's own subscription is refused and CUPTI stays attached.
+ */
+SHIM_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
+						CUpti_CallbackFunc callback, void *userdata)
+{
+	int saved = errno;
+
+	pthread_mutex_lock(&state_lock);
+	detach_settle();
+	pthread_mutex_unlock(&state_lock);
+	errno = saved;
+	return APP_FORWARD(cuptiSubscribe, subscriber, callback, userdata);
 }

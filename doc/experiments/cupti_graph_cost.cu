@@ -5,7 +5,7 @@
 // graph had attached CUPTI again for good, against +0.7 % for sampled mode attached all along).
 // Not built with the project; on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -o cupti_graph_cost cupti_graph_cost.cu -lcupti
-//   for c in plain early late redetach ctx; do for h in off api capture-on inst-on; do
+//   for c in plain early late redetach ctx loadon detach0; do for h in off api capture-on inst-on; do
 //     ./cupti_graph_cost $c $h; done; done
 // Cases (one process each):
 //   plain     CUPTI never touched
@@ -16,12 +16,17 @@
 //   redetach  early, then a window, cuptiFinalize, 1,000 launches detached, attached again
 //             (the detaching sampled mode when a graph's first call comes between windows)
 //   ctx       attached once the context exists (cudaFree(0)), before the kernel's module loads
+//   loadon    early, and kernel records on while the kernel's module loads (its first 1,000
+//             launches), off after: a module first used inside a sampled window
+//   detach0   attached and detached (cuptiFinalize) before the first CUDA call, then as late
 // Second argument: "api" (the windows also ask for the launches' API records, as the attached
 // sampled mode's do), "capture-on" (kernel records on while the graph is captured, off before
 // it is instantiated), "inst-on" (on while it is instantiated): a graph made inside a window.
 // Each case then captures a graph of 200 tiny kernels and prints the GPU's ns a kernel (CUDA
-// events over 100 launches of the graph; median of 7) with kinds off, after a 100 ms window
-// of kernel records (kinds on, then off), after a window in which the graph was launched, and
+// events over 100 launches of the graph; median of 7), and the host's us to launch the graph
+// and wait for it (PyTorch's replay and synchronize; median of 7 x 20), with kinds off,
+// after a 100 ms window of kernel records (kinds on, then off), after a window in which the
+// graph was launched, and
 // with kernel records on.
 #include <algorithm>
 #include <cstdio>
@@ -128,6 +133,25 @@ static double per_kernel(cudaGraphExec_t ge)
 	return v[3];
 }
 
+/* The host's view: one launch of the graph and a wait for it (as PyTorch's replay and a
+ * synchronize), microseconds, median of 7 x 20. */
+static double per_replay(cudaGraphExec_t ge)
+{
+	std::vector<double> v;
+
+	for (int r = 0; r < 7; r++) {
+		double t0 = (double)ts();
+
+		for (int i = 0; i < 20; i++) {
+			cudaGraphLaunch(ge, st);
+			cudaStreamSynchronize(st);
+		}
+		v.push_back(((double)ts() - t0) / 1e3 / 20);
+	}
+	std::sort(v.begin(), v.end());
+	return v[3];
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "plain";
@@ -139,8 +163,11 @@ int main(int argc, char **argv)
 	cudaGraph_t g;
 	cudaGraphExec_t ge;
 
-	if (!strcmp(c, "early") || !strcmp(c, "redetach"))
+	if (!strcmp(c, "early") || !strcmp(c, "redetach") || !strcmp(c, "loadon") ||
+	    !strcmp(c, "detach0"))
 		attach();
+	if (!strcmp(c, "detach0") && cuptiFinalize() != CUPTI_SUCCESS)
+		printf("finalize failed\n");
 	if (!strcmp(c, "ctx")) {
 		cudaFree(0);		/* the context made, no module loaded yet */
 		attach();
@@ -148,14 +175,20 @@ int main(int argc, char **argv)
 	cudaMalloc(&buf, 128 * sizeof(float));
 	cudaMemset(buf, 0, 128 * sizeof(float));
 	cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+	if (!strcmp(c, "loadon"))
+		kinds(1);
 	eager(1000);
+	if (!strcmp(c, "loadon")) {
+		kinds(0);
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	}
 	if (!strcmp(c, "redetach")) {
 		window();
 		if (cuptiFinalize() != CUPTI_SUCCESS)
 			printf("finalize failed\n");
 		eager(1000);
 		attach();
-	} else if (!strcmp(c, "late")) {
+	} else if (!strcmp(c, "late") || !strcmp(c, "detach0")) {
 		attach();
 	}
 	if (!strcmp(how, "capture-on"))
@@ -174,6 +207,7 @@ int main(int argc, char **argv)
 	cudaGraphLaunch(ge, st);
 	cudaStreamSynchronize(st);
 	printf("%-9s %-10s kinds off: %.1f ns a kernel\n", c, how, per_kernel(ge));
+	printf("%-9s %-10s kinds off: launch and wait %.1f us a graph\n", c, how, per_replay(ge));
 	if (traced) {
 		window();
 		printf("%-9s after a window, kinds off: %.1f ns a kernel\n", c, per_kernel(ge));
@@ -181,6 +215,8 @@ int main(int argc, char **argv)
 		window();
 		printf("%-9s after a window with the graph in it%s, kinds off: %.1f ns a kernel\n", c,
 		       with_api ? " (API records)" : "", per_kernel(ge));
+		printf("%-9s after the windows, kinds off: launch and wait %.1f us a graph\n", c,
+		       per_replay(ge));
 		kinds(1);
 		printf("%-9s kernel records on: %.1f ns a kernel\n", c, per_kernel(ge));
 		kinds(0);

@@ -21,8 +21,9 @@
  *                          flush; 5 launches
  *   cupti_client cycles    3 times: 5 launches, a session of 3 launches (torch.profiler's
  *                          schedule: warm-up and active steps, then collection); 5 launches
- *   cupti_client slow      cycles with 60 ms before each session and after it (sampled
- *                          windows open, close and detach CUPTI meanwhile)
+ *   cupti_client slow      cycles with 60 ms of launches, one a millisecond, before each
+ *                          session and after it (sampled windows open, close and detach
+ *                          CUPTI meanwhile)
  *   cupti_client slowapi   slow, each session also with the runtime API records' kind on,
  *                          as Kineto's (after it, no detach: the fake CUPTI aborts there);
  *                          300 ms before the first session
@@ -147,6 +148,17 @@ static void pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* @ms of the program's own work: a launch every millisecond (the shim's windows see some). */
+static void work_ms(long ms)
+{
+	long i;
+
+	for (i = 0; i < ms; i++) {
+		launch(1);
+		pause_ms(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -198,7 +210,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < 3; i++) {
 			launch(5);
 			/* slowapi: time for windows to detach before its first session */
-			pause_ms(api && !i ? 300 : 60);
+			work_ms(api && !i ? 300 : 60);
 			session_begin(mode);
 			if (api)
 				check("enable runtime", cupti.enable(CUPTI_ACTIVITY_KIND_RUNTIME));
@@ -207,7 +219,7 @@ int main(int argc, char **argv)
 			if (api)
 				check("disable runtime", cupti.disable(CUPTI_ACTIVITY_KIND_RUNTIME));
 			session_end();
-			pause_ms(60);
+			work_ms(60);
 		}
 		launch(5);
 		cuCtxSynchronize();

@@ -451,6 +451,7 @@ static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned 
 		spin(launch_ns);
 		fake_cupti_leave(&api, FAKE_API_LAUNCH);
 		fake_cupti_kernel(&api, k->name, grid, block);
+		fake_cupti_exit(FAKE_API_LAUNCH);
 	}
 	return CUDA_SUCCESS;
 }
@@ -713,6 +714,7 @@ static CUresult copy(void *dst, const void *src, size_t n)
 	memmove(dst, src, n);
 	fake_cupti_leave(&api, FAKE_API_COPY);
 	fake_cupti_copy(&api, n);
+	fake_cupti_exit(FAKE_API_COPY);
 	return CUDA_SUCCESS;
 }
 
@@ -805,6 +807,7 @@ static CUresult set32(CUdeviceptr d, uint32_t v, size_t n)
 		p[i] = v;
 	fake_cupti_leave(&api, FAKE_API_SET);
 	fake_cupti_set(&api, (uint64_t)n * 4);
+	fake_cupti_exit(FAKE_API_SET);
 	return CUDA_SUCCESS;
 }
 

@@ -23,11 +23,14 @@
  * they were off: every operation is joined to its call by launch order.
  * FAKE_CUPTI_UNFINISHED=1: a forced flush gives an operation still running no end (and no
  * start if it has not started), as CUPTI gives a record it flushes unfinished.
+ * FAKE_CUPTI_LOADS=FILE: whether CUPTI was attached, and its kernel records on, as each
+ * kernel loaded (its first launch), written at exit (kernel_loads).
  * cuptiFinalize detaches as CUPTI 13 does (BENCHMARKS.md run K): callbacks, clock, kinds and
  * API records forgotten; attached again, a context made before gives no API records.
  * What the H200 showed a detach to break ends the process here (abort, with a message): a
  * cuptiFinalize after API records were ever on (heap corruption in every such PyTorch process,
- * BENCHMARKS.md run Q), and a detach while CUDA graphs are in use, or a graph call made while
+ * BENCHMARKS.md run Q), one called other than from a subscriber's callback at a CUDA call's
+ * exit, as CUPTI's header asks (a PyTorch loop crashed in a launch, run U), and a detach while CUDA graphs are in use, or a graph call made while
  * detached (fake_cupti_graph_call; a CUDA-graph loop failed, runs P and Q); and a detach that
  * would end another tool's session (FAKE_CUPTI_SUBSCRIBER, at cuptiSubscribe below).
  */
@@ -228,11 +231,57 @@ void fake_cupti_leave(const struct fake_api *a, enum fake_api_kind kind)
 	emit(&r, sizeof(r));
 }
 
+/*
+ * Each kernel's first launch, when CUDA loads it (lazily) and CUPTI instruments its code if it
+ * is attached: a kernel loaded while CUPTI was attached kept costing GPU time on the H200 after
+ * every kind was off, more if its kernel records were on (doc/experiments/cupti_graph_cost.cu).
+ * FAKE_CUPTI_LOADS=FILE: at exit, one line a kernel, "NAME ATTACHED KERNEL_RECORDS_ON" (0/1)
+ * as it loaded. Under lock.
+ */
+#define NR_LOADS 64
+static struct {
+	char name[64];
+	uint8_t is_attached, kernel_on;
+} loads[NR_LOADS];
+static size_t nr_loads;
+
+static void kernel_loads(const struct fake_api *a, const char *name)
+{
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nr_loads && strcmp(loads[i].name, name); i++)
+		;
+	if (i == nr_loads && nr_loads < NR_LOADS) {
+		snprintf(loads[i].name, sizeof(loads[i].name), "%s", name);
+		loads[i].is_attached = atomic_load(&on_request) != NULL;
+		loads[i].kernel_on = a->kernel_on;
+		nr_loads++;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((destructor)) static void loads_write(void)
+{
+	const char *path = getenv("FAKE_CUPTI_LOADS");
+	FILE *f;
+	size_t i;
+
+	if (!path || !*path || !(f = fopen(path, "w")))
+		return;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nr_loads; i++)
+		fprintf(f, "%s %d %d\n", loads[i].name, loads[i].is_attached, loads[i].kernel_on);
+	pthread_mutex_unlock(&lock);
+	fclose(f);
+}
+
 void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigned int grid[3],
 		       const unsigned int block[3])
 {
 	CUpti_ActivityKernel10 k;
 
+	kernel_loads(a, name);
 	if (!a->kernel_on)
 		return;
 	memset(&k, 0, sizeof(k));
@@ -510,17 +559,29 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
  * holds it (a profiler that reached CUPTI past the shim's interposers, as XLA's does):
  * cuptiSubscribe fails as CUPTI's does, and a detach would end that tool's session (abort).
  */
+/*
+ * The one subscription's callback and the domains it enabled: called at the exit of every
+ * traced call (fake_cupti_exit), as CUPTI calls a subscriber's API callbacks.
+ */
+static _Atomic(CUpti_CallbackFunc) sub_fn;
+static void *_Atomic sub_data;
+static _Atomic unsigned sub_domains;
+/* This thread is inside a subscriber's API exit callback: where cuptiFinalize is safe. */
+static __thread int in_exit_callback;
+
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc fn, void *data)
 {
 	static int token;
 	int expected = 0;
 
-	(void)fn, (void)data;
 	if (!h)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	if (env_u64("FAKE_CUPTI_SUBSCRIBER", 0) ||
 	    !atomic_compare_exchange_strong(&is_subscribed, &expected, 1))
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	atomic_store(&sub_domains, 0);
+	atomic_store(&sub_data, data);
+	atomic_store(&sub_fn, fn);
 	*h = (CUpti_SubscriberHandle)&token;
 	return CUPTI_SUCCESS;
 }
@@ -529,7 +590,37 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
 {
 	if (!h || !atomic_exchange(&is_subscribed, 0))
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	atomic_store(&sub_fn, NULL);
+	atomic_store(&sub_domains, 0);
 	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle h,
+				     CUpti_CallbackDomain domain)
+{
+	if (!h || !atomic_load(&is_subscribed) || domain <= CUPTI_CB_DOMAIN_INVALID ||
+	    domain >= CUPTI_CB_DOMAIN_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (enable)
+		atomic_fetch_or(&sub_domains, 1u << domain);
+	else
+		atomic_fetch_and(&sub_domains, ~(1u << domain));
+	return CUPTI_SUCCESS;
+}
+
+void fake_cupti_exit(enum fake_api_kind kind)
+{
+	CUpti_CallbackFunc fn = atomic_load(&sub_fn);
+	CUpti_CallbackData d;
+
+	if (!fn || !(atomic_load(&sub_domains) & 1u << CUPTI_CB_DOMAIN_DRIVER_API))
+		return;
+	memset(&d, 0, sizeof(d));
+	d.callbackSite = CUPTI_API_EXIT;
+	d.functionName = cbid_names[kind].name;
+	in_exit_callback = 1;
+	fn(atomic_load(&sub_data), CUPTI_CB_DOMAIN_DRIVER_API, cbid_names[kind].cbid, &d);
+	in_exit_callback = 0;
 }
 
 EXPORT CUptiResult cuptiFinalize(void)
@@ -543,7 +634,14 @@ EXPORT CUptiResult cuptiFinalize(void)
 		broken("cuptiFinalize with CUDA graphs in use");
 	if (env_u64("FAKE_CUPTI_SUBSCRIBER", 0))
 		broken("cuptiFinalize ends another tool's CUPTI session");
+	if (!in_exit_callback)
+		broken("cuptiFinalize outside a CUDA call's exit callback (it raced the "
+		       "application's launches on another thread)");
 	atomic_store(&is_detached, 1);
+	/* Its subscription goes with it. */
+	atomic_store(&sub_fn, NULL);
+	atomic_store(&sub_domains, 0);
+	atomic_store(&is_subscribed, 0);
 	pthread_mutex_lock(&lock);
 	atomic_store(&on_request, NULL);
 	atomic_store(&on_complete, NULL);

@@ -29,6 +29,8 @@ void fake_cupti_kernel(const struct fake_api *a, const char *name, const unsigne
 		       const unsigned int block[3]);
 void fake_cupti_copy(const struct fake_api *a, uint64_t bytes);
 void fake_cupti_set(const struct fake_api *a, uint64_t bytes);
+/* The call returns: the subscriber's API exit callback, if its domain is enabled. */
+void fake_cupti_exit(enum fake_api_kind kind);
 /* The context is created: its API records exist only if some are on now, as in CUPTI 13. */
 void fake_cupti_context_created(void);
 /*
@@ -45,6 +47,7 @@ void fake_pm_note_call(void);
 #define fake_cupti_kernel(a, name, grid, block) ((void)(a), (void)(name), (void)(grid), (void)(block))
 #define fake_cupti_copy(a, bytes) ((void)(a), (void)(bytes))
 #define fake_cupti_set(a, bytes) ((void)(a), (void)(bytes))
+#define fake_cupti_exit(kind) ((void)(kind))
 #define fake_cupti_context_created() ((void)0)
 #define fake_cupti_graph_call(what) ((void)(what))
 #endif
