@@ -46,9 +46,10 @@ static const struct option_def options[] = {
 	  "sampled mode: how long each window with GPU timestamps lasts" },
 	{ "GPUSHIM_WINDOW_EVERY_MS", OPT_UINT, OFF(window_every_ms), "4000", 20, 86400000,
 	  "sampled mode: a window opens this often (from CUPTI's start; at least twice the window)" },
-	{ "GPUSHIM_CUPTI_DETACH", OPT_BOOL, OFF(cupti_detach), "1", 0, 1,
+	{ "GPUSHIM_CUPTI_DETACH", OPT_BOOL, OFF(cupti_detach), "0", 0, 1,
 	  "sampled mode: 1 detaches CUPTI between windows (cuptiFinalize): launches at about "
-	  "plain's cost, no counters, kernels joined to launches by order; 0 keeps it attached "
+	  "plain's cost, no counters, kernels joined to launches by order - but it crashed "
+	  "launch-bound PyTorch programs on the H200 (4 of 10 runs); 0 keeps it attached "
 	  "(counters, API records)" },
 	{ "GPUSHIM_LOG", OPT_STR, OFF(log_path), NULL, 0, 0,
 	  "file for the shim's messages (appended); default stderr" },
@@ -198,17 +199,19 @@ void config_load(struct shim_config *cfg)
 	/*
 	 * Detaching is sampled mode's alone (full mode has no windows to detach between), and
 	 * takes the counters with it: cuptiFinalize tears down all of CUPTI, the profiler's
-	 * sampling included. Sampled mode detaches unless told not to: attached, CUPTI costs a
-	 * launch-bound loop ~10 % between windows, detached ~1 % (H200, BENCHMARKS.md run R).
-	 * Counters asked for by name (GPUSHIM_PM=1) keep CUPTI attached unless the detach is
-	 * asked for by name too.
+	 * sampling included. Attached, CUPTI costs a launch-bound loop ~10 % between windows,
+	 * detached ~1 % (H200, BENCHMARKS.md run R) - but a detach in the middle of a run crashed
+	 * launch-bound PyTorch programs with SIGSEGV in 4 of 10 runs on the H200 (run U), from
+	 * the writer's thread and from a CUDA call's exit callback alike. So it is never the
+	 * default, and asking for it says so.
 	 */
 	if (cfg->mode != RECORD_SAMPLED)
 		cfg->cupti_detach = 0;
-	else if (cfg->pm && getenv("GPUSHIM_PM") && !getenv("GPUSHIM_CUPTI_DETACH"))
-		cfg->cupti_detach = 0;
-	if (cfg->cupti_detach)
+	if (cfg->cupti_detach) {
 		cfg->pm = 0;
+		shim_log(LOG_WARN, "GPUSHIM_CUPTI_DETACH=1: detaching CUPTI between windows crashed "
+				   "launch-bound PyTorch programs on the H200 (SIGSEGV, 4 of 10 runs)");
+	}
 	/* One message for them all: each is named, and the log's budget is left for the run. */
 	if (nr_problems) {
 		char all[480];

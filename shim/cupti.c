@@ -374,8 +374,9 @@ static int is_api_lent;
 static int is_api_early;
 
 /*
- * GPUSHIM_CUPTI_DETACH (sampled mode's default): between two windows CUPTI is detached
- * (cuptiFinalize), not only switched off. Once the kernel kind has been on, an attached CUPTI
+ * GPUSHIM_CUPTI_DETACH=1 (asked for by name; it crashed PyTorch programs on the H200, run U:
+ * config.c): between two windows CUPTI is detached (cuptiFinalize, detach_callback), not only
+ * switched off. Once the kernel kind has been on, an attached CUPTI
  * costs each launch ~20 % more with every kind off (H200, CUDA 13.0: BENCHMARKS.md run M;
  * detached, a launch-bound PyTorch loop ran within ~1-2 % of plain, run R). What
  * it costs: no API records (enable_api_records: the kernels join their launches by order,
@@ -383,10 +384,10 @@ static int is_api_early;
  * detached again, and attached at once if it is detached (cupti_graph_use): detaching broke
  * a graph loop in PyTorch, with or without the shim (runs P, Q); nor one whose CUPTI client
  * turned API records on (client_api_on), nor while another tool is subscribed to CUPTI
- * (other_subscriber). Set and cleared on the
- * writer (window_detach, window_open), in a hand-over (session_stop) and by a graph's first
- * call (cupti_graph_use), under state_lock; read without it by the writer's and the exit's
- * flushes (a flush would attach CUPTI again).
+ * (window_detach's subscription refused). Set by a CUDA call's exit callback
+ * (detach_callback) and cleared on the writer (window_open), in a hand-over (session_stop)
+ * and by a graph's first call (cupti_graph_use), under state_lock; read without it by the
+ * writer's and the exit's flushes (a flush would attach CUPTI again; cupti_away).
  * detach_due: the writer's, from a close's flush until its detach (after the flush's buffers
  * are decoded: decoding calls into CUPTI, which must not attach it again).
  */

@@ -562,7 +562,7 @@ int model_sampled(const struct model *m, uint32_t *len_ms, uint32_t *every_ms);
 
 /*
  * model_cupti_detached - whether the sampled run detached CUPTI between its windows
- * (GPUSHIM_CUPTI_DETACH, sampled mode's default: its MODE note says so): it asked for no API
+ * (GPUSHIM_CUPTI_DETACH=1: its MODE note says so): it asked for no API
  * records in any window, its operations are joined by launch order.
  */
 int model_cupti_detached(const struct model *m);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Sampled mode with CUPTI detached between windows (GPUSHIM_CUPTI_DETACH, on by default in
-# sampled mode) on the fake CUPTI,
+# Sampled mode with CUPTI detached between windows (GPUSHIM_CUPTI_DETACH=1, asked for by name:
+# not the default, since detaching crashed PyTorch programs on the H200) on the fake CUPTI,
 # which detaches as CUPTI 13 does (tests/fake_cuda/fake_cupti.c: attached again, the context
 # made before gives no API records; and it ends the process where the H200's CUPTI broke it:
 # a detach after API records were ever on, a detach with CUDA graphs in use, a graph call
@@ -16,7 +16,8 @@
 
 use_fake_cupti
 export GPUSHIM_MODE=sampled GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=100
-unset GPUSHIM_CUPTI_DETACH GPUSHIM_PM
+export GPUSHIM_CUPTI_DETACH=1
+unset GPUSHIM_PM
 
 # 600 launches 1 ms apart: ~0.6 s, windows of 20 ms every 100 ms.
 run_plain "$WORK/plain.txt" paced 600 1000
@@ -38,9 +39,11 @@ first=$(jq '[.notes[] | select(.kind == "cupti_on" and
 # CUPTI is first attached by the first window, one period in: the program's kernels, loaded
 # at their first launches before it, were loaded with CUPTI never attached (CUPTI
 # instruments a kernel's code as it loads, and one loaded while attached kept costing GPU
-# time on the H200 after a detach; the fake CUPTI's account: NAME ATTACHED RECORDS_ON). Every
-# window after the first found CUPTI detached (a slow machine may open fewer, not none).
-[ "$ons" -ge 2 ] && [ "$first" = 1 ] && [ "$attached" = $((ons - 1)) ] ||
+# time on the H200 after a detach; the fake CUPTI's account: NAME ATTACHED RECORDS_ON). The
+# windows after the first find CUPTI detached, but for those whose detach was called off (it
+# waits for the program's next CUDA call to return; on a loaded machine the next window may
+# open first): some, never more than one a window.
+[ "$ons" -ge 2 ] && [ "$first" = 1 ] && [ "$attached" -ge 1 ] && [ "$attached" -le $((ons - 1)) ] ||
 	fail "detach: $ons windows opened, the first attaching CUPTI: $first, $attached of the others attaching it again"
 [ -s "$WORK/d.loads" ] && ! grep -qv ' 0 0$' "$WORK/d.loads" ||
 	fail "detach: kernels loaded while CUPTI was attached: $(cat "$WORK/d.loads")"
@@ -102,7 +105,7 @@ cmp "$WORK/c.plain" "$WORK/c.out" ||
 "$GPUSHIM_BIN" info --format json "$WORK/c.trace" >"$WORK/c.info"
 jq -e '[.notes[] | select(.kind == "cupti_off" and (.text | startswith("yielded to the application")))] | length == 3' \
 	"$WORK/c.info" >/dev/null || fail "client: not yielded three times"
-jq -e '[.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")))] | length >= 3' \
+jq -e '[.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")))] | length >= 1' \
 	"$WORK/c.info" >/dev/null || fail "client: CUPTI not detached between windows"
 "$GPUSHIM_BIN" report --format json "$WORK/c.trace" >"$WORK/c.json"
 jq -e '.gpu.kernels > 0 and .gpu.unjoined <= 2 * .sampling.windows' "$WORK/c.json" >/dev/null ||
@@ -153,8 +156,8 @@ jq -e '(.notes | map(select(.text == "the application'"'"'s CUPTI client turned 
 # CUDA graphs: CUPTI is attached before the first graph call (if detached then) and stays
 # attached; the windows go on. The fake CUPTI aborts on a graph call while detached and on a
 # detach once graphs are in use, as the H200's broke graph loops.
-run_plain "$WORK/g.plain" pacedgraph 300 1000
-run_shim "$WORK/g.txt" "$WORK/g.trace" pacedgraph 300 1000
+run_plain "$WORK/g.plain" pacedgraph 600 1000
+run_shim "$WORK/g.txt" "$WORK/g.trace" pacedgraph 600 1000
 cmp "$WORK/g.plain" "$WORK/g.txt" || fail "graphs: output changed by the shim: $(cat "$WORK/g.txt")"
 "$GPUSHIM_BIN" info --format json "$WORK/g.trace" >"$WORK/g.info"
 jq -e '[.notes[] | select(.text | test("^CUDA graphs in use: CUPTI stays attached from here on(, attached now)? \\([0-9.]+ ms\\)$"))] | length == 1' \
@@ -167,17 +170,24 @@ jq -e '(.notes | map(select(.text | startswith("CUDA graphs in use"))) | .[0].ts
 	"$WORK/g.info" >/dev/null ||
 	fail "graphs: detaches around the graphs: $(jq -c '[.notes[] | select(.kind == "cupti_on" or (.text | startswith("CUDA graphs"))) | [.ts_ns, .text]]' "$WORK/g.info")"
 
-# Counters asked for by name keep CUPTI attached (with its API records), unless the detach is
-# asked for by name too.
+# Sampled mode keeps CUPTI attached (with its counters and API records) unless the detach is
+# asked for by name, and asking for it warns.
 mode_of() {	# ENV... : the trace's mode note and its counters' off note
-	env "$@" LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/m.trace" \
-		"$FAKE_CLIENT" paced 50 1000 >/dev/null 2>&1
+	env -u GPUSHIM_CUPTI_DETACH "$@" LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/m.trace" \
+		"$FAKE_CLIENT" paced 50 1000 >/dev/null 2>"$WORK/m.err"
 	"$GPUSHIM_BIN" info --format json "$WORK/m.trace" |
 		jq -r '[.notes[] | select(.kind == "mode" or (.kind == "pm_off" and (.text | test("detached")))) | .text] | join(";")'
 	rm -f "$WORK/m.trace"
 }
+expect "the default" "$(mode_of)" \
+	"sampled: GPU timestamps for 20 ms every 100 ms; counters asked every 10000 us"
+! grep -q "GPUSHIM_CUPTI_DETACH" "$WORK/m.err" || fail "the default warns: $(cat "$WORK/m.err")"
 expect "counters by name" "$(mode_of GPUSHIM_PM=1)" \
 	"sampled: GPU timestamps for 20 ms every 100 ms; counters asked every 10000 us"
+expect "detach by name" "$(mode_of GPUSHIM_CUPTI_DETACH=1)" \
+	"CUPTI detached between sampled windows (no counters; GPUSHIM_CUPTI_DETACH=0 keeps it attached);sampled: GPU timestamps for 20 ms every 100 ms; CUPTI detached between windows"
+grep -q "GPUSHIM_CUPTI_DETACH=1: detaching CUPTI between windows crashed" "$WORK/m.err" ||
+	fail "detach by name: no warning: $(cat "$WORK/m.err")"
 expect "counters and detach by name" "$(mode_of GPUSHIM_PM=1 GPUSHIM_CUPTI_DETACH=1)" \
 	"CUPTI detached between sampled windows (no counters; GPUSHIM_CUPTI_DETACH=0 keeps it attached);sampled: GPU timestamps for 20 ms every 100 ms; CUPTI detached between windows"
 expect "attached by name" "$(mode_of GPUSHIM_CUPTI_DETACH=0)" \

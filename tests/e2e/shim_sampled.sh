@@ -49,8 +49,11 @@ jq -e '.first_window != null and .before == 0 and .start_note == 1 and .in_ms >=
 # account: NAME ATTACHED RECORDS_ON).
 [ -s "$WORK/s.loads" ] && ! grep -qv ' 1 0$' "$WORK/s.loads" ||
 	fail "sampled: kernels loaded while their records were on: $(cat "$WORK/s.loads")"
-[ "$(jget "$WORK/s.json" .sampling.windows)" = "$ons" ] ||
-	fail "sampled: the analysis counts $(jget "$WORK/s.json" .sampling.windows) windows, the trace has $ons"
+# No window is made up for the start-up (a window opened just before the exit may hold none of
+# the run's calls and not count).
+w=$(jget "$WORK/s.json" .sampling.windows)
+[ "$w" -le "$ons" ] && [ "$w" -ge $((ons - 1)) ] ||
+	fail "sampled: the analysis counts $w windows, the trace has $ons"
 kernels=$(jget "$WORK/s.json" .gpu.kernels)
 between=$(jget "$WORK/s.json" .gpu.host_only_launches)
 expect "sampled: unjoined" "$(jget "$WORK/s.json" .gpu.unjoined)" 0

@@ -8,7 +8,8 @@
 
 use_fake_cupti
 export GPUSHIM_WINDOW_MS=20 GPUSHIM_WINDOW_EVERY_MS=60 INTERVAL=0.05 BUILD="$BUILD_ROOT"
-unset GPUSHIM_MODE GPUSHIM_CUPTI_DETACH GPUSHIM_PM
+unset GPUSHIM_MODE GPUSHIM_PM
+export GPUSHIM_CUPTI_DETACH=1	# the windows that attach CUPTI again are counted
 
 bash "$SOURCE_ROOT/scripts/soak_sampled.sh" "$WORK/s" -- "$FAKE_CLIENT" paced 600 1000 0 \
 	>"$WORK/out" 2>"$WORK/err" || fail "soak: exit $? ($(head -c 300 "$WORK/err"))"
