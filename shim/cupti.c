@@ -392,6 +392,9 @@ static int is_api_early;
  * are decoded: decoding calls into CUPTI, which must not attach it again).
  */
 static _Atomic int is_detached;
+/* A detach armed at a close, or running in a CUDA call's exit callback (detach_callback). */
+enum { DETACH_IDLE, DETACH_ARMED, DETACH_RUNNING };
+static _Atomic int detach_state;
 static int detach_due;
 static _Atomic uint64_t detach_bufs;	/* buffers handed back inside cuptiFinalize, all along */
 /* The process has made a CUDA graph call (cupti_graph_use): CUPTI is not detached again. */
@@ -590,8 +593,14 @@ static void cupti_atexit(void)
 
 	deadline = shim_exit_begin();
 	pthread_mutex_lock(&state_lock);
-	if (!shim_tls.depth)
+	if (!shim_tls.depth) {
 		detach_settle();
+	} else {
+		/* Inside a hook: no CUPTI call here, but no detach may start after this either. */
+		int expected = DETACH_ARMED;
+
+		atomic_compare_exchange_strong(&detach_state, &expected, DETACH_IDLE);
+	}
 	/* Not from a signal handler that interrupted a hook: that thread may hold CUPTI's lock. */
 	if (atomic_load(&state) == CS_ACTIVE && !shim_tls.depth && !cupti_away())
 		cu.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -1071,8 +1080,6 @@ static void window_close(void)
  * (detach_settle). Armed longer than DETACH_WAIT_NS (no CUDA call came), it is called off:
  * the subscription, CUPTI's only one, is not held from an application that may want it.
  */
-enum { DETACH_IDLE, DETACH_ARMED, DETACH_RUNNING };
-static _Atomic int detach_state;
 static CUpti_SubscriberHandle detach_sub;	/* the writer's, under state_lock */
 static uint64_t detach_armed_ns;		/* the writer's */
 static _Atomic int detach_result;		/* the last cuptiFinalize's, from its callback */
@@ -1089,7 +1096,7 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
 
 	(void)userdata, (void)cbid;
 	if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) ||
-	    !cb || cb->callbackSite != CUPTI_API_EXIT ||
+	    !cb || cb->callbackSite != CUPTI_API_EXIT || atomic_load(&state) != CS_ACTIVE ||
 	    !atomic_compare_exchange_strong(&detach_state, &expected, DETACH_RUNNING))
 		return;
 	saved = errno;
@@ -1138,13 +1145,18 @@ static void detach_settle(void)
 
 		nanosleep(&ts, NULL);
 	}
+	/* A finalize that failed left the subscription: given back now (detach_poll notes it). */
+	if (atomic_load(&detach_state) == DETACH_IDLE && atomic_load(&detach_result) &&
+	    !atomic_load(&is_detached))
+		cu.Unsubscribe(detach_sub);
 }
 
 /* No thread may call into CUPTI now: detached, or a detach armed or running. */
 static int cupti_away(void)
 {
-	return atomic_load(&is_detached) ||
-	       atomic_load_explicit(&detach_state, memory_order_acquire) != DETACH_IDLE;
+	/* The state first: a detach that ends between the two loads has set is_detached. */
+	return atomic_load_explicit(&detach_state, memory_order_acquire) != DETACH_IDLE ||
+	       atomic_load(&is_detached);
 }
 
 /*
@@ -1217,7 +1229,8 @@ static void detach_poll(uint64_t now)
 	if (atomic_load(&detach_state) != DETACH_IDLE || !(r = atomic_exchange(&detach_result, 0)))
 		return;
 	pthread_mutex_lock(&state_lock);
-	cu.Unsubscribe(detach_sub);
+	if (!atomic_load(&is_detached))
+		cu.Unsubscribe(detach_sub);	/* unless detach_settle did (it fails then) */
 	if (!has_failed) {
 		char text[80];
 
@@ -1316,6 +1329,7 @@ void cupti_context_begin(void)
 	if (shim.cfg.mode != RECORD_SAMPLED || !lib())
 		return;
 	pthread_mutex_lock(&state_lock);
+	detach_settle();	/* no finalize while a context is being made */
 	nr_creating++;
 	/* With GPUSHIM_CUPTI_DETACH there are no API records to lend (enable_api_records). */
 	if (atomic_load(&state) == CS_ACTIVE && is_paused && !is_api_lent &&
@@ -1871,9 +1885,15 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscrib
 {
 	int saved = errno;
 
+	CUptiResult r;
+
+	/* Under the lock: no detach is armed between the settle and the call. */
 	pthread_mutex_lock(&state_lock);
 	detach_settle();
+	errno = saved;
+	r = APP_FORWARD(cuptiSubscribe, subscriber, callback, userdata);
+	saved = errno;
 	pthread_mutex_unlock(&state_lock);
 	errno = saved;
-	return APP_FORWARD(cuptiSubscribe, subscriber, callback, userdata);
+	return r;
 }
