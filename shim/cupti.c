@@ -405,7 +405,7 @@ static _Atomic int graphs_in_use;
  * again (under state_lock; noted once, at the first close that does not detach for it).
  */
 static int client_api_on, client_api_noted;
-/* Another tool was found subscribed to CUPTI (other_subscriber): no detach after. */
+/* Another tool holds CUPTI's one subscription (window_detach's was refused): no detach after. */
 static int subscriber_seen;
 static _Atomic uint64_t session_t0;	/* when the first session started: the windows' grid */
 
