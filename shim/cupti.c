@@ -1125,11 +1125,25 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
  * off if no CUDA call took it yet (CUPTI stays attached), or waited for if one is running it
  * (a few ms; bounded). After it, the caller may call into CUPTI.
  */
+/* A detach that could not be made, noted once: CUPTI stays attached, off. state_lock held. */
+static void detach_failed(int r)
+{
+	static int is_noted;
+	char text[80];
+
+	if (is_noted)
+		return;
+	is_noted = 1;
+	snprintf(text, sizeof(text), "CUPTI could not be detached between windows (%d)", r);
+	rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
+}
+
 static void detach_settle(void)
 {
-	int expected = DETACH_ARMED, i;
+	int expected = DETACH_ARMED, i, r;
 
-	if (atomic_load_explicit(&detach_state, memory_order_acquire) == DETACH_IDLE)
+	if (atomic_load_explicit(&detach_state, memory_order_acquire) == DETACH_IDLE &&
+	    !atomic_load(&detach_result))
 		return;
 	if (atomic_compare_exchange_strong(&detach_state, &expected, DETACH_IDLE)) {
 		cu.Unsubscribe(detach_sub);
@@ -1145,10 +1159,12 @@ static void detach_settle(void)
 
 		nanosleep(&ts, NULL);
 	}
-	/* A finalize that failed left the subscription: given back now (detach_poll notes it). */
-	if (atomic_load(&detach_state) == DETACH_IDLE && atomic_load(&detach_result) &&
-	    !atomic_load(&is_detached))
+	/* A finalize that failed left the subscription: given back, by whoever settles first. */
+	if (atomic_load_explicit(&detach_state, memory_order_acquire) == DETACH_IDLE &&
+	    (r = atomic_exchange(&detach_result, 0))) {
 		cu.Unsubscribe(detach_sub);
+		detach_failed(r);
+	}
 }
 
 /* No thread may call into CUPTI now: detached, or a detach armed or running. */
@@ -1169,7 +1185,6 @@ static int cupti_away(void)
  */
 static void window_detach(void)
 {
-	static int has_failed;
 	CUptiResult r;
 
 	pthread_mutex_lock(&state_lock);
@@ -1193,14 +1208,7 @@ static void window_detach(void)
 		r = cu.EnableDomain(1, detach_sub, CUPTI_CB_DOMAIN_RUNTIME_API);
 	if (r != CUPTI_SUCCESS) {
 		cu.Unsubscribe(detach_sub);
-		if (!has_failed) {
-			char text[80];
-
-			has_failed = 1;
-			snprintf(text, sizeof(text),
-				 "CUPTI could not be detached between windows (%d)", (int)r);
-			rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
-		}
+		detach_failed((int)r);
 		pthread_mutex_unlock(&state_lock);
 		return;
 	}
@@ -1213,32 +1221,20 @@ static void window_detach(void)
 }
 
 /*
- * Writer thread: a detach armed too long is called off; one that ran and failed is noted
- * once, its subscription given back (cuptiFinalize ends it when it succeeds).
+ * Writer thread: a detach armed too long is called off, one that ran and failed is settled
+ * (detach_settle: its subscription given back, noted once; cuptiFinalize ends the
+ * subscription when it succeeds).
  */
 static void detach_poll(uint64_t now)
 {
-	static int has_failed;
-	int r;
+	int st = atomic_load_explicit(&detach_state, memory_order_acquire);
 
-	if (atomic_load(&detach_state) == DETACH_ARMED && now - detach_armed_ns > DETACH_WAIT_NS) {
+	if ((st == DETACH_ARMED && now - detach_armed_ns > DETACH_WAIT_NS) ||
+	    (st == DETACH_IDLE && atomic_load(&detach_result))) {
 		pthread_mutex_lock(&state_lock);
 		detach_settle();
 		pthread_mutex_unlock(&state_lock);
 	}
-	if (atomic_load(&detach_state) != DETACH_IDLE || !(r = atomic_exchange(&detach_result, 0)))
-		return;
-	pthread_mutex_lock(&state_lock);
-	if (!atomic_load(&is_detached))
-		cu.Unsubscribe(detach_sub);	/* unless detach_settle did (it fails then) */
-	if (!has_failed) {
-		char text[80];
-
-		has_failed = 1;
-		snprintf(text, sizeof(text), "CUPTI could not be detached between windows (%d)", r);
-		rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
-	}
-	pthread_mutex_unlock(&state_lock);
 }
 
 /*
@@ -1884,7 +1880,6 @@ SHIM_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscrib
 						CUpti_CallbackFunc callback, void *userdata)
 {
 	int saved = errno;
-
 	CUptiResult r;
 
 	/* Under the lock: no detach is armed between the settle and the call. */

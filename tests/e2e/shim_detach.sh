@@ -129,6 +129,18 @@ jq -e '([.notes[] | select(.kind == "warning")] | length == 0) and
 	"$WORK/idle.info" >/dev/null ||
 	fail "idle: $(jq -c '[.notes[] | select(.kind == "cupti_on" or .kind == "warning") | .text]' "$WORK/idle.info")"
 
+# A finalize that fails: noted once, CUPTI left attached, the shim's subscription given back
+# (each later close subscribes again: no "another tool" warning), the output unchanged.
+FAKE_CUPTI_FINALIZE_FAILS=1 run_shim "$WORK/ff.txt" "$WORK/ff.trace" paced 600 1000
+cmp "$WORK/plain.txt" "$WORK/ff.txt" || fail "failed finalize: output changed by the shim"
+"$GPUSHIM_BIN" info --format json "$WORK/ff.trace" >"$WORK/ff.info"
+jq -e '([.notes[] | select(.kind == "warning")] | map(.text) ==
+	["CUPTI could not be detached between windows (999)"]) and
+	([.notes[] | select(.kind == "cupti_on" and (.text | test("attached again in")))] | length == 0) and
+	([.notes[] | select(.kind == "cupti_on" and (.text | test("^sampled window [0-9]+$")))] | length >= 2)' \
+	"$WORK/ff.info" >/dev/null ||
+	fail "failed finalize: $(jq -c '[.notes[] | select(.kind == "cupti_on" or .kind == "warning") | .text]' "$WORK/ff.info")"
+
 # Another tool subscribed to CUPTI's callbacks past the shim's interposers (as XLA's profiler
 # reaches libcupti through its own dlsym): CUPTI is never detached, which would end its session.
 FAKE_CUPTI_SUBSCRIBER=1 run_shim "$WORK/sub.txt" "$WORK/sub.trace" paced 300 1000

@@ -25,12 +25,14 @@
  * start if it has not started), as CUPTI gives a record it flushes unfinished.
  * FAKE_CUPTI_LOADS=FILE: whether CUPTI was attached, and its kernel records on, as each
  * kernel loaded (its first launch), written at exit (kernel_loads).
+ * FAKE_CUPTI_FINALIZE_FAILS=1: cuptiFinalize fails and changes nothing.
  * cuptiFinalize detaches as CUPTI 13 does (BENCHMARKS.md run K): callbacks, clock, kinds and
  * API records forgotten; attached again, a context made before gives no API records.
  * What the H200 showed a detach to break ends the process here (abort, with a message): a
  * cuptiFinalize after API records were ever on (heap corruption in every such PyTorch process,
  * BENCHMARKS.md run Q), one called other than from a subscriber's callback at a CUDA call's
- * exit, as CUPTI's header asks (a PyTorch loop crashed in a launch, run U), and a detach while CUDA graphs are in use, or a graph call made while
+ * exit, as CUPTI's header asks (a PyTorch loop crashed in a launch, run U), and a detach
+ * while CUDA graphs are in use, or a graph call made while
  * detached (fake_cupti_graph_call; a CUDA-graph loop failed, runs P and Q); and a detach that
  * would end another tool's session (FAKE_CUPTI_SUBSCRIBER, at cuptiSubscribe below).
  */
@@ -234,7 +236,8 @@ void fake_cupti_leave(const struct fake_api *a, enum fake_api_kind kind)
 /*
  * Each kernel's first launch, when CUDA loads it (lazily) and CUPTI instruments its code if it
  * is attached: a kernel loaded while CUPTI was attached kept costing GPU time on the H200 after
- * every kind was off, more if its kernel records were on (doc/experiments/cupti_graph_cost.cu).
+ * every kind was off (doc/experiments/cupti_graph_cost.cu), and PyTorch's graph loop more when
+ * its kernels loaded inside a window (BENCHMARKS.md run U).
  * FAKE_CUPTI_LOADS=FILE: at exit, one line a kernel, "NAME ATTACHED KERNEL_RECORDS_ON" (0/1)
  * as it loaded. Under lock.
  */
@@ -637,6 +640,8 @@ EXPORT CUptiResult cuptiFinalize(void)
 	if (!in_exit_callback)
 		broken("cuptiFinalize outside a CUDA call's exit callback (it raced the "
 		       "application's launches on another thread)");
+	if (env_u64("FAKE_CUPTI_FINALIZE_FAILS", 0))
+		return CUPTI_ERROR_UNKNOWN;	/* attached as before, its subscription kept */
 	atomic_store(&is_detached, 1);
 	/* Its subscription goes with it. */
 	atomic_store(&sub_fn, NULL);
