@@ -10,7 +10,8 @@ bad=$(grep -Ev '^(cu[A-Za-z0-9_]+|dlsym|InitializeInjectionNvtx2|execl|execle|ex
 for s in cuLaunchKernel cuLaunchKernel_ptsz cuGetProcAddress cuGetProcAddress_v2 \
 	cuCtxSynchronize cuCtxSynchronize_v2 cuMemcpyBatchAsync cuMemcpyBatchAsync_v2 \
 	cuMemcpyDtoH_v2_ptds cuStreamBeginCapture cuStreamBeginCapture_v2 cuMemHostRegister \
-	cuMemHostRegister_v2 cuGraphLaunch_ptsz cuptiActivityRegisterCallbacks dlsym InitializeInjectionNvtx2; do
+	cuMemHostRegister_v2 cuGraphLaunch_ptsz cuptiActivityRegisterCallbacks cuptiSubscribe dlsym \
+	InitializeInjectionNvtx2; do
 	grep -qx "$s" "$WORK/syms" || fail "missing export $s"
 done
 n=$(grep -c '^cu[A-Z]' "$WORK/syms")
