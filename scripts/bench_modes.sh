@@ -13,7 +13,8 @@
 #        sampled mode with CUPTI kept attached between windows), LOOPS
 #        (eager,graph,gpu), CPUS (a CPU list for taskset: every run on the same CPUs, which
 #        the machine's scheduling otherwise varies from process to process); extra GPUSHIM_*
-#        passed through.
+#        passed through. Each run's measured blocks go to DIR/CFG-ROUND.blocks, and
+#        scripts/window_cost.py then gives the cost between windows inside each process.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -25,10 +26,12 @@ read -r -a configs <<<"${CONFIGS:-plain host sampled full profiler}"
 SHIM=$(realpath "$BUILD/shim/libgpushim.so")
 mkdir -p "$DIR"
 : >"$DIR/runs.jsonl"
+rm -f "$DIR"/*.blocks
 
 run_one() {		# CONFIG ROUND
 	local cfg=${1%%:*} round=$2 trace t0 t1 size=0 kv
-	local -a env=() args=(--seconds "$SECONDS_EACH" --loops "${LOOPS:-eager,graph,gpu}")
+	local -a env=() args=(--seconds "$SECONDS_EACH" --loops "${LOOPS:-eager,graph,gpu}"
+		--blocks "$DIR/$cfg-$round.blocks")
 	trace="$DIR/$cfg-$round.trace"
 	case $1 in
 	plain) ;;
@@ -80,6 +83,20 @@ for loop in names:
         m = med(v)
         cells.append(f"{c} {m:.2f} ({v[0]:.2f}..{v[-1]:.2f}) {100 * (m / base[loop] - 1):+.1f}%")
     print(f"  {loop:6s} " + " | ".join(cells))
+print("paired: median over the rounds of each round's ratio to plain's run of that round "
+      "(least..most)")
+for loop in names:
+    cells = []
+    pl = {r["round"]: r["mean_us"] for r in loops if r["config"] == "plain" and r["loop"] == loop}
+    for c in cfgs:
+        if c == "plain":
+            continue
+        v = sorted(r["mean_us"] / pl[r["round"]] for r in loops
+                   if r["config"] == c and r["loop"] == loop and pl.get(r["round"]))
+        if v:
+            cells.append(f"{c} {med(v):.3f} ({v[0]:.3f}..{v[-1]:.3f})")
+    if cells:
+        print(f"  {loop:6s} " + " | ".join(cells))
 stops = [r["stop_s"] for r in loops if "stop_s" in r]
 if stops:
     print("torch.profiler stop: " + ", ".join(f"{s:.2f}" for s in stops) + " s")
@@ -95,3 +112,12 @@ for c in cfgs:
     sizes = [r["trace_bytes"] / r["age_s"] * 3600 / 1e6 for r in ends]
     print(f"  {c:8s} writer {med(w):.3f}  pm {med(p):.3f}  trace {med(sizes):.1f} MB/h")
 EOF
+
+# the cost between a sampled run's windows, inside each process (scripts/window_cost.py)
+if ls "$DIR"/*.blocks >/dev/null 2>&1; then
+	IFS=, read -r -a loopnames <<<"${LOOPS:-eager,graph,gpu}"
+	for l in "${loopnames[@]}"; do
+		python3 scripts/window_cost.py --gpushim "$BUILD/analyzer/gpushim" --loop "$l" \
+			--json "$DIR/window_cost_$l.json" "$DIR" || true
+	done
+fi

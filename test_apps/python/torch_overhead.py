@@ -19,8 +19,13 @@ activities) and the line also gives the seconds its stop took (Kineto's processi
 --repeat N measures the loops N times over (a long run: each line also gives the process's
 resident memory, rss_kb).
 
+--blocks FILE appends each measured block as a JSON line {"loop", "t0", "t1", "ops"} (t0 and t1
+CLOCK_MONOTONIC nanoseconds, the clock of the shim's trace), written after each loop:
+scripts/window_cost.py sets them against a sampled trace's windows (the cost before CUPTI is
+first attached, inside the windows and between them, in one process).
+
 usage: torch_overhead.py [--seconds S] [--warm S] [--profile] [--loops eager,graph,gpu]
-                         [--repeat N]
+                         [--repeat N] [--blocks FILE]
 """
 import argparse
 import json
@@ -72,18 +77,24 @@ def make_loops(names):
     return {"eager": (eager, OPS), "graph": (graph, OPS), "gpu": (gpu, OPS // 60)}
 
 
-def measure(fn, ops, seconds):
+def measure(fn, ops, seconds, spans=None):
+    """Whole blocks for `seconds`; each block's CLOCK_MONOTONIC start and end go to `spans`."""
     times = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        t = time.perf_counter()
+    end = time.monotonic_ns() + int(seconds * 1e9)
+    while True:
+        t0 = time.monotonic_ns()
+        if t0 >= end:
+            break
         fn()
         torch.cuda.synchronize()
-        times.append(time.perf_counter() - t)
-    per_op = [1e6 * t / ops for t in times]
+        t1 = time.monotonic_ns()
+        times.append(t1 - t0)
+        if spans is not None:
+            spans.append((t0, t1))
+    per_op = [t / (1e3 * ops) for t in times]
     return {
         "blocks": len(times),
-        "mean_us": 1e6 * sum(times) / (len(times) * ops),
+        "mean_us": sum(times) / (1e3 * len(times) * ops),
         "median_us": statistics.median(per_op),
     }
 
@@ -116,6 +127,7 @@ def main():
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--loops", default="eager,graph,gpu")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--blocks", metavar="FILE")
     args = ap.parse_args()
     loops = make_loops(args.loops.split(","))
     for name in args.loops.split(",") * args.repeat:
@@ -135,7 +147,12 @@ def main():
             r["events_s"] = time.perf_counter() - t
             del prof
         else:
-            r = measure(fn, ops, args.seconds)
+            spans = [] if args.blocks else None
+            r = measure(fn, ops, args.seconds, spans)
+            if spans:
+                with open(args.blocks, "a") as f:
+                    for t0, t1 in spans:
+                        f.write(json.dumps({"loop": name, "t0": t0, "t1": t1, "ops": ops}) + "\n")
         r["loop"] = name
         with open("/proc/self/status") as f:
             r["rss_kb"] = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))

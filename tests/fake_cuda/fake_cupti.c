@@ -344,8 +344,12 @@ EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 						  CUpti_BuffersCallbackCompleteFunc done)
 {
+	const char *ms = getenv("FAKE_CUPTI_ATTACH_MS");	/* an attach that takes this long */
+
 	if (!req || !done)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (ms && *ms)
+		usleep((useconds_t)(atoi(ms) * 1000));
 	atomic_store(&is_detached, 0);
 	atomic_store(&on_request, req);
 	atomic_store(&on_complete, done);
