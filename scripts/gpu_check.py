@@ -155,13 +155,25 @@ class Checker:
             e["LD_PRELOAD"] = self.shim
             e["GPUSHIM_OUTPUT"] = trace
         t0 = time.time()
+        # Its own session, so that a timeout kills what it started too (DataLoader workers,
+        # ranks, a shell's children), which would otherwise run on, holding the GPU and the
+        # pipes.
+        p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
         try:
-            p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
-            rc, out, err = p.returncode, p.stdout, p.stderr
-        except subprocess.TimeoutExpired as exc:
-            rc, out, err = 124, exc.stdout or "", (exc.stderr or "") + "\nTIMEOUT"
-            out = out if isinstance(out, str) else out.decode(errors="replace")
-            err = err if isinstance(err, str) else err.decode(errors="replace")
+            out, err = p.communicate(timeout=timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, 9)
+            except OSError:
+                pass
+            try:
+                out, err = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:	# a process that left the group holds a pipe
+                p.kill()
+                out, err = "", ""
+            rc, err = 124, (err or "") + "\nTIMEOUT"
         dt = time.time() - t0
         with open(os.path.join(self.work, "logs", name + ".log"), "w") as f:
             f.write(f"$ {' '.join(cmd)}\nexit {rc} after {dt:.1f}s\n--- stdout\n{out}\n"
