@@ -49,7 +49,7 @@ static const struct option_def options[] = {
 	{ "GPUSHIM_CUPTI_DETACH", OPT_BOOL, OFF(cupti_detach), "0", 0, 1,
 	  "sampled mode: 1 detaches CUPTI between windows (cuptiFinalize): launches at about "
 	  "plain's cost, no counters, kernels joined to launches by order - but it crashed "
-	  "launch-bound PyTorch programs on the H200 (4 of 10 runs); 0 keeps it attached "
+	  "launch-bound PyTorch programs on the H200 (7 of 15 runs); 0 keeps it attached "
 	  "(counters, API records)" },
 	{ "GPUSHIM_LOG", OPT_STR, OFF(log_path), NULL, 0, 0,
 	  "file for the shim's messages (appended); default stderr" },
@@ -201,8 +201,9 @@ void config_load(struct shim_config *cfg)
 	 * takes the counters with it: cuptiFinalize tears down all of CUPTI, the profiler's
 	 * sampling included. Attached, CUPTI costs a launch-bound loop ~10 % between windows,
 	 * detached ~1 % (H200, BENCHMARKS.md run R) - but a detach in the middle of a run crashed
-	 * launch-bound PyTorch programs with SIGSEGV in 4 of 10 runs on the H200 (run U), from
-	 * the writer's thread and from a CUDA call's exit callback alike. So it is never the
+	 * launch-bound PyTorch programs with SIGSEGV in 7 of 15 runs on the H200 (runs U, V), from
+	 * the writer's thread and from a CUDA call's exit callback alike, inside CUPTI, entered by
+	 * the driver from the program's own call (run V's backtraces). So it is never the
 	 * default, and asking for it says so.
 	 */
 	if (cfg->mode != RECORD_SAMPLED)
@@ -210,7 +211,8 @@ void config_load(struct shim_config *cfg)
 	if (cfg->cupti_detach) {
 		cfg->pm = 0;
 		shim_log(LOG_WARN, "GPUSHIM_CUPTI_DETACH=1: detaching CUPTI between windows crashed "
-				   "launch-bound PyTorch programs on the H200 (SIGSEGV, 4 of 10 runs)");
+				   "launch-bound PyTorch programs on the H200 (SIGSEGV inside CUPTI, "
+				   "7 of 15 runs)");
 	}
 	/* One message for them all: each is named, and the log's budget is left for the run. */
 	if (nr_problems) {

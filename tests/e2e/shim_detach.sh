@@ -152,6 +152,28 @@ jq -e '([.notes[] | select(.text == "another tool is subscribed to CUPTI'"'"'s c
 	"$WORK/sub.info" >/dev/null ||
 	fail "subscriber: $(jq -c '[.notes[] | select(.kind == "cupti_on" or .kind == "warning") | .text]' "$WORK/sub.info")"
 
+# The application subscribes to CUPTI's callbacks while a detach is armed (the shim holding
+# the one subscription, from a close to the next CUDA call): its cuptiSubscribe calls the
+# detach off first and succeeds, its callbacks come to the end, and CUPTI is not detached after
+# (the next close finds the subscription taken: one warning). Without the settle the client's
+# subscribe fails (MULTIPLE_SUBSCRIBERS, 39); a detach after would end its session.
+"$CUPTI_CLIENT" subscribe >"$WORK/s.plain" 2>/dev/null
+expect "subscribe alone" "$(cat "$WORK/s.plain")" \
+	"subscribe: subscribe 0, 300 callbacks, 100 in the last 100 ms, 0 failed CUPTI calls"
+LD_PRELOAD="$GPUSHIM_SHIM" GPUSHIM_OUTPUT="$WORK/s.trace" "$CUPTI_CLIENT" subscribe \
+	>"$WORK/s.out" 2>"$WORK/s.err"
+cmp "$WORK/s.plain" "$WORK/s.out" ||
+	fail "subscribe while armed: $(cat "$WORK/s.out") (alone: $(cat "$WORK/s.plain"))"
+grep -q "subscribe: held when asked 1" "$WORK/s.err" ||
+	fail "subscribe while armed: the shim never held the subscription: $(cat "$WORK/s.err")"
+"$GPUSHIM_BIN" info --format json "$WORK/s.trace" >"$WORK/s.info"
+jq -e '(.notes | map(select(.text == "another tool is subscribed to CUPTI'"'"'s callbacks: CUPTI stays attached from here on")) | .[0].ts_ns) as $n |
+	$n != null and ([.notes[] | select(.text | startswith("another tool"))] | length == 1) and
+	([.notes[] | select(.kind == "cupti_on" and (.text | test("CUPTI detached in")) and .ts_ns > $n)] | length == 0) and
+	([.notes[] | select(.kind == "cupti_on" and (.text | startswith("sampled window")) and .ts_ns > $n)] | length >= 1)' \
+	"$WORK/s.info" >/dev/null ||
+	fail "subscribe while armed: $(jq -c '[.notes[] | select(.kind == "cupti_on" or .kind == "warning") | [.ts_ns, .text]]' "$WORK/s.info")"
+
 # A client that turns API records on (Kineto's runtime kind): CUPTI is not detached after it.
 "$CUPTI_CLIENT" slowapi >"$WORK/a.plain" 2>/dev/null
 GPUSHIM_WINDOW_MS=10 GPUSHIM_WINDOW_EVERY_MS=20 LD_PRELOAD="$GPUSHIM_SHIM" \

@@ -27,6 +27,13 @@
  *   cupti_client slowapi   slow, each session also with the runtime API records' kind on,
  *                          as Kineto's (after it, no detach: the fake CUPTI aborts there);
  *                          300 ms before the first session
+ *   cupti_client subscribe 150 ms of launches, one a millisecond; then, with no CUDA call,
+ *                          waits (at most 2 s) until the one callback subscription is held
+ *                          (a detaching sampled shim arms its detach so at a window's close)
+ *                          and takes it itself (cuptiSubscribe, the driver domain on); 300
+ *                          ms of launches, counting its callbacks, in the last 100 ms apart;
+ *                          prints whether it was held when asked, the subscribe's result and
+ *                          both counts (no kernel records of its own)
  *
  * Each prints the kernel records its own session received and whether every one carried its
  * own clock's timestamps.
@@ -35,6 +42,7 @@
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +156,19 @@ static void pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The client's callback subscription (mode subscribe): API exits counted. */
+static _Atomic unsigned long long callbacks;
+
+static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *info)
+{
+	(void)data;
+	(void)cbid;
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+	    ((const CUpti_CallbackData *)info)->callbackSite == CUPTI_API_EXIT)
+		callbacks++;
+}
+
 /* @ms of the program's own work: a launch every millisecond (the shim's windows see some). */
 static void work_ms(long ms)
 {
@@ -248,8 +269,44 @@ int main(int argc, char **argv)
 		}
 		launch(5);
 		cuCtxSynchronize();
+	} else if (!strcmp(mode, "subscribe")) {
+		CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *) =
+			(__typeof__(subscribe))dlsym(RTLD_DEFAULT, "cuptiSubscribe");
+		CUptiResult (*domain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain) =
+			(__typeof__(domain))dlsym(RTLD_DEFAULT, "cuptiEnableDomain");
+		CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) =
+			(__typeof__(unsubscribe))dlsym(RTLD_DEFAULT, "cuptiUnsubscribe");
+		int (*held)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "fake_cupti_subscribed");
+		CUpti_SubscriberHandle h = NULL;
+		unsigned long long late;
+		int was_held = 0;
+		CUptiResult r;
+
+		if (!subscribe || !domain || !unsubscribe || !held) {
+			printf("%s: no callback API here\n", mode);
+			return 1;
+		}
+		cuda_up();
+		work_ms(150);
+		for (i = 0; i < 2000 && !(was_held = held()); i++)
+			pause_ms(1);
+		r = subscribe(&h, on_callback, NULL);
+		if (r == CUPTI_SUCCESS)
+			check("enable domain", domain(1, h, CUPTI_CB_DOMAIN_DRIVER_API));
+		work_ms(200);
+		late = callbacks;
+		work_ms(100);
+		late = callbacks - late;
+		cuCtxSynchronize();
+		if (r == CUPTI_SUCCESS)
+			check("unsubscribe", unsubscribe(h));
+		fprintf(stderr, "%s: held when asked %d\n", mode, was_held);
+		printf("%s: subscribe %d, %llu callbacks, %llu in the last 100 ms, %d failed CUPTI "
+		       "calls\n", mode, (int)r, callbacks, late, failures);
+		return 0;
 	} else {
-		fprintf(stderr, "usage: cupti_client held|early|forceload|again|cycles|slow|slowapi\n");
+		fprintf(stderr, "usage: cupti_client held|early|forceload|again|cycles|slow|slowapi|"
+			"subscribe\n");
 		return 2;
 	}
 	printf("%s: %d failed CUPTI calls, %llu kernel records, %llu not on its clock\n", mode,

@@ -593,6 +593,13 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc 
 	return CUPTI_SUCCESS;
 }
 
+/* For tests/fake_cuda/cupti_client.c: whether the one subscription is held now (by the shim's
+ * armed detach, when the client has none). */
+EXPORT int fake_cupti_subscribed(void)
+{
+	return atomic_load(&is_subscribed);
+}
+
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
 {
 	if (!h || !atomic_exchange(&is_subscribed, 0))
