@@ -33,6 +33,7 @@ run_one() {		# CONFIG ROUND
 	local -a env=() args=(--seconds "$SECONDS_EACH" --loops "${LOOPS:-eager,graph,gpu}"
 		--blocks "$DIR/$cfg-$round.blocks")
 	trace="$DIR/$cfg-$round.trace"
+	rm -f "$trace"	# a reused DIR: no older run's windows read with this run's blocks
 	case $1 in
 	plain) ;;
 	profiler) args=(--seconds "$PROFILE_SECONDS" --profile --loops "${LOOPS:-eager,graph,gpu}") ;;
@@ -118,6 +119,7 @@ if ls "$DIR"/*.blocks >/dev/null 2>&1; then
 	IFS=, read -r -a loopnames <<<"${LOOPS:-eager,graph,gpu}"
 	for l in "${loopnames[@]}"; do
 		python3 scripts/window_cost.py --gpushim "$BUILD/analyzer/gpushim" --loop "$l" \
-			--json "$DIR/window_cost_$l.json" "$DIR" || true
+			--json "$DIR/window_cost_$l.json" "$DIR" ||
+			echo "bench_modes.sh: window_cost.py gave no figures for loop $l" >&2
 	done
 fi

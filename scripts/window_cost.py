@@ -16,7 +16,9 @@ For each run: the median µs an operation of the blocks before the first window 
 inside windows ("in": the blocks overlapping one, widened by the attach's own time the note
 gives), and between windows after the first ("between"), blocks within MARGIN of a window's
 edges left out; then "between / pre" and "in / pre". Then per configuration the median of the
-rounds' ratios (least..most).
+rounds' ratios (least..most). The ratios are each run's own; the windowless runs' are printed
+beside them, not divided out. With GPUSHIM_CUPTI_DETACH=1 the detach (a few ms at the first
+CUDA call after a window's end) falls in the margin after the window: counted in neither.
 
 usage: window_cost.py [--gpushim BIN] [--margin-ms M] [--loop eager] [--json OUT] DIR
   DIR holds CFG-ROUND.blocks (and CFG-ROUND.trace for runs under the shim), as
@@ -38,12 +40,17 @@ NOTE_ON, NOTE_OFF = 2, 3
 
 
 def windows_of(gpushim, trace):
-    """[(start_ns, end_ns)] of the trace's sampled windows, in order; [] when it has none.
-    A window starts where its attach began (the note's time less the attach's duration)."""
+    """[(start_ns, end_ns)] of the trace's sampled windows, in order; [] when it has none,
+    None when there is no trace or it could not be read. A window starts where its attach
+    began (the note's time less the attach's duration)."""
     if not os.path.exists(trace):
-        return []
+        return None
     p = subprocess.run([gpushim, "dump", "--format", "jsonl", trace], capture_output=True,
                        text=True)
+    if p.returncode != 0:
+        print(f"window_cost: {trace}: gpushim dump exit {p.returncode}: "
+              f"{p.stderr.strip()[:300]} (run left out)", file=sys.stderr)
+        return None
     opened = {}
     out = []
     for line in p.stdout.splitlines():
@@ -112,13 +119,15 @@ def main():
                     b = json.loads(line)
                 except ValueError:
                     continue
-                if b.get("loop") == args.loop and b.get("ops") and b["t1"] > b["t0"]:
+                if isinstance(b, dict) and b.get("loop") == args.loop and b.get("ops") and b["t1"] > b["t0"]:
                     blocks.append(b)
         if not blocks:
             continue
         trace = os.path.join(args.dir, name[:-len(".blocks")] + ".trace")
-        runs[(m["cfg"], int(m["round"]))] = {"blocks": blocks,
-                                              "windows": windows_of(args.gpushim, trace)}
+        wins = windows_of(args.gpushim, trace)
+        if wins is None and os.path.exists(trace):
+            continue	# a trace that could not be read: not read as a run without windows
+        runs[(m["cfg"], int(m["round"]))] = {"blocks": blocks, "windows": wins or []}
     if not runs:
         sys.exit(f"window_cost: no CFG-ROUND.blocks with loop {args.loop!r} in {args.dir}")
 

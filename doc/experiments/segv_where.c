@@ -63,7 +63,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc_)
 	say(line);
 #if defined(__x86_64__)
 	where("pc", (void *)uc->uc_mcontext.gregs[REG_RIP]);
-	{	/* the return address at the stack's top: who called a function that faulted */
+	{	/* the word at the stack's top: the caller's return address only if the fault
+		 * came at a function's entry (else whatever the function pushed last) */
 		void **sp = (void **)uc->uc_mcontext.gregs[REG_RSP];
 		where("[rsp]", sp[0]);
 	}
@@ -79,7 +80,9 @@ __attribute__((constructor)) static void segv_where_init(void)
 {
 	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
 	struct sigaction sa;
+	void *warm[1];
 
+	backtrace(warm, 1);	/* loads libgcc_s now, not inside the handler (dlopen, malloc) */
 	sigaltstack(&ss, NULL);	/* only this thread's; others use their own stacks */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fault;

@@ -6,8 +6,9 @@
 # trace's own windows (a window starting where its attach began), slower by known factors
 # inside windows and between them, come back as those factors, each stretch with exactly its
 # blocks (those at a window's edge left out); a run without windows borrows a sampled run's of
-# the same round, at the same offsets from its first block; another loop's blocks are apart;
-# a directory without blocks is an error.
+# the same round, at the same offsets from its first block (its own speeds by stretch come
+# back too); another loop's blocks are apart; a run whose trace cannot be read is left out; a
+# directory without blocks is an error.
 . "$(dirname "$0")/lib.sh"
 
 use_fake_cupti
@@ -29,9 +30,11 @@ awk 'END { exit !(NR == 1 && $1 >= 15) }' "$WORK/a1" ||
 awk '$1 < 15 { bad = 1 } END { exit !(NR >= 1 && !bad) }' "$WORK/a2" ||
 	fail "window_cost: the detaching run attached nothing again, or not slowly: $(cat "$WORK/a2")"
 
-# Blocks of 1 ms: 4.0 us an op before window 1, 6.0 inside windows, 4.4 between (d: 4.2); the
-# plain run's at 3.0 throughout, 7 s later. Edge blocks (within 3 ms of a window) at 100 us an
-# op; the count of each stretch's blocks goes to CFG.count.
+# Blocks of 0.924 ms (a whole number of operations at every cost below, so a block ends where
+# it was classified): 4.0 us an op before window 1, 6.0 inside windows, 4.4 between (d: 4.2);
+# the plain run's, 7 s later, 3.0 before, 6.0 inside and 3.3 between d's windows as they fall
+# on its own timeline. Edge blocks (within 3 ms of a window) at 92.4 us an op; the count of
+# each stretch's blocks goes to CFG.count.
 gen() {	# CONFIG BETWEEN_US
 	python3 - "$WORK/$1.json" "$D" "$1" "$2" <<'PY'
 import json, re, sys
@@ -49,7 +52,7 @@ for n in notes:
         wins.append((on.pop(m.group(1)), n["ts_ns"]))
 end = max(off for a, off in wins) + 40 * MS_
 wins = sorted(wins + [(a, 1 << 62) for a in on.values()])	# open at the exit: to the end
-MS, EDGE = MS_, 3_000_000
+MS, EDGE = 924_000, 3_000_000
 t = wins[0][0] - 60 * MS
 s = open(f"{d}/{cfg}-0.blocks", "w")
 p = open(f"{d}/plain-0.blocks", "a") if cfg == "d" else None
@@ -58,20 +61,20 @@ count = {"pre": 0, "in": 0, "between": 0, "windows": len(wins)}
 while t + MS <= end:
     t1 = t + MS
     if any(t < off and t1 > a for a, off in wins):
-        us, k = 6.0, "in"
+        us, pus, k = 6.0, 6.0, "in"
     elif any(t < off + EDGE and t1 > a - EDGE for a, off in wins):
-        us, k = 100.0, None
+        us, pus, k = 92.4, 92.4, None
     elif t1 < wins[0][0]:
-        us, k = 4.0, "pre"
+        us, pus, k = 4.0, 3.0, "pre"
     else:
-        us, k = between, "between"
+        us, pus, k = between, 3.3, "between"
     if k:
         count[k] += 1
-    ops = int(MS / (1e3 * us))
-    s.write(json.dumps({"loop": "eager", "t0": t, "t1": t + int(ops * us * 1e3), "ops": ops}) + "\n")
+    s.write(json.dumps({"loop": "eager", "t0": t, "t1": t1, "ops": round(MS / (1e3 * us))}) + "\n")
     if p:
         tt = t + 7_000_000_000
-        p.write(json.dumps({"loop": "eager", "t0": tt, "t1": tt + int(ops * 3e3), "ops": ops}) + "\n")
+        p.write(json.dumps({"loop": "eager", "t0": tt, "t1": tt + MS,
+                            "ops": round(MS / (1e3 * pus))}) + "\n")
     s.write(json.dumps({"loop": "graph", "t0": t, "t1": t + MS, "ops": 1}) + "\n")
     t += MS + 10_000
 json.dump(count, open(f"{d}/../{cfg}.count", "w"))
@@ -102,12 +105,25 @@ done
 near "window_cost s: between / pre" "$(r s between_ratio)" 1.1
 near "window_cost d: between / pre" "$(r d between_ratio)" 1.05
 expect "window_cost: plain borrows a sampled run's windows" "$(r plain windows_of)" d
-near "window_cost: plain between / pre" "$(r plain between_ratio)" 1.0
+near "window_cost: plain between / pre" "$(r plain between_ratio)" 1.1
+near "window_cost: plain in / pre" "$(r plain in_ratio)" 2.0
+for k in pre in between; do
+	expect "window_cost: plain's $k blocks, at d's windows" "$(r plain ${k}_blocks)" \
+		"$(jget "$WORK/d.count" ".$k")"
+done
 near "window_cost: summary" "$(jq -r '.summary.s.between_ratio.median' "$WORK/wc.json")" 1.1
 grep -q "between/pre 1.1000" "$WORK/wc.txt" || fail "window_cost: text summary: $(tail -3 "$WORK/wc.txt")"
 python3 "$SOURCE_ROOT/scripts/window_cost.py" --gpushim "$GPUSHIM_BIN" --margin-ms 3 \
 	--loop graph --json "$WORK/g.json" "$D" >/dev/null || fail "window_cost: --loop graph"
 expect "window_cost: graph runs" "$(jq -c '[.runs[].config]' "$WORK/g.json")" '["d","s"]'
+# a trace that cannot be read: its run is left out, said on stderr, not read as windowless
+cp "$D/s-0.blocks" "$D/x-0.blocks"
+echo "not a trace" >"$D/x-0.trace"
+python3 "$SOURCE_ROOT/scripts/window_cost.py" --gpushim "$GPUSHIM_BIN" --margin-ms 3 \
+	--json "$WORK/x.json" "$D" >/dev/null 2>"$WORK/x.err" || fail "window_cost: damaged trace: exit $?"
+grep -q "x-0.trace: gpushim dump exit" "$WORK/x.err" || fail "window_cost: damaged trace: $(cat "$WORK/x.err")"
+expect "window_cost: damaged trace's run left out" "$(jq -c '[.runs[].config]' "$WORK/x.json")" \
+	'["d","plain","s"]'
 mkdir "$WORK/empty"
 if python3 "$SOURCE_ROOT/scripts/window_cost.py" --gpushim "$GPUSHIM_BIN" "$WORK/empty" \
 	>/dev/null 2>"$WORK/err"; then
