@@ -202,8 +202,8 @@ void config_load(struct shim_config *cfg)
 	 * sampling included. Attached, CUPTI costs a launch-bound loop ~10 % between windows,
 	 * detached ~1 % (H200, BENCHMARKS.md run R) - but a detach in the middle of a run crashed
 	 * launch-bound PyTorch programs with SIGSEGV in 7 of 15 runs on the H200 (runs U, V), from
-	 * the writer's thread and from a CUDA call's exit callback alike, inside CUPTI, entered by
-	 * the driver from the program's own call (run V's backtraces). So it is never the
+	 * the writer's thread and from a CUDA call's exit callback alike (run V's three backtraces
+	 * end inside CUPTI, entered by the driver from the program's own call). So it is never the
 	 * default, and asking for it says so.
 	 */
 	if (cfg->mode != RECORD_SAMPLED)
@@ -211,8 +211,8 @@ void config_load(struct shim_config *cfg)
 	if (cfg->cupti_detach) {
 		cfg->pm = 0;
 		shim_log(LOG_WARN, "GPUSHIM_CUPTI_DETACH=1: detaching CUPTI between windows crashed "
-				   "launch-bound PyTorch programs on the H200 (SIGSEGV inside CUPTI, "
-				   "7 of 15 runs)");
+				   "launch-bound PyTorch programs on the H200 (SIGSEGV, 7 of 15 "
+				   "runs)");
 	}
 	/* One message for them all: each is named, and the log's budget is left for the run. */
 	if (nr_problems) {
