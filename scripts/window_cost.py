@@ -4,9 +4,10 @@
 "Recording modes side by side").
 
 Processes of one launch-bound loop differ from each other by ±20 % on the H200, more than the
-cost to be measured. A sampled run is its own control instead: before its first window CUPTI
-has never been attached (the hooks only), inside a window it records, and between windows it
-is attached with its kinds off (or detached). torch_overhead.py --blocks writes each measured
+cost to be measured. A sampled run is its own control instead: before its first window
+CUPTI's kinds have never been on (kept attached, the default: its callbacks are registered and
+the counters run from the start; detaching: CUPTI is not attached at all), inside a window it
+records, and between windows it is attached with its kinds off (or detached). torch_overhead.py --blocks writes each measured
 block's CLOCK_MONOTONIC start and end; the trace's window notes (the same clock) say which
 stretch each block ran in. A run without windows (plain, host) gets the windows of a sampled
 run of the same round, at the same offsets from its first block: how much a process's loop
