@@ -1120,11 +1120,6 @@ static void CUPTIAPI detach_callback(void *userdata, CUpti_CallbackDomain domain
 	errno = saved;
 }
 
-/*
- * state_lock held, never from inside a CUDA call's CUPTI callback: a detach armed is called
- * off if no CUDA call took it yet (CUPTI stays attached), or waited for if one is running it
- * (a few ms; bounded). After it, the caller may call into CUPTI.
- */
 /* A detach that could not be made, noted once: CUPTI stays attached, off. state_lock held. */
 static void detach_failed(int r)
 {
@@ -1138,6 +1133,12 @@ static void detach_failed(int r)
 	rec_note(TRACE_NOTE_WARNING, clock_now_ns(), text);
 }
 
+/*
+ * state_lock held, never from inside a CUDA call's CUPTI callback: a detach armed is called
+ * off if no CUDA call took it yet (CUPTI stays attached), or waited for if one is running it
+ * (a few ms; bounded); one whose finalize failed has its subscription given back and is
+ * noted once (detach_failed). After it, the caller may call into CUPTI.
+ */
 static void detach_settle(void)
 {
 	int expected = DETACH_ARMED, i, r;
