@@ -26,6 +26,7 @@
  * FAKE_CUPTI_LOADS=FILE: whether CUPTI was attached, and its kernel records on, as each
  * kernel loaded (its first launch), written at exit (kernel_loads).
  * FAKE_CUPTI_FINALIZE_FAILS=1: cuptiFinalize fails and changes nothing.
+ * FAKE_CUPTI_ATTACH_MS=N: cuptiActivityRegisterCallbacks (an attach) takes N ms.
  * cuptiFinalize detaches as CUPTI 13 does (BENCHMARKS.md run K): callbacks, clock, kinds and
  * API records forgotten; attached again, a context made before gives no API records.
  * What the H200 showed a detach to break ends the process here (abort, with a message): a
@@ -344,12 +345,12 @@ EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 						  CUpti_BuffersCallbackCompleteFunc done)
 {
-	const char *ms = getenv("FAKE_CUPTI_ATTACH_MS");	/* an attach that takes this long */
+	uint64_t ms = env_u64("FAKE_CUPTI_ATTACH_MS", 0);
 
 	if (!req || !done)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	if (ms && *ms)
-		usleep((useconds_t)(atoi(ms) * 1000));
+	if (ms)
+		usleep((useconds_t)(ms * 1000));
 	atomic_store(&is_detached, 0);
 	atomic_store(&on_request, req);
 	atomic_store(&on_complete, done);
