@@ -26,14 +26,13 @@ read -r -a configs <<<"${CONFIGS:-plain host sampled full profiler}"
 SHIM=$(realpath "$BUILD/shim/libgpushim.so")
 mkdir -p "$DIR"
 : >"$DIR/runs.jsonl"
-rm -f "$DIR"/*.blocks
+rm -f "$DIR"/*.blocks "$DIR"/*.trace	# a reused DIR: no older run read with this one's
 
 run_one() {		# CONFIG ROUND
 	local cfg=${1%%:*} round=$2 trace t0 t1 size=0 kv
 	local -a env=() args=(--seconds "$SECONDS_EACH" --loops "${LOOPS:-eager,graph,gpu}"
 		--blocks "$DIR/$cfg-$round.blocks")
 	trace="$DIR/$cfg-$round.trace"
-	rm -f "$trace"	# a reused DIR: no older run's windows read with this run's blocks
 	case $1 in
 	plain) ;;
 	profiler) args=(--seconds "$PROFILE_SECONDS" --profile --loops "${LOOPS:-eager,graph,gpu}") ;;
